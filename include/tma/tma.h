@@ -1,0 +1,224 @@
+/* libtma: checked TMA tensor-map descriptors and a byte-exact CPU model of the copy engine.
+ *
+ * Describe a tiled tensor with a plain tma_tiled_desc, check it (tma_check_tiled: every rule of
+ * cuTensorMapEncodeTiled, each with its own status and a message naming field, value, limit and fix),
+ * encode it (tma_encode_tiled: the driver is found at run time, nothing links against libcuda), and
+ * ask what a kernel must keep in step with it (tma_box_tx_bytes, tma_box_smem_bytes). The CPU model
+ * (tma_model_load_tiled / tma_model_store_tiled) writes exactly the bytes a TMA copy writes.
+ *
+ * Thread safety: every function is reentrant; tma_encode_tiled loads the driver once (pthread_once).
+ * Platform: Linux (the driver is opened with dlopen). */
+#ifndef TMA_TMA_H
+#define TMA_TMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda.h> /* CUtensorMap */
+
+#include "tma/swizzle.h"
+#include "tma/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TMA_VERSION_MAJOR 0
+#define TMA_VERSION_MINOR 1
+#define TMA_VERSION_PATCH 0
+
+/* ---------------------------------------------------------------------------------------------
+ * Status codes. One X-macro table generates the enum, tma_status_name() and tma_strerror().
+ * Values are stable once published: append, never renumber.
+ * ------------------------------------------------------------------------------------------- */
+#define TMA_STATUS_MAP(X)                                                                           \
+    X(OK, 0, "success")                                                                             \
+    X(ERR_NULL_ARG, 1, "a required pointer argument is NULL")                                       \
+    X(ERR_DTYPE, 2, "unknown or unsupported element type")                                          \
+    X(ERR_RANK, 3, "tensor rank out of range")                                                      \
+    X(ERR_GLOBAL_ADDRESS_NULL, 4, "global address is NULL")                                         \
+    X(ERR_GLOBAL_ADDRESS_ALIGN, 5, "global address misaligned")                                     \
+    X(ERR_GLOBAL_DIM, 6, "global dimension out of range")                                           \
+    X(ERR_GLOBAL_STRIDE_ALIGN, 7, "global stride misaligned")                                       \
+    X(ERR_GLOBAL_STRIDE_RANGE, 8, "global stride too large")                                        \
+    X(ERR_GLOBAL_STRIDE_OVERLAP, 9, "global stride smaller than the extent it steps over")          \
+    X(ERR_GLOBAL_EXTENT, 10, "tensor extent overflows the 64-bit address space")                    \
+    X(ERR_BOX_DIM, 11, "box dimension out of range")                                                \
+    X(ERR_BOX_INNER_BYTES, 12, "box inner dimension not a multiple of 16 bytes")                    \
+    X(ERR_BOX_SWIZZLE_SPAN, 13, "box inner dimension wider than the swizzle span")                  \
+    X(ERR_BOX_SMEM, 14, "box larger than a block's shared memory")                                  \
+    X(ERR_ELEMENT_STRIDE, 15, "element stride out of range")                                        \
+    X(ERR_INTERLEAVE, 16, "unknown interleave mode")                                                \
+    X(ERR_INTERLEAVE_RANK, 17, "interleaved layout needs rank >= 3")                                \
+    X(ERR_INTERLEAVE_SWIZZLE, 18, "interleave and swizzle modes do not go together")                \
+    X(ERR_SWIZZLE, 19, "unknown swizzle mode")                                                      \
+    X(ERR_SWIZZLE_UNSUPPORTED, 20, "swizzle mode not implemented on Hopper")                        \
+    X(ERR_L2_PROMOTION, 21, "unknown L2 promotion")                                                 \
+    X(ERR_OOB_FILL, 22, "unknown out-of-bounds fill")                                               \
+    X(ERR_OOB_FILL_NAN_INTEGER, 23, "NaN fill requested for an integer type")                       \
+    X(ERR_COORD_ALIGN, 24, "innermost coordinate not 16-byte aligned")                              \
+    X(ERR_COORD_NEGATIVE_STORE, 25, "negative coordinate in a store")                               \
+    X(ERR_SMEM_ALIGN, 26, "shared-memory address not 128-byte aligned")                             \
+    X(ERR_SMEM_BOUNDS, 27, "box does not fit in the shared-memory buffer")                          \
+    X(ERR_UNSUPPORTED, 28, "not supported by libtma")                                               \
+    X(ERR_NO_DRIVER, 29, "CUDA driver library not found")                                           \
+    X(ERR_DRIVER, 30, "the CUDA driver returned an error")                                          \
+    X(ERR_MAP_ALIGN, 31, "CUtensorMap object not 64-byte aligned")
+
+typedef enum tma_status {
+#define TMA_STATUS_ENUM_(name, value, text) TMA_##name = value,
+    TMA_STATUS_MAP(TMA_STATUS_ENUM_)
+#undef TMA_STATUS_ENUM_
+} tma_status;
+
+/** Name of a status, e.g. "TMA_ERR_RANK"; "TMA_UNKNOWN_STATUS" for a value not in the table. */
+const char *tma_status_name(tma_status s);
+/** One-line description of a status; "unknown status" for a value not in the table. */
+const char *tma_strerror(tma_status s);
+
+/* ---------------------------------------------------------------------------------------------
+ * Limits, as data (the rules' numbers; messages quote them).
+ * ------------------------------------------------------------------------------------------- */
+#define TMA_MAX_RANK 5
+#define TMA_MAX_BOX_DIM 256u
+#define TMA_MAX_ELEMENT_STRIDE 8u
+#define TMA_MAX_GLOBAL_DIM (1ull << 32)     /* inclusive */
+#define TMA_GLOBAL_STRIDE_LIMIT (1ull << 40) /* exclusive */
+#define TMA_SMEM_ALIGN 128u                  /* measured: any mode, NONE included */
+/** Largest dynamic shared memory of one Hopper block (227 KiB): a box bigger than this can never be
+ *  loaded. The driver does not check it; libtma does (TMA_ERR_BOX_SMEM). */
+#define TMA_MAX_BOX_SMEM_BYTES (227u * 1024u)
+
+/* ---------------------------------------------------------------------------------------------
+ * Descriptor of a tiled tensor map. A plain struct: fill it with designated initializers; fields
+ * left out are zero, and zero is the common choice for every optional field.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct tma_tiled_desc {
+    tma_dtype dtype;
+    uint32_t rank;                /* 1..5 */
+    void *global_address;         /* device address (encode) or host address (model); 16-byte aligned */
+    uint64_t global_dim[5];       /* elements, dimension 0 innermost; 1..2^32 */
+    uint64_t global_stride[4];    /* bytes between consecutive indices of dimensions 1..rank-1 */
+    uint32_t box_dim[5];          /* elements per copy along each dimension; 1..256 */
+    uint32_t element_stride[5];   /* 1..8, 0 means 1; element_stride[0] is ignored without interleave */
+    tma_interleave interleave;
+    tma_swizzle swizzle;
+    tma_l2_promotion l2_promotion;
+    tma_oob_fill oob_fill;
+    uint32_t flags;               /* TMA_DESC_* bits */
+} tma_tiled_desc;
+
+/** Allow global strides smaller than the extent they step over (rows that overlap in memory). The
+ *  driver accepts such views; loads through them are well defined, but two elements of a box then
+ *  share an address, so a store races with itself. libtma rejects them (TMA_ERR_GLOBAL_STRIDE_OVERLAP)
+ *  unless the caller says, with this flag, that the map is only loaded from. */
+#define TMA_DESC_ALLOW_OVERLAP 1u
+
+/** The common 2-D case: a row-major matrix of `rows` x `cols` elements, `row_stride_bytes` apart,
+ *  copied in boxes of box_rows x box_cols. Dimension 0 is the column index. Nothing is checked. */
+tma_tiled_desc tma_desc_2d(tma_dtype dtype, void *base, uint64_t rows, uint64_t cols, uint64_t row_stride_bytes,
+                           uint32_t box_rows, uint32_t box_cols, tma_swizzle swizzle);
+
+/** What a check found: the first broken rule's status and a message that names the field, its value,
+ *  the limit and a fix. status == TMA_OK and message "" when nothing is wrong. */
+typedef struct tma_diag {
+    tma_status status;
+    char message[320];
+} tma_diag;
+
+/* ---------------------------------------------------------------------------------------------
+ * Checks (no GPU, no driver).
+ * ------------------------------------------------------------------------------------------- */
+
+/** Check a descriptor against every documented rule of cuTensorMapEncodeTiled, plus the rules where
+ *  libtma is deliberately stricter (NULL address, INTERLEAVE_32B without SWIZZLE_32B, overlapping
+ *  strides, a box over 227 KiB, an extent past 2^64, the 128B_ATOM swizzles that Hopper lacks).
+ *  @param d     descriptor; may be NULL (TMA_ERR_NULL_ARG)
+ *  @param diag  optional; receives the first broken rule and its explanation
+ *  @return TMA_OK or the status of the first broken rule */
+tma_status tma_check_tiled(const tma_tiled_desc *d, tma_diag *diag);
+
+/** Like tma_check_tiled, but reports every broken rule, not only the first: up to `cap` of them go to
+ *  diags[0..cap), and *count (optional) receives how many rules are broken in all. Rules that cannot
+ *  be evaluated because an earlier one failed (dimension rules of an invalid rank, say) are skipped.
+ *  @return TMA_OK or the status of the first broken rule */
+tma_status tma_check_tiled_all(const tma_tiled_desc *d, tma_diag *diags, size_t cap, size_t *count);
+
+/** The per-copy rules every TMA copy must meet, checked for a descriptor that passed
+ *  tma_check_tiled: coord[0] * element size must be a multiple of 16 bytes (measured: otherwise the
+ *  copy raises "illegal instruction", negative coordinates included). coord[i] for i >= rank is ignored.
+ *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_COORD_ALIGN, or the descriptor's own error */
+tma_status tma_check_coords(const tma_tiled_desc *d, const int32_t coord[5]);
+
+/** tma_check_coords plus the rule for stores: no coordinate below zero (measured: a store with a
+ *  negative coordinate raises "illegal instruction"; loads accept them and fill).
+ *  @return TMA_OK, TMA_ERR_COORD_NEGATIVE_STORE, or what tma_check_coords returns */
+tma_status tma_check_store_coords(const tma_tiled_desc *d, const int32_t coord[5]);
+
+/* ---------------------------------------------------------------------------------------------
+ * What a kernel must keep in step with a descriptor. For a descriptor that fails tma_check_tiled
+ * these return 0.
+ * ------------------------------------------------------------------------------------------- */
+
+/** Bytes of one element of `dtype`; 0 for an unsupported type. */
+size_t tma_dtype_size(tma_dtype dtype);
+/** Short name of a type ("bf16", "f32", ...); "?" for an unsupported one. */
+const char *tma_dtype_name(tma_dtype dtype);
+/** Name of a swizzle mode ("TMA_SWIZZLE_128B", ...); "?" for an unknown one. */
+const char *tma_swizzle_name(tma_swizzle mode);
+
+/** Bytes one box copy delivers: the count an mbarrier must expect (arrive.expect_tx). Dense box bytes,
+ *  swizzle padding not counted: elem * box_dim[0] * prod(ceil(box_dim[i] / element_stride[i])). */
+size_t tma_box_tx_bytes(const tma_tiled_desc *d);
+/** Bytes between consecutive box rows in shared memory: box_dim[0] * elem, or the whole swizzle span
+ *  when a swizzle is set (measured: a narrower row still occupies a span; the rest is untouched). */
+size_t tma_box_row_pitch(const tma_tiled_desc *d);
+/** Rows of a box in shared memory: prod over dimensions 1..rank-1 of ceil(box_dim[i] / element_stride[i]). */
+size_t tma_box_rows(const tma_tiled_desc *d);
+/** Bytes the box occupies in shared memory (rows * row pitch), padding included. */
+size_t tma_box_smem_bytes(const tma_tiled_desc *d);
+/** Bytes from global_address to one past the last byte a copy through this map can touch: the last
+ *  row ends at global_dim[0] * elem rounded up to 16 bytes, because a store writes whole 16-byte
+ *  chunks in dimension 0 (measured). Allocate this much for stores. */
+size_t tma_global_extent_bytes(const tma_tiled_desc *d);
+
+/* ---------------------------------------------------------------------------------------------
+ * Encoding (needs the CUDA driver at run time; no GPU is needed to link or to call the rest).
+ * ------------------------------------------------------------------------------------------- */
+
+/** Check `d`, then encode it with cuTensorMapEncodeTiled, found in libcuda.so.1 at run time
+ *  (the environment variable TMA_LIBCUDA names another file).
+ *  @param map   64-byte aligned (CUtensorMap is declared with that alignment, so a plain variable is)
+ *  @return TMA_OK; a check's status; TMA_ERR_MAP_ALIGN; TMA_ERR_NO_DRIVER when the driver library or
+ *          the function is missing; TMA_ERR_DRIVER when the driver refused (diag names its CUresult) */
+tma_status tma_encode_tiled(CUtensorMap *map, const tma_tiled_desc *d, tma_diag *diag);
+
+/* ---------------------------------------------------------------------------------------------
+ * CPU model of the copy engine: the reference every test checks against.
+ * `smem` stands for shared memory that starts at a 1024-byte aligned address, so an offset into it
+ * has the low bits of the real address and gets the same swizzle phase. Interleaved layouts are not
+ * modelled (TMA_ERR_UNSUPPORTED).
+ * ------------------------------------------------------------------------------------------- */
+
+/** Write into smem[dst_offset ...] exactly the bytes a tiled load of the box at `coord` writes, and
+ *  touch no other byte. d->global_address points to host memory laid out as `d` says. Out-of-bounds
+ *  elements become zero, or the 0x7FF7 pattern with TMA_OOB_NAN; TF32 types are rounded to nearest
+ *  even at bit 13 and NaNs become 0x7FFFE000 (measured).
+ *  @return TMA_OK, a descriptor or coordinate status, TMA_ERR_SMEM_ALIGN (dst_offset % 128),
+ *          TMA_ERR_SMEM_BOUNDS, TMA_ERR_UNSUPPORTED (interleave) */
+tma_status tma_model_load_tiled(const tma_tiled_desc *d, const int32_t coord[5], void *smem, size_t smem_bytes,
+                                uint32_t dst_offset);
+
+/** The mirror of tma_model_load_tiled: write into global memory what a tiled store of the box in
+ *  smem[src_offset ...] writes. Elements outside dimensions 1..rank-1 are not written; in dimension 0
+ *  the store writes whole 16-byte chunks, so up to 15 bytes past global_dim[0] * elem in each row
+ *  (measured) - see tma_global_extent_bytes. Values are copied bit for bit.
+ *  @return as tma_model_load_tiled, and TMA_ERR_COORD_NEGATIVE_STORE */
+tma_status tma_model_store_tiled(const tma_tiled_desc *d, const int32_t coord[5], const void *smem,
+                                 size_t smem_bytes, uint32_t src_offset);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TMA_TMA_H */

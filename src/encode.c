@@ -1,0 +1,139 @@
+/* tma_encode_tiled: check, then call cuTensorMapEncodeTiled from the driver found at run time.
+ *
+ * Nothing links against libcuda: the library (and everything but this function) works on a machine
+ * with no driver. The function pointer type is our own, because the PFN_* typedefs of cudaTypedefs.h
+ * changed between CUDA 12 and 13, and cudaGetDriverEntryPoint is deprecated in CUDA 13. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+/* The tma_* enums are the driver's enums: a value passes straight through. */
+_Static_assert(TMA_DTYPE_U8 == (int)CU_TENSOR_MAP_DATA_TYPE_UINT8, "dtype");
+_Static_assert(TMA_DTYPE_U16 == (int)CU_TENSOR_MAP_DATA_TYPE_UINT16, "dtype");
+_Static_assert(TMA_DTYPE_U32 == (int)CU_TENSOR_MAP_DATA_TYPE_UINT32, "dtype");
+_Static_assert(TMA_DTYPE_I32 == (int)CU_TENSOR_MAP_DATA_TYPE_INT32, "dtype");
+_Static_assert(TMA_DTYPE_U64 == (int)CU_TENSOR_MAP_DATA_TYPE_UINT64, "dtype");
+_Static_assert(TMA_DTYPE_I64 == (int)CU_TENSOR_MAP_DATA_TYPE_INT64, "dtype");
+_Static_assert(TMA_DTYPE_F16 == (int)CU_TENSOR_MAP_DATA_TYPE_FLOAT16, "dtype");
+_Static_assert(TMA_DTYPE_F32 == (int)CU_TENSOR_MAP_DATA_TYPE_FLOAT32, "dtype");
+_Static_assert(TMA_DTYPE_F64 == (int)CU_TENSOR_MAP_DATA_TYPE_FLOAT64, "dtype");
+_Static_assert(TMA_DTYPE_BF16 == (int)CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, "dtype");
+_Static_assert(TMA_DTYPE_F32_FTZ == (int)CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ, "dtype");
+_Static_assert(TMA_DTYPE_TF32 == (int)CU_TENSOR_MAP_DATA_TYPE_TFLOAT32, "dtype");
+_Static_assert(TMA_DTYPE_TF32_FTZ == (int)CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ, "dtype");
+_Static_assert(TMA_SWIZZLE_NONE == (int)CU_TENSOR_MAP_SWIZZLE_NONE, "swizzle");
+_Static_assert(TMA_SWIZZLE_32B == (int)CU_TENSOR_MAP_SWIZZLE_32B, "swizzle");
+_Static_assert(TMA_SWIZZLE_64B == (int)CU_TENSOR_MAP_SWIZZLE_64B, "swizzle");
+_Static_assert(TMA_SWIZZLE_128B == (int)CU_TENSOR_MAP_SWIZZLE_128B, "swizzle");
+#if CUDA_VERSION >= 12080
+_Static_assert(TMA_SWIZZLE_128B_ATOM_32B == (int)CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B, "swizzle");
+_Static_assert(TMA_SWIZZLE_128B_ATOM_64B == (int)CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B, "swizzle");
+#endif
+_Static_assert(TMA_INTERLEAVE_NONE == (int)CU_TENSOR_MAP_INTERLEAVE_NONE, "interleave");
+_Static_assert(TMA_INTERLEAVE_16B == (int)CU_TENSOR_MAP_INTERLEAVE_16B, "interleave");
+_Static_assert(TMA_INTERLEAVE_32B == (int)CU_TENSOR_MAP_INTERLEAVE_32B, "interleave");
+_Static_assert(TMA_L2_NONE == (int)CU_TENSOR_MAP_L2_PROMOTION_NONE, "l2");
+_Static_assert(TMA_L2_256B == (int)CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "l2");
+_Static_assert(TMA_OOB_ZERO == (int)CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE, "oob");
+_Static_assert(TMA_OOB_NAN == (int)CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA, "oob");
+
+typedef CUresult (*encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                    const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+                                    CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+typedef CUresult (*init_fn)(unsigned int);
+typedef CUresult (*error_name_fn)(CUresult, const char **);
+
+static struct {
+    pthread_once_t once;
+    encode_tiled_fn encode;
+    error_name_fn error_name;
+    CUresult init_result;
+    char why[256]; /* why the driver is unusable, if it is */
+} driver = {.once = PTHREAD_ONCE_INIT};
+
+static void load_driver(void) {
+    const char *path = getenv("TMA_LIBCUDA");
+    if (path == NULL || *path == '\0')
+        path = "libcuda.so.1";
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL) {
+        snprintf(driver.why, sizeof driver.why,
+                 "cannot open the CUDA driver library %s (%s): install the NVIDIA driver, or point TMA_LIBCUDA at "
+                 "libcuda.so.1",
+                 path, dlerror());
+        return;
+    }
+    init_fn init = (init_fn)dlsym(lib, "cuInit");
+    driver.error_name = (error_name_fn)dlsym(lib, "cuGetErrorName");
+    driver.encode = (encode_tiled_fn)dlsym(lib, "cuTensorMapEncodeTiled");
+    if (init == NULL || driver.encode == NULL) {
+        driver.encode = NULL;
+        snprintf(driver.why, sizeof driver.why,
+                 "%s has no cuTensorMapEncodeTiled: TMA needs a driver for CUDA 12.0 or newer", path);
+        return;
+    }
+    driver.init_result = init(0);
+}
+
+static const char *cu_error_name(CUresult r) {
+    const char *name = NULL;
+    if (driver.error_name == NULL || driver.error_name(r, &name) != CUDA_SUCCESS || name == NULL)
+        return "unknown CUresult";
+    return name;
+}
+
+static tma_status fail(tma_diag *diag, tma_status status, const char *message) {
+    if (diag) {
+        diag->status = status;
+        snprintf(diag->message, sizeof diag->message, "%s", message);
+    }
+    return status;
+}
+
+tma_status tma_encode_tiled(CUtensorMap *map, const tma_tiled_desc *d, tma_diag *diag) {
+    if (map == NULL)
+        return fail(diag, TMA_ERR_NULL_ARG, "map = NULL: pass the address of a CUtensorMap");
+    tma_status st = tma_check_tiled(d, diag);
+    if (st != TMA_OK)
+        return st;
+    if ((uintptr_t)map % 64 != 0)
+        return fail(diag, TMA_ERR_MAP_ALIGN,
+                    "map is not 64-byte aligned: declare it as a CUtensorMap (its type carries the alignment) "
+                    "instead of casting a byte buffer");
+
+    pthread_once(&driver.once, load_driver);
+    if (driver.encode == NULL)
+        return fail(diag, TMA_ERR_NO_DRIVER, driver.why);
+    char msg[sizeof diag->message];
+    if (driver.init_result != CUDA_SUCCESS) {
+        snprintf(msg, sizeof msg, "cuInit(0) failed with %s: is an NVIDIA GPU present and its driver loaded?",
+                 cu_error_name(driver.init_result));
+        return fail(diag, TMA_ERR_DRIVER, msg);
+    }
+
+    cuuint64_t gdim[5], gstride[4];
+    cuuint32_t box[5], estride[5];
+    for (uint32_t i = 0; i < d->rank; i++) {
+        gdim[i] = d->global_dim[i];
+        box[i] = d->box_dim[i];
+        estride[i] = tma_estride_(d, i);
+        if (i + 1 < d->rank)
+            gstride[i] = d->global_stride[i];
+    }
+    CUresult r = driver.encode(map, (CUtensorMapDataType)d->dtype, d->rank, d->global_address, gdim, gstride, box,
+                               estride, (CUtensorMapInterleave)d->interleave, (CUtensorMapSwizzle)d->swizzle,
+                               (CUtensorMapL2promotion)d->l2_promotion, (CUtensorMapFloatOOBfill)d->oob_fill);
+    if (r != CUDA_SUCCESS) {
+        snprintf(msg, sizeof msg,
+                 "cuTensorMapEncodeTiled returned %s for a descriptor libtma accepted: please report it with the "
+                 "descriptor",
+                 cu_error_name(r));
+        return fail(diag, TMA_ERR_DRIVER, msg);
+    }
+    if (diag)
+        *diag = (tma_diag){TMA_OK, ""};
+    return TMA_OK;
+}

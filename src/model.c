@@ -1,0 +1,157 @@
+/* CPU model of the TMA copy engine, tiled mode: what a load writes to shared memory and what a store
+ * writes to global memory, byte for byte.
+ *
+ * The rules (measured on an H200, 600 + 1,500 + 500 random copies; see docs/HARDWARE.md):
+ *  1. Box rows land in order, dimension 0 fastest. The row pitch is box_dim[0] * elem, or the whole
+ *     swizzle span when a swizzle is set; the unused rest of a span row is left untouched.
+ *     Dimensions >= 1 with element stride e hold ceil(box / e) elements, stepping e.
+ *  2. The swizzle acts on the shared-memory address (tma_swizzle_addr), so the destination's
+ *     position inside a 1024-byte block sets the phase.
+ *  3. Out-of-bounds elements of a load are zero, or 0x7FF7 repeated with TMA_OOB_NAN (any float type).
+ *  4. TF32 and TF32_FTZ loads round each fp32 value to nearest even at bit 13; every NaN becomes
+ *     0x7FFFE000; denormals are kept. Other types arrive bit for bit.
+ *  5. A store reads shared memory through the same pitch and swizzle. It skips elements outside
+ *     dimensions >= 1, but in dimension 0 it writes whole 16-byte chunks: every element whose byte
+ *     offset in the row is below global_dim[0] * elem rounded up to 16.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+/* Everything a copy needs, derived once from a descriptor. */
+typedef struct box_walk {
+    const tma_tiled_desc *d;
+    uint32_t esize;
+    uint32_t pitch;       /* shared-memory bytes between box rows */
+    uint32_t count[5];    /* elements per dimension in the box */
+    uint32_t estride[5];  /* element stride per dimension */
+    uint64_t limit0;      /* elements of dimension 0 a copy may touch (store: 16-byte chunk rounding) */
+} box_walk;
+
+static tma_status prepare(box_walk *w, const tma_tiled_desc *d, const int32_t coord[5], size_t smem_bytes,
+                          uint32_t offset, bool store) {
+    tma_status st = store ? tma_check_store_coords(d, coord) : tma_check_coords(d, coord);
+    if (st != TMA_OK)
+        return st;
+    if (d->interleave != TMA_INTERLEAVE_NONE)
+        return TMA_ERR_UNSUPPORTED;
+    if (offset % TMA_SMEM_ALIGN != 0)
+        return TMA_ERR_SMEM_ALIGN;
+    size_t need = tma_box_smem_bytes(d);
+    if (offset > smem_bytes || need > smem_bytes - offset || (uint64_t)offset + need > UINT32_MAX)
+        return TMA_ERR_SMEM_BOUNDS; /* shared addresses are 32-bit */
+
+    w->d = d;
+    w->esize = (uint32_t)tma_dtype_size(d->dtype);
+    w->pitch = (uint32_t)tma_box_row_pitch(d);
+    for (uint32_t i = 0; i < 5; i++) {
+        w->count[i] = tma_box_count_(d, i);
+        w->estride[i] = i < d->rank ? tma_estride_(d, i) : 1;
+    }
+    w->limit0 = store ? tma_round_up_u64_(d->global_dim[0] * w->esize, 16) / w->esize : d->global_dim[0];
+    return TMA_OK;
+}
+
+/* Global coordinates of box row `row` (dimensions 1..4, dimension 1 fastest). Returns whether the row
+ * lies inside the tensor, and its byte offset from global_address when it does. */
+static bool row_position(const box_walk *w, const int32_t coord[5], uint32_t row, uint64_t *offset) {
+    const tma_tiled_desc *d = w->d;
+    uint64_t off = 0;
+    bool inside = true;
+    for (uint32_t i = 1; i < d->rank; i++) {
+        uint32_t k = row % w->count[i];
+        row /= w->count[i];
+        int64_t x = (int64_t)coord[i] + (int64_t)k * w->estride[i];
+        if (x < 0 || (uint64_t)x >= d->global_dim[i])
+            inside = false;
+        else
+            off += (uint64_t)x * d->global_stride[i - 1]; /* within the checked extent */
+    }
+    *offset = off;
+    return inside;
+}
+
+static bool is_tf32(tma_dtype t) { return t == TMA_DTYPE_TF32 || t == TMA_DTYPE_TF32_FTZ; }
+
+/* TF32 conversion on load: round to nearest even at bit 13; NaN -> 0x7FFFE000 (measured). */
+static uint32_t tf32_round(uint32_t bits) {
+    if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu) != 0)
+        return 0x7FFFE000u;
+    uint32_t lsb = (bits >> 13) & 1u;
+    return (bits + 0x0FFFu + lsb) & ~0x1FFFu;
+}
+
+static void fill_oob(uint8_t *dst, const box_walk *w) {
+    if (w->d->oob_fill == TMA_OOB_NAN) {
+        for (uint32_t b = 0; b < w->esize; b += 2) { /* 0x7FF7 little-endian, repeated */
+            dst[b] = 0xF7;
+            dst[b + 1] = 0x7F;
+        }
+    } else {
+        memset(dst, 0, w->esize);
+    }
+}
+
+tma_status tma_model_load_tiled(const tma_tiled_desc *d, const int32_t coord[5], void *smem, size_t smem_bytes,
+                                uint32_t dst_offset) {
+    if (smem == NULL)
+        return TMA_ERR_NULL_ARG;
+    box_walk w;
+    tma_status st = prepare(&w, d, coord, smem_bytes, dst_offset, false);
+    if (st != TMA_OK)
+        return st;
+
+    const uint8_t *global = (const uint8_t *)d->global_address;
+    uint8_t *sm = (uint8_t *)smem;
+    const uint32_t rows = (uint32_t)tma_box_rows(d);
+    for (uint32_t r = 0; r < rows; r++) {
+        uint64_t row_off;
+        bool row_inside = row_position(&w, coord, r, &row_off);
+        uint32_t logical = dst_offset + r * w.pitch;
+        for (uint32_t j = 0; j < w.count[0]; j++, logical += w.esize) {
+            uint8_t *dst = sm + tma_swizzle_addr(d->swizzle, logical);
+            int64_t x0 = (int64_t)coord[0] + j;
+            if (!row_inside || x0 < 0 || (uint64_t)x0 >= w.limit0) {
+                fill_oob(dst, &w);
+                continue;
+            }
+            const uint8_t *src = global + row_off + (uint64_t)x0 * w.esize;
+            if (is_tf32(d->dtype)) {
+                uint32_t bits;
+                memcpy(&bits, src, 4);
+                bits = tf32_round(bits);
+                memcpy(dst, &bits, 4);
+            } else {
+                memcpy(dst, src, w.esize);
+            }
+        }
+    }
+    return TMA_OK;
+}
+
+tma_status tma_model_store_tiled(const tma_tiled_desc *d, const int32_t coord[5], const void *smem,
+                                 size_t smem_bytes, uint32_t src_offset) {
+    if (smem == NULL)
+        return TMA_ERR_NULL_ARG;
+    box_walk w;
+    tma_status st = prepare(&w, d, coord, smem_bytes, src_offset, true);
+    if (st != TMA_OK)
+        return st;
+
+    uint8_t *global = (uint8_t *)d->global_address;
+    const uint8_t *sm = (const uint8_t *)smem;
+    const uint32_t rows = (uint32_t)tma_box_rows(d);
+    for (uint32_t r = 0; r < rows; r++) {
+        uint64_t row_off;
+        if (!row_position(&w, coord, r, &row_off))
+            continue;
+        uint32_t logical = src_offset + r * w.pitch;
+        for (uint32_t j = 0; j < w.count[0]; j++, logical += w.esize) {
+            uint64_t x0 = (uint64_t)coord[0] + j; /* coord[0] >= 0 for stores */
+            if (x0 >= w.limit0)
+                break;
+            memcpy(global + row_off + x0 * w.esize, sm + tma_swizzle_addr(d->swizzle, logical), w.esize);
+        }
+    }
+    return TMA_OK;
+}
