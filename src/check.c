@@ -175,10 +175,10 @@ static bool check_global(const tma_tiled_desc *d, sink *s) {
     for (uint32_t i = 0; i + 1 < d->rank; i++) {
         uint64_t st = d->global_stride[i];
         FAIL_IF(st % stride_align != 0, TMA_ERR_GLOBAL_STRIDE_ALIGN,
-                "global_stride[%u] = %llu bytes is not a multiple of %u%s: pad each row of dimension %u to "
+                "global_stride[%u] = %llu bytes is not a multiple of %u%s: pad the rows so the stride is "
                 "%llu bytes",
                 i, (unsigned long long)st, (unsigned)stride_align,
-                stride_align == 32 ? " (TMA_INTERLEAVE_32B needs 32)" : "", i + 1,
+                stride_align == 32 ? " (TMA_INTERLEAVE_32B needs 32)" : "",
                 (unsigned long long)tma_round_up_u64_(st ? st : 1, stride_align));
         FAIL_IF(st >= TMA_GLOBAL_STRIDE_LIMIT, TMA_ERR_GLOBAL_STRIDE_RANGE,
                 "global_stride[%u] = %llu bytes is not below the limit of 2^40 (1099511627776) bytes: "
@@ -242,13 +242,15 @@ static bool check_box(const tma_tiled_desc *d, sink *s) {
     if (!ok)
         return false;
 
+    const uint32_t inner = d->box_dim[0] * esize;
+    const uint32_t per16 = 16 / esize;
+    /* Documented for INTERLEAVE_NONE only; measured on an H200 (tests/test_gpu_driver.c): the driver
+     * refuses a box_dim[0] * elem that is not a multiple of 16 with INTERLEAVE_16B too. */
+    FAIL_IF(inner % 16 != 0, TMA_ERR_BOX_INNER_BYTES,
+            "box_dim[0] = %u %s elements = %u bytes is not a multiple of 16 bytes: use a box_dim[0] that is a "
+            "multiple of %u (e.g. %u)",
+            d->box_dim[0], tn, inner, per16, (d->box_dim[0] + per16 - 1) / per16 * per16);
     if (d->interleave == TMA_INTERLEAVE_NONE) {
-        uint32_t inner = d->box_dim[0] * esize;
-        uint32_t per16 = 16 / esize;
-        FAIL_IF(inner % 16 != 0, TMA_ERR_BOX_INNER_BYTES,
-                "box_dim[0] = %u %s elements = %u bytes is not a multiple of 16 bytes: use a box_dim[0] that is a "
-                "multiple of %u (e.g. %u)",
-                d->box_dim[0], tn, inner, per16, (d->box_dim[0] + per16 - 1) / per16 * per16);
         uint32_t span = tma_swizzle_span(d->swizzle);
         FAIL_IF(span != 0 && inner > span, TMA_ERR_BOX_SWIZZLE_SPAN,
                 "box_dim[0] = %u %s elements = %u bytes exceeds the %u-byte span of %s: use box_dim[0] <= %u%s "

@@ -137,3 +137,28 @@ tma_status tma_encode_tiled(CUtensorMap *map, const tma_tiled_desc *d, tma_diag 
         *diag = (tma_diag){TMA_OK, ""};
     return TMA_OK;
 }
+
+tma_box_info tma_box_info_of(const tma_tiled_desc *d) {
+    tma_box_info b = {0};
+    if (tma_check_tiled(d, NULL) != TMA_OK)
+        return b;
+    b.rank = d->rank;
+    b.elem_bytes = (uint32_t)tma_dtype_size(d->dtype);
+    b.swizzle = (uint32_t)d->swizzle;
+    b.tx_bytes = (uint32_t)tma_box_tx_bytes(d); /* <= 227 KiB: checked */
+    b.smem_bytes = (uint32_t)tma_box_smem_bytes(d);
+    b.row_pitch = (uint32_t)tma_box_row_pitch(d);
+    b.rows = (uint32_t)tma_box_rows(d);
+    for (uint32_t i = 0; i < d->rank; i++)
+        b.box_dim[i] = d->box_dim[i];
+    return b;
+}
+
+tma_status tma_tensor_make(tma_tensor *t, const tma_tiled_desc *d, tma_diag *diag) {
+    if (t == NULL)
+        return fail(diag, TMA_ERR_NULL_ARG, "tensor = NULL: pass the address of a tma_tensor");
+    tma_status st = tma_encode_tiled(&t->map, d, diag);
+    if (st == TMA_OK)
+        t->box = tma_box_info_of(d);
+    return st;
+}

@@ -129,8 +129,40 @@ tma_status tma_model_load_tiled(const tma_tiled_desc *d, const int32_t coord[5],
     return TMA_OK;
 }
 
-tma_status tma_model_store_tiled(const tma_tiled_desc *d, const int32_t coord[5], const void *smem,
-                                 size_t smem_bytes, uint32_t src_offset) {
+/* How a store combines a shared-memory element with global memory. */
+typedef void (*combine_fn)(uint8_t *global, const uint8_t *shared, tma_dtype dtype, tma_reduce op);
+
+static void combine_copy(uint8_t *global, const uint8_t *shared, tma_dtype dtype, tma_reduce op) {
+    (void)op;
+    memcpy(global, shared, tma_dtype_size(dtype));
+}
+
+#define REDUCE_AS(T)                                                                                    do {                                                                                                    T g, v;                                                                                             memcpy(&g, global, sizeof g);                                                                       memcpy(&v, shared, sizeof v);                                                                       T r = op == TMA_REDUCE_ADD ? (T)(g + v) : op == TMA_REDUCE_MIN ? (v < g ? v : g) : (v > g ? v : g);         memcpy(global, &r, sizeof r);                                                                   } while (0)
+
+static void combine_reduce(uint8_t *global, const uint8_t *shared, tma_dtype dtype, tma_reduce op) {
+    switch (dtype) {
+    case TMA_DTYPE_U32: REDUCE_AS(uint32_t); break;
+    case TMA_DTYPE_I32: { /* signed add wraps: do it unsigned */
+        if (op == TMA_REDUCE_ADD) { REDUCE_AS(uint32_t); } else { REDUCE_AS(int32_t); }
+        break;
+    }
+    case TMA_DTYPE_U64: REDUCE_AS(uint64_t); break;
+    case TMA_DTYPE_I64: {
+        if (op == TMA_REDUCE_ADD) { REDUCE_AS(uint64_t); } else { REDUCE_AS(int64_t); }
+        break;
+    }
+    default: REDUCE_AS(float); break; /* f32 add, the only float case let through */
+    }
+}
+
+static bool reduce_modelled(tma_dtype t, tma_reduce op) {
+    if (t == TMA_DTYPE_U32 || t == TMA_DTYPE_I32 || t == TMA_DTYPE_U64 || t == TMA_DTYPE_I64)
+        return op == TMA_REDUCE_ADD || op == TMA_REDUCE_MIN || op == TMA_REDUCE_MAX;
+    return t == TMA_DTYPE_F32 && op == TMA_REDUCE_ADD;
+}
+
+static tma_status store_like(const tma_tiled_desc *d, const int32_t coord[5], const void *smem, size_t smem_bytes,
+                             uint32_t src_offset, combine_fn combine, tma_reduce op) {
     if (smem == NULL)
         return TMA_ERR_NULL_ARG;
     box_walk w;
@@ -150,8 +182,20 @@ tma_status tma_model_store_tiled(const tma_tiled_desc *d, const int32_t coord[5]
             uint64_t x0 = (uint64_t)coord[0] + j; /* coord[0] >= 0 for stores */
             if (x0 >= w.limit0)
                 break;
-            memcpy(global + row_off + x0 * w.esize, sm + tma_swizzle_addr(d->swizzle, logical), w.esize);
+            combine(global + row_off + x0 * w.esize, sm + tma_swizzle_addr(d->swizzle, logical), d->dtype, op);
         }
     }
     return TMA_OK;
+}
+
+tma_status tma_model_store_tiled(const tma_tiled_desc *d, const int32_t coord[5], const void *smem,
+                                 size_t smem_bytes, uint32_t src_offset) {
+    return store_like(d, coord, smem, smem_bytes, src_offset, combine_copy, TMA_REDUCE_ADD);
+}
+
+tma_status tma_model_reduce_tiled(const tma_tiled_desc *d, const int32_t coord[5], const void *smem,
+                                  size_t smem_bytes, uint32_t src_offset, tma_reduce op) {
+    if (d != NULL && tma_dtype_size(d->dtype) != 0 && !reduce_modelled(d->dtype, op))
+        return TMA_ERR_UNSUPPORTED;
+    return store_like(d, coord, smem, smem_bytes, src_offset, combine_reduce, op);
 }

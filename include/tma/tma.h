@@ -17,6 +17,7 @@
 #include <cuda.h> /* CUtensorMap */
 
 #include "tma/swizzle.h"
+#include "tma/tensor.h"
 #include "tma/types.h"
 
 #ifdef __cplusplus
@@ -193,6 +194,13 @@ size_t tma_global_extent_bytes(const tma_tiled_desc *d);
  *          the function is missing; TMA_ERR_DRIVER when the driver refused (diag names its CUresult) */
 tma_status tma_encode_tiled(CUtensorMap *map, const tma_tiled_desc *d, tma_diag *diag);
 
+/** The box facts of a descriptor that passes tma_check_tiled (all zero for one that does not). */
+tma_box_info tma_box_info_of(const tma_tiled_desc *d);
+
+/** Encode `d` into t->map (as tma_encode_tiled) and fill t->box from the same descriptor.
+ *  @return as tma_encode_tiled */
+tma_status tma_tensor_make(tma_tensor *t, const tma_tiled_desc *d, tma_diag *diag);
+
 /* ---------------------------------------------------------------------------------------------
  * CPU model of the copy engine: the reference every test checks against.
  * `smem` stands for shared memory that starts at a 1024-byte aligned address, so an offset into it
@@ -216,6 +224,13 @@ tma_status tma_model_load_tiled(const tma_tiled_desc *d, const int32_t coord[5],
  *  @return as tma_model_load_tiled, and TMA_ERR_COORD_NEGATIVE_STORE */
 tma_status tma_model_store_tiled(const tma_tiled_desc *d, const int32_t coord[5], const void *smem,
                                  size_t smem_bytes, uint32_t src_offset);
+
+/** Model of a reduce-store: like tma_model_store_tiled, but each written element becomes
+ *  op(global, shared). Modelled types: u32, i32, u64, i64 (add wraps; min and max signed or not by
+ *  type) and f32 add (IEEE, round to nearest even). Others return TMA_ERR_UNSUPPORTED.
+ *  @return as tma_model_store_tiled */
+tma_status tma_model_reduce_tiled(const tma_tiled_desc *d, const int32_t coord[5], const void *smem,
+                                  size_t smem_bytes, uint32_t src_offset, tma_reduce op);
 
 #ifdef __cplusplus
 }

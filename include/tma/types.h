@@ -63,4 +63,11 @@ typedef enum tma_oob_fill {
     TMA_OOB_NAN = 1
 } tma_oob_fill;
 
+/** Reduction of a reduce-store (cp.reduce.async.bulk.tensor ... .add / .min / .max). */
+typedef enum tma_reduce {
+    TMA_REDUCE_ADD = 0,
+    TMA_REDUCE_MIN = 1,
+    TMA_REDUCE_MAX = 2
+} tma_reduce;
+
 #endif /* TMA_TYPES_H */

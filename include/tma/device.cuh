@@ -1,0 +1,337 @@
+/* libtma device API (CUDA, sm_90): one small named function per PTX instruction that TMA kernels use.
+ *
+ * Kernels include this header and contain no raw asm. A tensor travels as a tma_tensor (the encoded
+ * CUtensorMap plus the box facts the kernel must keep in step with it, built on the host by
+ * tma_tensor_make from the same tma_tiled_desc), passed as a `const __grid_constant__` parameter:
+ *
+ *     __global__ void k(const __grid_constant__ tma_tensor a) {
+ *         __shared__ alignas(128) uint8_t tile[...];
+ *         __shared__ uint64_t bar;
+ *         if (threadIdx.x == 0) { tma_mbar_init(&bar, 1); tma_fence_mbar_init(); }
+ *         __syncthreads();
+ *         if (threadIdx.x == 0) { tma_mbar_expect_box(&bar, &a); tma_load_2d(tile, &a, &bar, x, y); }
+ *         tma_mbar_wait(&bar, 0);
+ *         ...
+ *
+ * CHECKED MODE. Compile with -DTMA_CHECKED and, before each copy, the device functions verify what the
+ * hardware would otherwise punish with "misaligned address" or "illegal instruction": shared-memory
+ * destination 128-byte aligned, coord[0] * elem a multiple of 16 bytes, no negative coordinate in a
+ * store, the copy's rank equal to the map's. A violation prints the rule, the values, the block and the
+ * thread, then traps. Without TMA_CHECKED those checks are not compiled at all.
+ *
+ * BOUNDED WAITS. tma_mbar_wait never spins forever: after TMA_WAIT_TIMEOUT_NS (default 2 s) it prints
+ * the barrier, phase, block and thread and traps. The clock is read only after 1024 failed polls, so a
+ * wait that succeeds costs nothing extra.
+ */
+#ifndef TMA_DEVICE_CUH
+#define TMA_DEVICE_CUH
+
+#include <cuda.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tma/swizzle.h"
+#include "tma/tensor.h"
+
+#ifndef TMA_WAIT_TIMEOUT_NS
+#define TMA_WAIT_TIMEOUT_NS 2000000000ull
+#endif
+
+#define TMA_DEV static __device__ __forceinline__
+
+/* ---------------------------------------------------------------------------------------------
+ * Addresses
+ * ------------------------------------------------------------------------------------------- */
+
+/** 32-bit shared-memory address of a generic pointer into shared memory (what PTX .shared operands take). */
+TMA_DEV uint32_t tma_smem_addr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+/* ---------------------------------------------------------------------------------------------
+ * Checked mode
+ * ------------------------------------------------------------------------------------------- */
+
+#ifdef TMA_CHECKED
+#define TMA_DEVICE_CHECK(cond, ...)                                                                 \
+    do {                                                                                            \
+        if (!(cond)) {                                                                              \
+            printf("libtma checked mode: block (%d,%d,%d) thread %d: ", blockIdx.x, blockIdx.y, blockIdx.z, \
+                   threadIdx.x);                                                                    \
+            printf(__VA_ARGS__);                                                                    \
+            __trap();                                                                               \
+        }                                                                                           \
+    } while (0)
+#else
+#define TMA_DEVICE_CHECK(cond, ...) ((void)0)
+#endif
+
+/* The per-copy rules of the hardware (docs/HARDWARE.md 8-10), checked in TMA_CHECKED builds. */
+TMA_DEV void tma_check_copy_(const tma_tensor *t, const void *smem, int rank, const int32_t *c, bool store) {
+#ifdef TMA_CHECKED
+    uint32_t addr = tma_smem_addr(smem);
+    TMA_DEVICE_CHECK(addr % 128u == 0,
+                     "shared-memory address 0x%x of a TMA %s is not 128-byte aligned (the copy would fault with "
+                     "\"misaligned address\"): align the tile to 128 bytes (1024 for a swizzle pattern at phase 0)\n",
+                     addr, store ? "store" : "load");
+    TMA_DEVICE_CHECK(rank == (int)t->box.rank, "TMA %s of rank %d through a map of rank %u: use tma_%s_%ud\n",
+                     store ? "store" : "load", rank, t->box.rank, store ? "store" : "load", t->box.rank);
+    TMA_DEVICE_CHECK(((int64_t)c[0] * t->box.elem_bytes) % 16 == 0,
+                     "TMA %s at coord[0] = %d with %u-byte elements: coord[0] * elem = %lld bytes is not a "
+                     "multiple of 16 (the copy would raise \"illegal instruction\"): use a coord[0] that is a "
+                     "multiple of %u\n",
+                     store ? "store" : "load", c[0], t->box.elem_bytes, (long long)c[0] * t->box.elem_bytes,
+                     16u / t->box.elem_bytes);
+    if (store)
+        for (int i = 0; i < rank; i++)
+            TMA_DEVICE_CHECK(c[i] >= 0,
+                             "TMA store at coord[%d] = %d: stores take no negative coordinate (the copy would "
+                             "raise \"illegal instruction\"): clip the box on the host side\n",
+                             i, c[i]);
+#else
+    (void)t, (void)smem, (void)rank, (void)c, (void)store;
+#endif
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * mbarrier
+ * ------------------------------------------------------------------------------------------- */
+
+/** mbarrier.init: `count` arrivals complete a phase. One thread, before any use. */
+TMA_DEV void tma_mbar_init(uint64_t *bar, uint32_t count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(tma_smem_addr(bar)), "r"(count) : "memory");
+}
+
+/** fence.mbarrier_init: makes initialised barriers visible to the copy engine (and the cluster). */
+TMA_DEV void tma_fence_mbar_init(void) { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+
+/** fence.proxy.async.shared::cta: orders this thread's ordinary shared-memory writes before later
+ *  copy-engine (async proxy) reads - needed before a TMA store of data the threads just wrote. */
+TMA_DEV void tma_fence_proxy_async(void) { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+/** mbarrier.arrive: one arrival; returns the barrier state (unused by most callers). */
+TMA_DEV uint64_t tma_mbar_arrive(uint64_t *bar) {
+    uint64_t state;
+    asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];" : "=l"(state) : "r"(tma_smem_addr(bar)) : "memory");
+    return state;
+}
+
+/** mbarrier.arrive.expect_tx: one arrival that also announces `bytes` of copy-engine transactions. */
+TMA_DEV void tma_mbar_arrive_expect_tx(uint64_t *bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(tma_smem_addr(bar)), "r"(bytes)
+                 : "memory");
+}
+
+/** Arrive and expect the bytes of `boxes` boxes of tensor t: the count comes from the descriptor. */
+TMA_DEV void tma_mbar_expect_box(uint64_t *bar, const tma_tensor *t, uint32_t boxes = 1) {
+    tma_mbar_arrive_expect_tx(bar, t->box.tx_bytes * boxes);
+}
+
+/** mbarrier.try_wait.parity: true once the phase with parity `phase` has completed. May suspend the
+ *  thread for a short, hardware-chosen time before answering false. */
+TMA_DEV bool tma_mbar_try_wait(uint64_t *bar, uint32_t phase) {
+    uint32_t done;
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(done)
+                 : "r"(tma_smem_addr(bar)), "r"(phase & 1u)
+                 : "memory");
+    return done != 0;
+}
+
+TMA_DEV uint64_t tma_globaltimer_ns(void) {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/** Wait for the phase with parity `phase`; bounded (see BOUNDED WAITS above). */
+TMA_DEV void tma_mbar_wait(uint64_t *bar, uint32_t phase) {
+    if (tma_mbar_try_wait(bar, phase))
+        return;
+    uint64_t start = 0;
+    for (uint32_t polls = 1;; polls++) {
+        if (tma_mbar_try_wait(bar, phase))
+            return;
+        if (polls % 1024u == 0) {
+            uint64_t now = tma_globaltimer_ns();
+            if (start == 0)
+                start = now;
+            else if (now - start > TMA_WAIT_TIMEOUT_NS) {
+                printf("libtma: mbarrier wait timed out after %llu ms: block (%d,%d,%d) thread %d, barrier at "
+                       "shared 0x%x, phase parity %u. Usual causes: expect-tx bytes that differ from what the "
+                       "copies deliver (use tma_mbar_expect_box), a copy that was never issued, or too few "
+                       "arrivals\n",
+                       (unsigned long long)((now - start) / 1000000u), blockIdx.x, blockIdx.y, blockIdx.z,
+                       threadIdx.x, tma_smem_addr(bar), phase & 1u);
+                __trap();
+            }
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Copies. Coordinates are operands %0..%4 in every instruction below, so one string per rank serves
+ * all of them; unused coordinates are passed and ignored.
+ * ------------------------------------------------------------------------------------------- */
+
+#define TMA_COORDS_1 "{%0}"
+#define TMA_COORDS_2 "{%0, %1}"
+#define TMA_COORDS_3 "{%0, %1, %2}"
+#define TMA_COORDS_4 "{%0, %1, %2, %3}"
+#define TMA_COORDS_5 "{%0, %1, %2, %3, %4}"
+#define TMA_COORD_OPERANDS(c) "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(c[3]), "r"(c[4])
+
+/* Calls STMT(N) with N the literal rank 1..5 equal to `rank` (a compile-time constant in every caller). */
+#define TMA_FOR_RANK(rank, STMT)                                                                    \
+    do {                                                                                            \
+        switch (rank) {                                                                             \
+        case 1: STMT(1); break;                                                                     \
+        case 2: STMT(2); break;                                                                     \
+        case 3: STMT(3); break;                                                                     \
+        case 4: STMT(4); break;                                                                     \
+        default: STMT(5); break;                                                                    \
+        }                                                                                           \
+    } while (0)
+
+/** cp.async.bulk.tensor (global -> shared, tile mode): load the box at coordinates c into smem; completion
+ *  is signalled as transaction bytes on `bar`. Rank is a template argument so each call is one instruction. */
+template <int Rank>
+TMA_DEV void tma_load(void *smem, const tma_tensor *t, uint64_t *bar, const int32_t (&c)[5]) {
+    static_assert(Rank >= 1 && Rank <= 5, "TMA rank is 1..5");
+    tma_check_copy_(t, smem, Rank, c, false);
+#define TMA_LOAD_(N)                                                                                \
+    asm volatile("cp.async.bulk.tensor." #N "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%5], [%6, " \
+                 TMA_COORDS_##N "], [%7];" ::TMA_COORD_OPERANDS(c),                                 \
+                 "r"(tma_smem_addr(smem)), "l"(&t->map), "r"(tma_smem_addr(bar))                    \
+                 : "memory")
+    TMA_FOR_RANK(Rank, TMA_LOAD_);
+#undef TMA_LOAD_
+}
+
+/** The same load with an L2 cache-policy hint (a 64-bit policy from createpolicy). */
+template <int Rank>
+TMA_DEV void tma_load_hint(void *smem, const tma_tensor *t, uint64_t *bar, const int32_t (&c)[5], uint64_t policy) {
+    static_assert(Rank >= 1 && Rank <= 5, "TMA rank is 1..5");
+    tma_check_copy_(t, smem, Rank, c, false);
+#define TMA_LOAD_HINT_(N)                                                                           \
+    asm volatile("cp.async.bulk.tensor." #N "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint" \
+                 " [%5], [%6, " TMA_COORDS_##N "], [%7], %8;" ::TMA_COORD_OPERANDS(c),              \
+                 "r"(tma_smem_addr(smem)), "l"(&t->map), "r"(tma_smem_addr(bar)), "l"(policy)       \
+                 : "memory")
+    TMA_FOR_RANK(Rank, TMA_LOAD_HINT_);
+#undef TMA_LOAD_HINT_
+}
+
+/** The same load, multicast: the box lands at the same shared offset (and signals the barrier at the same
+ *  offset) in every CTA of the cluster whose bit is set in cta_mask. */
+template <int Rank>
+TMA_DEV void tma_load_multicast(void *smem, const tma_tensor *t, uint64_t *bar, const int32_t (&c)[5],
+                                uint16_t cta_mask) {
+    static_assert(Rank >= 1 && Rank <= 5, "TMA rank is 1..5");
+    tma_check_copy_(t, smem, Rank, c, false);
+#define TMA_LOAD_MC_(N)                                                                             \
+    asm volatile("cp.async.bulk.tensor." #N "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster" \
+                 " [%5], [%6, " TMA_COORDS_##N "], [%7], %8;" ::TMA_COORD_OPERANDS(c),              \
+                 "r"(tma_smem_addr(smem)), "l"(&t->map), "r"(tma_smem_addr(bar)), "h"(cta_mask)     \
+                 : "memory")
+    TMA_FOR_RANK(Rank, TMA_LOAD_MC_);
+#undef TMA_LOAD_MC_
+}
+
+/** cp.async.bulk.tensor (shared -> global, tile mode, bulk group): store the box in smem at coordinates c.
+ *  Threads that wrote smem with ordinary stores call tma_fence_proxy_async() before the barrier that
+ *  precedes this. Complete the group with tma_store_commit() and tma_store_wait*(). */
+template <int Rank>
+TMA_DEV void tma_store(const tma_tensor *t, const void *smem, const int32_t (&c)[5]) {
+    static_assert(Rank >= 1 && Rank <= 5, "TMA rank is 1..5");
+    tma_check_copy_(t, smem, Rank, c, true);
+#define TMA_STORE_(N)                                                                               \
+    asm volatile("cp.async.bulk.tensor." #N "d.global.shared::cta.tile.bulk_group [%5, " TMA_COORDS_##N "], [%6];" \
+                 ::TMA_COORD_OPERANDS(c), "l"(&t->map), "r"(tma_smem_addr(smem))                    \
+                 : "memory")
+    TMA_FOR_RANK(Rank, TMA_STORE_);
+#undef TMA_STORE_
+}
+
+/** cp.reduce.async.bulk.tensor: like tma_store, but combines each element with global memory (add, min,
+ *  max; the element type comes from the map). */
+template <int Rank, tma_reduce Op>
+TMA_DEV void tma_reduce_store(const tma_tensor *t, const void *smem, const int32_t (&c)[5]) {
+    static_assert(Rank >= 1 && Rank <= 5, "TMA rank is 1..5");
+    tma_check_copy_(t, smem, Rank, c, true);
+#define TMA_REDUCE_(N, OP)                                                                          \
+    asm volatile("cp.reduce.async.bulk.tensor." #N "d.global.shared::cta." OP ".tile.bulk_group [%5, "  \
+                 TMA_COORDS_##N "], [%6];" ::TMA_COORD_OPERANDS(c), "l"(&t->map), "r"(tma_smem_addr(smem)) \
+                 : "memory")
+#define TMA_REDUCE_ADD_(N) TMA_REDUCE_(N, "add")
+#define TMA_REDUCE_MIN_(N) TMA_REDUCE_(N, "min")
+#define TMA_REDUCE_MAX_(N) TMA_REDUCE_(N, "max")
+    if (Op == TMA_REDUCE_ADD)
+        TMA_FOR_RANK(Rank, TMA_REDUCE_ADD_);
+    else if (Op == TMA_REDUCE_MIN)
+        TMA_FOR_RANK(Rank, TMA_REDUCE_MIN_);
+    else
+        TMA_FOR_RANK(Rank, TMA_REDUCE_MAX_);
+#undef TMA_REDUCE_ADD_
+#undef TMA_REDUCE_MIN_
+#undef TMA_REDUCE_MAX_
+#undef TMA_REDUCE_
+}
+
+/** cp.async.bulk.commit_group: close the bulk group of this thread's stores issued so far. */
+TMA_DEV void tma_store_commit(void) { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+
+/** cp.async.bulk.wait_group N: wait until at most N of this thread's bulk groups are pending
+ *  (their writes to global memory done). */
+template <int N = 0>
+TMA_DEV void tma_store_wait(void) {
+    asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
+}
+
+/** cp.async.bulk.wait_group.read N: wait until at most N groups still read their shared memory (the
+ *  source buffers of the others may be overwritten; their global writes may still be in flight). */
+template <int N = 0>
+TMA_DEV void tma_store_wait_read(void) {
+    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+
+/** cp.async.bulk.prefetch.tensor: bring the box at c into L2, no shared memory involved. */
+template <int Rank>
+TMA_DEV void tma_prefetch(const tma_tensor *t, const int32_t (&c)[5]) {
+    static_assert(Rank >= 1 && Rank <= 5, "TMA rank is 1..5");
+#define TMA_PREFETCH_(N)                                                                            \
+    asm volatile("cp.async.bulk.prefetch.tensor." #N "d.L2.global.tile [%5, " TMA_COORDS_##N "];"   \
+                 ::TMA_COORD_OPERANDS(c), "l"(&t->map)                                              \
+                 : "memory")
+    TMA_FOR_RANK(Rank, TMA_PREFETCH_);
+#undef TMA_PREFETCH_
+}
+
+/** prefetch.tensormap: fetch the descriptor itself ahead of the first copy. */
+TMA_DEV void tma_prefetch_desc(const tma_tensor *t) {
+    asm volatile("prefetch.tensormap [%0];" ::"l"(&t->map) : "memory");
+}
+
+/* Named forms for the common ranks, so kernels read like the algorithm. */
+TMA_DEV void tma_load_1d(void *smem, const tma_tensor *t, uint64_t *bar, int32_t x) {
+    tma_load<1>(smem, t, bar, {x, 0, 0, 0, 0});
+}
+TMA_DEV void tma_load_2d(void *smem, const tma_tensor *t, uint64_t *bar, int32_t x, int32_t y) {
+    tma_load<2>(smem, t, bar, {x, y, 0, 0, 0});
+}
+TMA_DEV void tma_load_3d(void *smem, const tma_tensor *t, uint64_t *bar, int32_t x, int32_t y, int32_t z) {
+    tma_load<3>(smem, t, bar, {x, y, z, 0, 0});
+}
+TMA_DEV void tma_store_1d(const tma_tensor *t, const void *smem, int32_t x) { tma_store<1>(t, smem, {x, 0, 0, 0, 0}); }
+TMA_DEV void tma_store_2d(const tma_tensor *t, const void *smem, int32_t x, int32_t y) {
+    tma_store<2>(t, smem, {x, y, 0, 0, 0});
+}
+TMA_DEV void tma_store_3d(const tma_tensor *t, const void *smem, int32_t x, int32_t y, int32_t z) {
+    tma_store<3>(t, smem, {x, y, z, 0, 0});
+}
+
+/** Shared-memory address of element (row, col) of the box of tensor t that TMA wrote at `tile`. */
+TMA_DEV uint32_t tma_box_elem_addr(const tma_tensor *t, const void *tile, uint32_t row, uint32_t col) {
+    return tma_swizzle_elem((tma_swizzle)t->box.swizzle, tma_smem_addr(tile), t->box.row_pitch, t->box.elem_bytes,
+                            row, col);
+}
+
+#endif /* TMA_DEVICE_CUH */

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Run the gpu suites on a Hopper machine, then the same binaries under compute-sanitizer (memcheck,
+# racecheck, synccheck; fewer configurations there, they are slow), and print a summary last.
+#   tests/run-gpu.sh BUILD_DIR [LOG_DIR]
+# BUILD_DIR was configured with nvcc present (cmake -B build; kernels are built for sm_90a).
+# Where Criterion is not installed, put its runtime beside the checkout (../shared/gpu/README.md) and
+# export LD_LIBRARY_PATH=$PWD/.device/crit first.
+set -uo pipefail
+build=${1:?usage: tests/run-gpu.sh BUILD_DIR [LOG_DIR]}
+logs=${2:-$build/gpu-logs}
+mkdir -p "$logs"
+summary=()
+run() { # name, then the command
+    local name=$1; shift
+    local start=$SECONDS
+    "$@" >"$logs/$name.log" 2>&1
+    local rc=$?
+    summary+=("$(printf '%-28s rc=%-3d %4ds  %s' "$name" "$rc" $((SECONDS - start)) "$(grep -E 'Synthesis|ERROR SUMMARY' "$logs/$name.log" | tail -n 1)")")
+}
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee "$logs/gpu.txt"
+run gpu_driver "$build/tests/test_gpu_driver" --verbose=1 --jobs=1
+run gpu_copies "$build/tests/test_gpu_copies" --verbose=1 --jobs=1
+for tool in memcheck racecheck synccheck; do
+    run "sanitizer_$tool" env TMA_GPU_CONFIGS=${SANITIZER_CONFIGS:-40} \
+        compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
+        "$build/tests/test_gpu_copies" --jobs=1 --filter='gpu_copies/[lrs]*'
+done
+grep -hE 'seed|loads:|stores:|reduce-stores:|checker vs driver|stricter|checked mode|INTERLEAVE' "$logs"/gpu_*.log
+printf '%s\n' "${summary[@]}"

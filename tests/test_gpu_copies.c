@@ -1,0 +1,320 @@
+/* gpu: the silicon against the CPU model. Every byte a TMA copy writes on the GPU must equal what
+ * tma_model_load_tiled / tma_model_store_tiled / tma_model_reduce_tiled write, and every other byte must
+ * keep its poison. Random configurations; the seed is logged and TMA_TEST_SEED replays it. */
+#include "gpu_common.h"
+
+#include <criterion/redirect.h>
+#include <dlfcn.h>
+
+#include "conformance.h"
+
+enum { BOXES_PER_LOAD = 4 };
+
+/* A tensor placed on both sides: host bytes for the model, the same bytes on the device for the copy. */
+typedef struct placed {
+    tma_tiled_desc host; /* global_address -> host copy */
+    tma_tensor dev;      /* map over the device copy */
+    uint8_t *h;
+    uint8_t *d;
+    size_t bytes;
+} placed;
+
+static void place(placed *p, const tma_tiled_desc *d, const uint8_t *contents) {
+    p->bytes = tma_global_extent_bytes(d);
+    p->h = malloc(p->bytes);
+    cr_assert(p->h != NULL, "out of host memory");
+    memcpy(p->h, contents, p->bytes);
+    CUDA_OK(cudaMalloc((void **)&p->d, p->bytes));
+    CUDA_OK(cudaMemcpy(p->d, contents, p->bytes, cudaMemcpyHostToDevice));
+    tma_tiled_desc dd = *d;
+    dd.global_address = p->d;
+    tma_diag diag;
+    tma_status st = tma_tensor_make(&p->dev, &dd, &diag);
+    cr_assert(st == TMA_OK, "tma_tensor_make: %s: %s", tma_status_name(st), diag.message);
+    p->host = *d;
+    p->host.global_address = p->h;
+}
+
+static void unplace(placed *p) {
+    free(p->h);
+    cudaFree(p->d);
+}
+
+static uint32_t arena_for(const tma_tiled_desc *d) { return (uint32_t)(1024 + (tma_box_smem_bytes(d) + 127) / 128 * 128); }
+
+/* First differing byte, or -1. */
+static long first_difference(const uint8_t *a, const uint8_t *b, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return (long)i;
+    return -1;
+}
+
+Test(gpu_copies, loads_match_model, .timeout = 300) {
+    require_sm90();
+    seed_rng("gpu_copies.loads_match_model");
+    const int configs = config_count(2000);
+    int boxes = 0, oob_boxes = 0, nan_fill = 0, offsets_seen = 0;
+    int per_rank[6] = {0}, per_swizzle[4] = {0}, per_type[TMA_DTYPE_COUNT_] = {0};
+
+    for (int k = 0; k < configs; k++) {
+        tma_tiled_desc d = random_desc(NULL, 0);
+        size_t extent = tma_global_extent_bytes(&d);
+        uint8_t *contents = malloc(extent);
+        rnd_bytes(contents, extent);
+        placed p;
+        place(&p, &d, contents);
+        free(contents);
+
+        uint32_t arena = arena_for(&d);
+        int32_t coords[BOXES_PER_LOAD][5];
+        uint32_t offsets[BOXES_PER_LOAD];
+        for (int b = 0; b < BOXES_PER_LOAD; b++) {
+            random_coords(&d, coords[b], 1);
+            offsets[b] = (uint32_t)rnd_in(0, 7) * 128; /* every 128-byte phase of a 1 KiB block */
+            offsets_seen |= 1 << (offsets[b] / 128);
+        }
+        uint8_t *poison = malloc(arena), *got = malloc((size_t)arena * BOXES_PER_LOAD);
+        rnd_bytes(poison, arena);
+
+        int32_t(*dcoords)[5];
+        uint32_t *doffsets;
+        uint8_t *dpoison, *dout;
+        CUDA_OK(cudaMalloc((void **)&dcoords, sizeof coords));
+        CUDA_OK(cudaMalloc((void **)&doffsets, sizeof offsets));
+        CUDA_OK(cudaMalloc((void **)&dpoison, arena));
+        CUDA_OK(cudaMalloc((void **)&dout, (size_t)arena * BOXES_PER_LOAD));
+        CUDA_OK(cudaMemcpy(dcoords, coords, sizeof coords, cudaMemcpyHostToDevice));
+        CUDA_OK(cudaMemcpy(doffsets, offsets, sizeof offsets, cudaMemcpyHostToDevice));
+        CUDA_OK(cudaMemcpy(dpoison, poison, arena, cudaMemcpyHostToDevice));
+        CUDA_OK(tma_conf_load(&p.dev, (const int32_t(*)[5])dcoords, doffsets, BOXES_PER_LOAD, dpoison, arena, dout));
+        CUDA_OK(cudaMemcpy(got, dout, (size_t)arena * BOXES_PER_LOAD, cudaMemcpyDeviceToHost));
+
+        uint8_t *want = malloc(arena);
+        for (int b = 0; b < BOXES_PER_LOAD; b++) {
+            memcpy(want, poison, arena);
+            tma_status st = tma_model_load_tiled(&p.host, coords[b], want, arena, offsets[b]);
+            cr_assert(st == TMA_OK, "model refused a load the GPU ran: %s", tma_status_name(st));
+            long at = first_difference(got + (size_t)b * arena, want, arena);
+            if (at >= 0) {
+                char what[512];
+                describe(&d, coords[b], what, sizeof what);
+                cr_assert_fail("config %d box %d: GPU and model differ at arena byte %ld (box offset %u): GPU 0x%02x, "
+                               "model 0x%02x, poison 0x%02x; %s",
+                               k, b, at, offsets[b], got[(size_t)b * arena + at], want[at], poison[at], what);
+            }
+            boxes++;
+            for (uint32_t i = 0; i < d.rank; i++)
+                if (coords[b][i] < 0 || (uint64_t)coords[b][i] + d.box_dim[i] > d.global_dim[i]) {
+                    oob_boxes++;
+                    break;
+                }
+        }
+        per_rank[d.rank]++;
+        per_swizzle[d.swizzle]++;
+        per_type[d.dtype]++;
+        nan_fill += d.oob_fill == TMA_OOB_NAN;
+        free(want);
+        free(poison);
+        free(got);
+        cudaFree(dcoords);
+        cudaFree(doffsets);
+        cudaFree(dpoison);
+        cudaFree(dout);
+        unplace(&p);
+    }
+    cr_assert(offsets_seen == 0xFF || configs < 100, "not every 128-byte offset was tried");
+    cr_log_info("loads: %d configurations, %d boxes (%d partly/wholly out of bounds), %d with NaN fill; ranks 1-5: "
+                "%d %d %d %d %d; swizzle NONE/32/64/128: %d %d %d %d; all matched the model byte for byte",
+                configs, boxes, oob_boxes, nan_fill, per_rank[1], per_rank[2], per_rank[3], per_rank[4], per_rank[5],
+                per_swizzle[0], per_swizzle[1], per_swizzle[2], per_swizzle[3]);
+    for (int t = 0; t < TMA_DTYPE_COUNT_ && configs >= 1000; t++)
+        cr_expect(per_type[t] > 0, "dtype %s never drawn", tma_dtype_name((tma_dtype)t));
+}
+
+/* One store or reduce-store configuration: returns after asserting GPU == model over the whole extent. */
+static void store_one(int k, const tma_tiled_desc *d, int reduce, const uint8_t *contents, const uint8_t *image) {
+    placed p;
+    place(&p, d, contents);
+    uint32_t arena = arena_for(d);
+    int32_t c[5];
+    random_coords(d, c, 0);
+    uint32_t offset = (uint32_t)rnd_in(0, 7) * 128;
+
+    uint8_t *dimage;
+    CUDA_OK(cudaMalloc((void **)&dimage, arena));
+    CUDA_OK(cudaMemcpy(dimage, image, arena, cudaMemcpyHostToDevice));
+    CUDA_OK(tma_conf_store(&p.dev, c, offset, dimage, arena, reduce));
+    uint8_t *got = malloc(p.bytes);
+    CUDA_OK(cudaMemcpy(got, p.d, p.bytes, cudaMemcpyDeviceToHost));
+
+    tma_status st = reduce < 0 ? tma_model_store_tiled(&p.host, c, image, arena, offset)
+                               : tma_model_reduce_tiled(&p.host, c, image, arena, offset, (tma_reduce)reduce);
+    cr_assert(st == TMA_OK, "model refused a store the GPU ran: %s", tma_status_name(st));
+    long at = first_difference(got, p.h, p.bytes);
+    if (at >= 0) {
+        char what[512];
+        describe(d, c, what, sizeof what);
+        cr_assert_fail("config %d (%s): GPU and model differ at global byte %ld of %zu: GPU 0x%02x, model 0x%02x, "
+                       "before 0x%02x; smem offset %u; %s",
+                       k, reduce < 0 ? "store" : reduce == 0 ? "reduce add" : reduce == 1 ? "reduce min" : "reduce max",
+                       at, p.bytes, got[at], p.h[at], contents[at], offset, what);
+    }
+    free(got);
+    cudaFree(dimage);
+    unplace(&p);
+}
+
+Test(gpu_copies, stores_match_model, .timeout = 300) {
+    require_sm90();
+    seed_rng("gpu_copies.stores_match_model");
+    const int configs = config_count(500);
+    for (int k = 0; k < configs; k++) {
+        tma_tiled_desc d = random_desc(NULL, 0);
+        size_t extent = tma_global_extent_bytes(&d);
+        uint32_t arena = arena_for(&d);
+        uint8_t *contents = malloc(extent), *image = malloc(arena);
+        rnd_bytes(contents, extent);
+        rnd_bytes(image, arena);
+        store_one(k, &d, -1, contents, image);
+        free(contents);
+        free(image);
+    }
+    cr_log_info("stores: %d configurations matched the model over every byte of each tensor", configs);
+}
+
+/* Reduce-stores over the types and operations the PTX ISA lists for them and the model covers. */
+Test(gpu_copies, reduce_stores_match_model, .timeout = 300) {
+    require_sm90();
+    seed_rng("gpu_copies.reduce_stores_match_model");
+    static const struct {
+        tma_dtype type;
+        tma_reduce op;
+    } cases[] = {
+        {TMA_DTYPE_U32, TMA_REDUCE_ADD}, {TMA_DTYPE_U32, TMA_REDUCE_MIN}, {TMA_DTYPE_U32, TMA_REDUCE_MAX},
+        {TMA_DTYPE_I32, TMA_REDUCE_ADD}, {TMA_DTYPE_I32, TMA_REDUCE_MIN}, {TMA_DTYPE_I32, TMA_REDUCE_MAX},
+        {TMA_DTYPE_U64, TMA_REDUCE_ADD}, {TMA_DTYPE_F32, TMA_REDUCE_ADD},
+    };
+    const int ncases = (int)(sizeof cases / sizeof cases[0]);
+    const int configs = config_count(400);
+    for (int k = 0; k < configs; k++) {
+        int which = k % ncases;
+        tma_dtype type = cases[which].type;
+        tma_tiled_desc d = random_desc(&type, 1);
+        size_t extent = tma_global_extent_bytes(&d);
+        uint32_t arena = arena_for(&d);
+        uint8_t *contents = malloc(extent), *image = malloc(arena);
+        rnd_bytes(contents, extent);
+        rnd_bytes(image, arena);
+        if (type == TMA_DTYPE_F32) { /* finite, normal values: NaN payloads and denormals are not the point here */
+            for (size_t i = 0; i + 4 <= extent; i += 4) {
+                float f = (float)rnd_in(-1000000, 1000000) / 1024.0f;
+                memcpy(contents + i, &f, 4);
+            }
+            for (size_t i = 0; i + 4 <= arena; i += 4) {
+                float f = (float)rnd_in(-1000000, 1000000) / 1024.0f;
+                memcpy(image + i, &f, 4);
+            }
+        }
+        store_one(k, &d, (int)cases[which].op, contents, image);
+        free(contents);
+        free(image);
+    }
+    cr_log_info("reduce-stores: %d configurations over %d (type, op) pairs matched the model", configs, ncases);
+}
+
+/* Checked mode: a load whose innermost coordinate is not on the 16-byte grid prints the rule and traps,
+ * instead of the hardware's bare "illegal instruction". */
+Test(gpu_copies, checked_mode_names_misaligned_coordinate, .init = cr_redirect_stdout, .timeout = 60) {
+    require_sm90();
+    tma_tiled_desc d = {.dtype = TMA_DTYPE_U8, .rank = 2, .global_dim = {256, 4}, .global_stride = {256},
+                        .box_dim = {64, 4}, .swizzle = TMA_SWIZZLE_64B};
+    uint8_t contents[1024] = {0};
+    placed p;
+    place(&p, &d, contents);
+    int32_t coords[1][5] = {{114, 0, 0, 0, 0}}; /* 114 bytes: faults on the GPU; 112 works */
+    uint32_t offsets[1] = {0};
+    uint32_t arena = arena_for(&d);
+    int32_t(*dcoords)[5];
+    uint32_t *doffsets;
+    uint8_t *dpoison, *dout;
+    CUDA_OK(cudaMalloc((void **)&dcoords, sizeof coords));
+    CUDA_OK(cudaMalloc((void **)&doffsets, sizeof offsets));
+    CUDA_OK(cudaMalloc((void **)&dpoison, arena));
+    CUDA_OK(cudaMalloc((void **)&dout, arena));
+    CUDA_OK(cudaMemcpy(dcoords, coords, sizeof coords, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(doffsets, offsets, sizeof offsets, cudaMemcpyHostToDevice));
+    cudaError_t e = tma_conf_load(&p.dev, (const int32_t(*)[5])dcoords, doffsets, 1, dpoison, arena, dout);
+    cr_assert(e != cudaSuccess, "a load at a misaligned coordinate completed");
+    fflush(stdout);
+    fclose(stdout); /* closes the pipe's write end, so the read below ends */
+    FILE *out = cr_get_redirected_stdout();
+    char text[4096] = {0};
+    size_t n = fread(text, 1, sizeof text - 1, out);
+    text[n] = '\0';
+    cr_assert(strstr(text, "coord[0] = 114") != NULL && strstr(text, "not a multiple of 16") != NULL &&
+                  strstr(text, "block (0,0,0) thread 0") != NULL,
+              "checked mode did not name the rule (CUDA said %s); device output:\n%s", cudaGetErrorString(e), text);
+    cr_log_info("checked mode turned the fault into: %.200s (then %s)", text, cudaGetErrorName(e));
+}
+
+/* Why libtma refuses INTERLEAVE_32B with any swizzle but 32B: the driver encodes such a map, and a load
+ * through it never completes its mbarrier. The bounded wait turns the hang into a message and a trap. */
+static cudaError_t load_through_raw_interleaved_map(tma_swizzle swizzle, char *text, size_t text_size) {
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    cr_assert(lib != NULL, "libcuda.so.1 does not open");
+    typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                  const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+                                  CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+    encode_fn encode = (encode_fn)dlsym(lib, "cuTensorMapEncodeTiled");
+    uint8_t *dev;
+    CUDA_OK(cudaMalloc((void **)&dev, 4096));
+    /* f16, 16 channels (32 bytes) x 8 x 4, box = the whole tensor */
+    cuuint64_t dims[3] = {16, 8, 4}, strides[2] = {32, 256};
+    cuuint32_t box[3] = {16, 8, 4}, es[3] = {1, 1, 1};
+    tma_tensor t;
+    memset(&t, 0, sizeof t);
+    CUresult r = encode(&t.map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, dev, dims, strides, box, es,
+                        CU_TENSOR_MAP_INTERLEAVE_32B, (CUtensorMapSwizzle)swizzle, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    cr_assert(r == CUDA_SUCCESS, "the driver refused INTERLEAVE_32B with %s (%d): the fact this test shows changed",
+              tma_swizzle_name(swizzle), (int)r);
+    t.box = (tma_box_info){.rank = 3, .elem_bytes = 2, .swizzle = (uint32_t)swizzle, .tx_bytes = 16 * 8 * 4 * 2,
+                           .smem_bytes = 16 * 8 * 4 * 2, .row_pitch = 32, .rows = 32, .box_dim = {16, 8, 4}};
+    int32_t coords[1][5] = {{0}};
+    uint32_t offsets[1] = {0};
+    int32_t(*dcoords)[5];
+    uint32_t *doffsets;
+    uint8_t *dpoison, *dout;
+    CUDA_OK(cudaMalloc((void **)&dcoords, sizeof coords));
+    CUDA_OK(cudaMalloc((void **)&doffsets, sizeof offsets));
+    CUDA_OK(cudaMalloc((void **)&dpoison, 2048));
+    CUDA_OK(cudaMalloc((void **)&dout, 2048));
+    CUDA_OK(cudaMemcpy(dcoords, coords, sizeof coords, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(doffsets, offsets, sizeof offsets, cudaMemcpyHostToDevice));
+    cudaError_t e = tma_conf_load(&t, (const int32_t(*)[5])dcoords, doffsets, 1, dpoison, 2048, dout);
+    fflush(stdout);
+    fclose(stdout);
+    size_t n = fread(text, 1, text_size - 1, cr_get_redirected_stdout());
+    text[n] = '\0';
+    return e;
+}
+
+Test(gpu_copies, interleave32_with_swizzle128_hangs, .init = cr_redirect_stdout, .timeout = 60) {
+    require_sm90();
+    char text[4096];
+    cudaError_t e = load_through_raw_interleaved_map(TMA_SWIZZLE_128B, text, sizeof text);
+    cr_assert(e != cudaSuccess && strstr(text, "mbarrier wait timed out") != NULL,
+              "expected the load to hang and the bounded wait to trap; CUDA said %s, device output:\n%s",
+              cudaGetErrorString(e), text);
+    cr_log_info("INTERLEAVE_32B + SWIZZLE_128B (accepted by the driver): %.160s", text);
+}
+
+Test(gpu_copies, interleave32_with_swizzle32_completes, .init = cr_redirect_stdout, .timeout = 60) {
+    require_sm90();
+    char text[4096];
+    cudaError_t e = load_through_raw_interleaved_map(TMA_SWIZZLE_32B, text, sizeof text);
+    cr_log_info("INTERLEAVE_32B + SWIZZLE_32B: %s %.160s", cudaGetErrorName(e), text);
+    cr_assert(e == cudaSuccess, "a load through a documented-valid interleaved map failed: %s\n%s",
+              cudaGetErrorString(e), text);
+}
