@@ -11,10 +11,18 @@ static __device__ uint8_t *aligned_arena(uint8_t *dyn) {
     return dyn + ((1024u - a % 1024u) % 1024u);
 }
 
+/* Odd blocks take the other load path: descriptor and tile prefetch, then the L2-hinted load. The bytes
+ * that land must be the same. */
 template <int Rank>
 static __device__ void load_box(uint8_t *dst, const tma_tensor *t, uint64_t *bar, const int32_t (&c)[5]) {
     tma_mbar_expect_box(bar, t);
-    tma_load<Rank>(dst, t, bar, c);
+    if (blockIdx.x % 2 == 0) {
+        tma_load<Rank>(dst, t, bar, c);
+    } else {
+        tma_prefetch_desc(t);
+        tma_prefetch<Rank>(t, c);
+        tma_load_hint<Rank>(dst, t, bar, c, tma_l2_policy_evict_first());
+    }
 }
 
 __global__ void conf_load_kernel(const __grid_constant__ tma_tensor t, const int32_t (*coords)[5],
@@ -82,6 +90,34 @@ __global__ void conf_store_kernel(const __grid_constant__ tma_tensor t, int32_t 
         tma_store_wait<0>();
     }
     __syncthreads(); /* the arena must outlive the copy's reads */
+}
+
+/* Never launched: makes ptxas assemble every remaining device-API form for every rank (multicast needs a
+ * cluster launch, which the tests do not do yet; wait_read is exercised here only). */
+template <int Rank>
+static __device__ void instantiate_rank(const tma_tensor *t, uint8_t *smem, uint64_t *bar) {
+    int32_t c[5] = {0, 0, 0, 0, 0};
+    tma_load_multicast<Rank>(smem, t, bar, c, (uint16_t)0x3);
+    tma_store<Rank>(t, smem, c);
+    tma_store_commit();
+    tma_store_wait_read<0>();
+    tma_store_wait<1>();
+}
+
+__global__ void conf_instantiate_all(const __grid_constant__ tma_tensor t) {
+    __shared__ alignas(1024) uint8_t smem[1024];
+    __shared__ uint64_t bar;
+    instantiate_rank<1>(&t, smem, &bar);
+    instantiate_rank<2>(&t, smem, &bar);
+    instantiate_rank<3>(&t, smem, &bar);
+    instantiate_rank<4>(&t, smem, &bar);
+    instantiate_rank<5>(&t, smem, &bar);
+    tma_load_1d(smem, &t, &bar, 0);
+    tma_load_3d(smem, &t, &bar, 0, 0, 0);
+    tma_store_1d(&t, smem, 0);
+    tma_store_3d(&t, smem, 0, 0, 0);
+    tma_mbar_arrive(&bar);
+    *tma_box_elem<float>(&t, smem, 1, 1) = 0.0f;
 }
 
 static cudaError_t launch_and_wait(void) {

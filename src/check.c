@@ -193,16 +193,20 @@ static bool check_global(const tma_tiled_desc *d, sink *s) {
      * overlapping rows make a store race with itself. TMA_DESC_ALLOW_OVERLAP opts out for loads. */
     if (!(d->flags & TMA_DESC_ALLOW_OVERLAP)) {
         uint64_t inner = d->global_dim[0] * esize; /* <= 2^35, no overflow */
+        bool inner_overflows = false;              /* the dimensions inside span more than 2^64 bytes */
         for (uint32_t i = 0; i + 1 < d->rank && ok; i++) {
             uint64_t st = d->global_stride[i];
-            FAIL_IF(st < inner, TMA_ERR_GLOBAL_STRIDE_OVERLAP,
-                    "global_stride[%u] = %llu bytes is smaller than the %llu bytes of dimension%s 0..%u it steps "
+            FAIL_IF(inner_overflows, TMA_ERR_GLOBAL_STRIDE_OVERLAP,
+                    "global_stride[%u] = %llu bytes cannot step over dimensions 0..%u, which span more than 2^64 "
+                    "bytes: shrink global_dim (strides are in bytes, dims in elements)",
+                    i, (unsigned long long)st, i);
+            FAIL_IF(!inner_overflows && st < inner, TMA_ERR_GLOBAL_STRIDE_OVERLAP,
+                    "global_stride[%u] = %llu bytes is smaller than the %llu bytes of dimension%s%u it steps "
                     "over, so elements overlap: use global_stride[%u] >= %llu, or set TMA_DESC_ALLOW_OVERLAP "
                     "for a map that is only loaded from",
-                    i, (unsigned long long)st, (unsigned long long)inner, i ? "s" : "", i, i,
+                    i, (unsigned long long)st, (unsigned long long)inner, i ? "s 0.." : " ", i, i,
                     (unsigned long long)tma_round_up_u64_(inner, stride_align));
-            if (!tma_muladd_u64_(st, d->global_dim[i + 1], 0, &inner))
-                inner = UINT64_MAX;
+            inner_overflows = !tma_muladd_u64_(st, d->global_dim[i + 1], 0, &inner);
         }
         if (!ok)
             return false;

@@ -51,7 +51,7 @@ static struct {
     encode_tiled_fn encode;
     error_name_fn error_name;
     CUresult init_result;
-    char why[256]; /* why the driver is unusable, if it is */
+    char why[sizeof(((tma_diag *)0)->message)]; /* why the driver is unusable, if it is */
 } driver = {.once = PTHREAD_ONCE_INIT};
 
 static void load_driver(void) {
@@ -61,9 +61,9 @@ static void load_driver(void) {
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (lib == NULL) {
         snprintf(driver.why, sizeof driver.why,
-                 "cannot open the CUDA driver library %s (%s): install the NVIDIA driver, or point TMA_LIBCUDA at "
+                 "cannot open the CUDA driver library (%s): install the NVIDIA driver, or point TMA_LIBCUDA at "
                  "libcuda.so.1",
-                 path, dlerror());
+                 dlerror()); /* dlerror names the path */
         return;
     }
     init_fn init = (init_fn)dlsym(lib, "cuInit");
@@ -78,11 +78,14 @@ static void load_driver(void) {
     driver.init_result = init(0);
 }
 
-static const char *cu_error_name(CUresult r) {
+/* "CUDA_ERROR_X (n)", or "CUresult n" when the driver cannot name it. */
+static const char *cu_error_name(CUresult r, char *buf, size_t n) {
     const char *name = NULL;
     if (driver.error_name == NULL || driver.error_name(r, &name) != CUDA_SUCCESS || name == NULL)
-        return "unknown CUresult";
-    return name;
+        snprintf(buf, n, "CUresult %d", (int)r);
+    else
+        snprintf(buf, n, "%s (%d)", name, (int)r);
+    return buf;
 }
 
 static tma_status fail(tma_diag *diag, tma_status status, const char *message) {
@@ -109,8 +112,9 @@ tma_status tma_encode_tiled(CUtensorMap *map, const tma_tiled_desc *d, tma_diag 
         return fail(diag, TMA_ERR_NO_DRIVER, driver.why);
     char msg[sizeof diag->message];
     if (driver.init_result != CUDA_SUCCESS) {
+        char name[64];
         snprintf(msg, sizeof msg, "cuInit(0) failed with %s: is an NVIDIA GPU present and its driver loaded?",
-                 cu_error_name(driver.init_result));
+                 cu_error_name(driver.init_result, name, sizeof name));
         return fail(diag, TMA_ERR_DRIVER, msg);
     }
 
@@ -127,10 +131,11 @@ tma_status tma_encode_tiled(CUtensorMap *map, const tma_tiled_desc *d, tma_diag 
                                estride, (CUtensorMapInterleave)d->interleave, (CUtensorMapSwizzle)d->swizzle,
                                (CUtensorMapL2promotion)d->l2_promotion, (CUtensorMapFloatOOBfill)d->oob_fill);
     if (r != CUDA_SUCCESS) {
+        char name[64];
         snprintf(msg, sizeof msg,
                  "cuTensorMapEncodeTiled returned %s for a descriptor libtma accepted: please report it with the "
                  "descriptor",
-                 cu_error_name(r));
+                 cu_error_name(r, name, sizeof name));
         return fail(diag, TMA_ERR_DRIVER, msg);
     }
     if (diag)

@@ -206,6 +206,18 @@ TMA_DEV void tma_load(void *smem, const tma_tensor *t, uint64_t *bar, const int3
 #undef TMA_LOAD_
 }
 
+/** createpolicy: an L2 policy for the *_hint loads: keep the data (evict_last) or let it go first. */
+TMA_DEV uint64_t tma_l2_policy_evict_last(void) {
+    uint64_t p;
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}
+TMA_DEV uint64_t tma_l2_policy_evict_first(void) {
+    uint64_t p;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}
+
 /** The same load with an L2 cache-policy hint (a 64-bit policy from createpolicy). */
 template <int Rank>
 TMA_DEV void tma_load_hint(void *smem, const tma_tensor *t, uint64_t *bar, const int32_t (&c)[5], uint64_t policy) {
@@ -332,6 +344,13 @@ TMA_DEV void tma_store_3d(const tma_tensor *t, const void *smem, int32_t x, int3
 TMA_DEV uint32_t tma_box_elem_addr(const tma_tensor *t, const void *tile, uint32_t row, uint32_t col) {
     return tma_swizzle_elem((tma_swizzle)t->box.swizzle, tma_smem_addr(tile), t->box.row_pitch, t->box.elem_bytes,
                             row, col);
+}
+
+/** Pointer to element (row, col) of the box of tensor t that TMA wrote at `tile` (a generic pointer into
+ *  shared memory, 128-byte aligned): the swizzled address, as a T*. */
+template <typename T>
+TMA_DEV T *tma_box_elem(const tma_tensor *t, void *tile, uint32_t row, uint32_t col) {
+    return (T *)((uint8_t *)tile + (tma_box_elem_addr(t, tile, row, col) - tma_smem_addr(tile)));
 }
 
 #endif /* TMA_DEVICE_CUH */

@@ -148,6 +148,7 @@ tma_status tma_check_tiled_all(const tma_tiled_desc *d, tma_diag *diags, size_t 
 /** The per-copy rules every TMA copy must meet, checked for a descriptor that passed
  *  tma_check_tiled: coord[0] * element size must be a multiple of 16 bytes (measured: otherwise the
  *  copy raises "illegal instruction", negative coordinates included). coord[i] for i >= rank is ignored.
+ *  Interleaved layouts are not checked for this rule (not measured).
  *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_COORD_ALIGN, or the descriptor's own error */
 tma_status tma_check_coords(const tma_tiled_desc *d, const int32_t coord[5]);
 
@@ -157,8 +158,9 @@ tma_status tma_check_coords(const tma_tiled_desc *d, const int32_t coord[5]);
 tma_status tma_check_store_coords(const tma_tiled_desc *d, const int32_t coord[5]);
 
 /* ---------------------------------------------------------------------------------------------
- * What a kernel must keep in step with a descriptor. For a descriptor that fails tma_check_tiled
- * these return 0.
+ * What a kernel must keep in step with a descriptor. These read only the fields they need (dtype,
+ * rank, box_dim, element_stride, swizzle; global_dim and global_stride for the extent) and return 0
+ * when one of those is out of range. They do not run the other rules: check the descriptor first.
  * ------------------------------------------------------------------------------------------- */
 
 /** Bytes of one element of `dtype`; 0 for an unsupported type. */
@@ -169,7 +171,8 @@ const char *tma_dtype_name(tma_dtype dtype);
 const char *tma_swizzle_name(tma_swizzle mode);
 
 /** Bytes one box copy delivers: the count an mbarrier must expect (arrive.expect_tx). Dense box bytes,
- *  swizzle padding not counted: elem * box_dim[0] * prod(ceil(box_dim[i] / element_stride[i])). */
+ *  swizzle padding not counted: elem * prod over i of ceil(box_dim[i] / element_stride[i]), where
+ *  dimension 0 has no element stride unless the layout is interleaved. */
 size_t tma_box_tx_bytes(const tma_tiled_desc *d);
 /** Bytes between consecutive box rows in shared memory: box_dim[0] * elem, or the whole swizzle span
  *  when a swizzle is set (measured: a narrower row still occupies a span; the rest is untouched). */
