@@ -5,6 +5,7 @@
  * Prints every rule the descriptor breaks (tma_check_tiled_all; each message names the fix), and for a
  * valid one the facts a kernel must keep in step with it. --json prints the same as one JSON object.
  * Exit status: 0 valid, 1 invalid, 2 bad usage; each with a one-line message on stderr. No GPU needed. */
+#define _POSIX_C_SOURCE 200809L /* strtok_r, strcasecmp */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -370,7 +371,10 @@ int main(int argc, char **argv) {
         if (rank > 1) {
             printf("  global_stride  ");
             text_list(strides, rank - 1, ", ");
-            printf("   (bytes, dimensions 1..%u)%s\n", rank - 1, nstrides ? "" : " (default: dense rows)");
+            if (rank == 2)
+                printf("   (bytes, dimension 1)%s\n", nstrides ? "" : " (default: dense rows)");
+            else
+                printf("   (bytes, dimensions 1..%u)%s\n", rank - 1, nstrides ? "" : " (default: dense rows)");
         }
         printf("  box_dim        ");
         text_list(box, rank, " x ");

@@ -1,0 +1,516 @@
+/* tma-layout: print a TMA box as it lands in shared memory, and the bank conflicts of common reads.
+ *
+ *   tma-layout --swizzle 128B --dtype bf16 --box 64,64 --base 0 [--pitch BYTES] [--svg FILE] [--json]
+ *
+ * The grid has one line per box row and one cell per physical 16-byte slot of that row: the logical
+ * (row.chunk) that TMA stores there, found with tma_swizzle_addr on base + row*pitch + chunk*16
+ * (the swizzle is its own inverse), pitch = tma_box_row_pitch. Then the bank model (bank_model.h)
+ * counts wavefronts for named access patterns. No GPU needed.
+ * Exit status: 0 printed, 1 the box is not a valid TMA box (the reasons are printed), 2 bad usage. */
+#define _POSIX_C_SOURCE 200809L /* strtok_r, strcasecmp */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "bank_model.h"
+#include "tma/tma.h"
+
+#define STANDIN_ADDRESS 0x7f0000000000ull
+
+static const char *const usage_text =
+    "usage: tma-layout [--swizzle MODE] [--dtype T] [--box COLS,ROWS] [--base OFFSET] [--pitch BYTES]\n"
+    "                  [--svg FILE] [--json]\n"
+    "\n"
+    "Print a TMA box as it lands in shared memory: one line per box row, one cell per physical 16-byte\n"
+    "slot holding the logical row.chunk stored there (chunk = 16 bytes of the box row), and the banks\n"
+    "each row covers; then the bank conflicts of common access patterns (32 banks x 4 bytes).\n"
+    "\n"
+    "options:\n"
+    "  --swizzle MODE   none 32B 64B 128B (default 128B)\n"
+    "  --dtype T        u8 u16 u32 i32 u64 i64 f16 f32 f64 bf16 f32_ftz tf32 tf32_ftz (default bf16)\n"
+    "  --box COLS,ROWS  box in elements: COLS along the contiguous dimension (default: one swizzle span\n"
+    "                   of elements, 128 bytes for none; 8 rows)\n"
+    "  --base OFFSET    shared-memory address (or offset from a 1024-byte aligned base) of the box; a\n"
+    "                   multiple of 128 (default 0). It sets the swizzle phase.\n"
+    "  --pitch BYTES    bytes between rows (default tma_box_row_pitch: the swizzle span, or the box row\n"
+    "                   for none). A larger pitch models padded rows, or 32B/64B data with 128-byte rows.\n"
+    "  --svg FILE       also draw the tile as SVG into FILE\n"
+    "  --json           print one JSON object instead of text\n"
+    "  --help           this text\n"
+    "\n"
+    "examples:\n"
+    "  tma-layout --swizzle 128B --dtype bf16 --box 64,64\n"
+    "  tma-layout --swizzle none --dtype f32 --box 32,32 --svg none.svg\n"
+    "  tma-layout --swizzle 128B --dtype bf16 --box 64,8 --base 384\n"
+    "  tma-layout --swizzle 64B --dtype f32 --box 16,8 --pitch 128     # 2-way conflicts\n";
+
+static void bad_usage(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("tma-layout: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs(" (see tma-layout --help)\n", stderr);
+    va_end(ap);
+    exit(2);
+}
+
+static bool parse_u32(const char *s, uint32_t *out) {
+    if (s == NULL || *s == '\0' || *s == '-' || *s == '+')
+        return false;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno != 0 || *end != '\0' || v > UINT32_MAX)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+static const char *const swizzle_names[] = {"none", "32B", "64B", "128B"};
+
+/* ---------------------------------------------------------------------------------------------
+ * The tile
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct tile {
+    tma_swizzle mode;
+    tma_dtype dtype;
+    uint32_t esize, cols, rows; /* box: cols elements x rows */
+    uint32_t base, pitch;
+    uint32_t chunks; /* logical 16-byte chunks per box row */
+    uint32_t slots;  /* physical 16-byte slots per row: pitch / 16 */
+} tile;
+
+/* Shared address of logical byte `off` of box row `row`. */
+static uint32_t tile_addr(const tile *t, uint32_t row, uint32_t off) {
+    return tma_swizzle_addr(t->mode, t->base + row * t->pitch + off);
+}
+
+/* The logical chunk stored in physical slot `slot` of row `row` (the swizzle is its own inverse and
+ * keeps a chunk inside its span-aligned block, so inside its row: pitch is a multiple of the span). */
+static uint32_t slot_chunk(const tile *t, uint32_t row, uint32_t slot) {
+    uint32_t logical = tma_swizzle_addr(t->mode, t->base + row * t->pitch + slot * 16u);
+    return (logical - t->base - row * t->pitch) / 16u;
+}
+
+/* Banks covered by the written bytes of a row: count per bank. */
+static void row_banks(const tile *t, uint32_t row, uint32_t cover[TMA_BANKS]) {
+    memset(cover, 0, TMA_BANKS * sizeof cover[0]);
+    for (uint32_t c = 0; c < t->chunks; c++)
+        for (uint32_t w = 0; w < 4u; w++)
+            cover[tma_bank_of(tile_addr(t, row, c * 16u + w * 4u))]++;
+}
+
+/* "0-31", "0-15", "0-7,16-23", "0-31 x2". */
+static void format_banks(const uint32_t cover[TMA_BANKS], char *out, size_t cap) {
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (uint32_t b = 0; b < TMA_BANKS; b++) {
+        if (cover[b] < lo) lo = cover[b];
+        if (cover[b] > hi) hi = cover[b];
+    }
+    if (lo == hi && lo > 0) {
+        snprintf(out, cap, lo == 1 ? "0-31" : "0-31 x%u", lo);
+        return;
+    }
+    size_t n = 0;
+    out[0] = '\0';
+    for (uint32_t b = 0; b < TMA_BANKS;) {
+        if (!cover[b]) {
+            b++;
+            continue;
+        }
+        uint32_t e = b;
+        while (e + 1 < TMA_BANKS && cover[e + 1])
+            e++;
+        n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "%s%u-%u", n ? "," : "", b, e);
+        b = e + 1;
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Access patterns: each is a list of warp requests over the whole box, summed by the bank model.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct pattern_result {
+    const char *name;
+    const char *what;
+    uint32_t access_bytes;
+    tma_bank_cost cost;
+} pattern_result;
+
+static void add_request(tma_bank_cost *sum, tma_bank_request *req) {
+    if (req->active_mask)
+        tma_bank_cost_add(sum, tma_bank_request_cost(req));
+    req->active_mask = 0;
+}
+
+/* Thread t of every request reads logical chunk t of the tile in row-major order. */
+static tma_bank_cost pattern_rows16(const tile *t) {
+    tma_bank_cost sum = {0, 0, 0, 0, 0};
+    tma_bank_request req = {.access_bytes = 16};
+    uint32_t total = t->rows * t->chunks;
+    for (uint32_t i = 0; i < total; i++) {
+        uint32_t lane = i % TMA_WARP;
+        req.addr[lane] = tile_addr(t, i / t->chunks, (i % t->chunks) * 16u);
+        req.active_mask |= 1u << lane;
+        if (lane == TMA_WARP - 1)
+            add_request(&sum, &req);
+    }
+    add_request(&sum, &req);
+    return sum;
+}
+
+/* Per column of 4-byte words and per group of 32 rows: thread t reads that word of row 32g + t. */
+static tma_bank_cost pattern_cols4(const tile *t) {
+    tma_bank_cost sum = {0, 0, 0, 0, 0};
+    tma_bank_request req = {.access_bytes = 4};
+    for (uint32_t w = 0; w < t->chunks * 4u; w++)
+        for (uint32_t r0 = 0; r0 < t->rows; r0 += TMA_WARP) {
+            for (uint32_t lane = 0; lane < TMA_WARP && r0 + lane < t->rows; lane++) {
+                req.addr[lane] = tile_addr(t, r0 + lane, w * 4u);
+                req.active_mask |= 1u << lane;
+            }
+            add_request(&sum, &req);
+        }
+    return sum;
+}
+
+/* Per logical chunk column and per group of 32 rows: thread t reads that chunk of row 32g + t, so
+ * each quarter-warp reads one chunk column across 8 consecutive rows. */
+static tma_bank_cost pattern_chunkcol16(const tile *t) {
+    tma_bank_cost sum = {0, 0, 0, 0, 0};
+    tma_bank_request req = {.access_bytes = 16};
+    for (uint32_t c = 0; c < t->chunks; c++)
+        for (uint32_t r0 = 0; r0 < t->rows; r0 += TMA_WARP) {
+            for (uint32_t lane = 0; lane < TMA_WARP && r0 + lane < t->rows; lane++) {
+                req.addr[lane] = tile_addr(t, r0 + lane, c * 16u);
+                req.active_mask |= 1u << lane;
+            }
+            add_request(&sum, &req);
+        }
+    return sum;
+}
+
+/* ldmatrix.x4 over each 16-row x 2-chunk block: matrix m = lane / 8 is rows r0 + (m % 2) * 8 .. +7 of
+ * chunk c0 + m / 2 (the A-fragment order of mma.m16n8k16); lane supplies row lane % 8 of matrix m. */
+static tma_bank_cost pattern_ldmatrix(const tile *t) {
+    tma_bank_cost sum = {0, 0, 0, 0, 0};
+    tma_bank_request req = {.access_bytes = 16};
+    for (uint32_t r0 = 0; r0 < t->rows; r0 += 16u)
+        for (uint32_t c0 = 0; c0 < t->chunks; c0 += 2u) {
+            for (uint32_t lane = 0; lane < TMA_WARP; lane++) {
+                uint32_t m = lane / 8u, row = r0 + (m % 2u) * 8u + lane % 8u, c = c0 + m / 2u;
+                if (row >= t->rows || c >= t->chunks)
+                    continue;
+                req.addr[lane] = tile_addr(t, row, c * 16u);
+                req.active_mask |= 1u << lane;
+            }
+            add_request(&sum, &req);
+        }
+    return sum;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Output
+ * ------------------------------------------------------------------------------------------- */
+
+static uint32_t digits(uint32_t v) {
+    uint32_t n = 1;
+    while (v >= 10) {
+        v /= 10;
+        n++;
+    }
+    return n;
+}
+
+static void print_text(const tile *t, const pattern_result *p, size_t np) {
+    const uint32_t period = tma_swizzle_period(t->mode);
+    printf("tile: %s, box %u cols x %u rows, %s, base %u", tma_dtype_name(t->dtype), t->cols, t->rows,
+           tma_swizzle_name(t->mode), t->base);
+    if (t->mode != TMA_SWIZZLE_NONE)
+        printf(" (phase %u of the %u-byte pattern)", (t->base % period) / 128u, period);
+    printf("\n");
+    printf("row pitch %u bytes: %u slots of 16 bytes per row, %u written (%u bytes = %u %s elements per row)\n",
+           t->pitch, t->slots, t->chunks, t->chunks * 16u, t->cols, tma_dtype_name(t->dtype));
+    printf("cell = logical row.chunk stored in that physical 16-byte slot (chunk k = elements %u*k .. %u*k+%u); "
+           "'.' = never written\n\n",
+           16u / t->esize, 16u / t->esize, 16u / t->esize - 1u);
+
+    uint32_t cw = digits(t->rows - 1) + 1 + digits(t->chunks - 1);
+    const bool fixed_banks = t->pitch % 128u == 0;
+    if (fixed_banks && cw < 5)
+        cw = 5;
+    uint32_t lw = digits(t->rows - 1), aw = digits(t->base + (t->rows - 1) * t->pitch);
+    if (aw < 4)
+        aw = 4;
+    /* header: slot numbers, and the banks of each slot when they are the same in every row */
+    printf("%*s %*s | ", (int)lw + 4, "slot", (int)aw, "");
+    for (uint32_t s = 0; s < t->slots; s++)
+        printf("%*u ", (int)cw, s);
+    printf("|\n");
+    if (fixed_banks) {
+        printf("%*s %*s | ", (int)lw + 4, "bank", (int)aw, "");
+        for (uint32_t s = 0; s < t->slots; s++) {
+            char b[16];
+            uint32_t b0 = tma_bank_of(t->base + s * 16u);
+            snprintf(b, sizeof b, "%u-%u", b0, b0 + 3u);
+            printf("%*s ", (int)cw, b);
+        }
+        printf("|\n");
+    }
+    for (uint32_t r = 0; r < t->rows; r++) {
+        printf("row %*u %*u | ", (int)lw, r, (int)aw, t->base + r * t->pitch);
+        for (uint32_t s = 0; s < t->slots; s++) {
+            uint32_t c = slot_chunk(t, r, s);
+            if (c >= t->chunks) {
+                printf("%*s ", (int)cw, ".");
+            } else {
+                char cell[24];
+                snprintf(cell, sizeof cell, "%u.%u", r, c);
+                printf("%*s ", (int)cw, cell);
+            }
+        }
+        uint32_t cover[TMA_BANKS];
+        char banks[160];
+        row_banks(t, r, cover);
+        format_banks(cover, banks, sizeof banks);
+        printf("| banks %s\n", banks);
+    }
+    printf("(the number after 'row' is the row's shared address)\n\n");
+
+    printf("bank conflicts, CPU model (32 banks x 4 bytes; a request of 4-byte accesses is 1 phase of 32 threads,\n"
+           "8-byte 2 half-warps, 16-byte 4 quarter-warps; a phase costs the most distinct 4-byte words asked of\n"
+           "one bank; not yet calibrated against ncu)\n\n");
+    printf("%-36s %6s %8s %10s %6s %9s %6s\n", "pattern", "access", "requests", "wavefronts", "ideal", "conflicts",
+           "worst");
+    for (size_t i = 0; i < np; i++) {
+        char worst[16];
+        snprintf(worst, sizeof worst, "%u-way", p[i].cost.worst_ways);
+        printf("%-36s %4u B %8u %10u %6u %9u %6s\n", p[i].name, p[i].access_bytes, p[i].cost.requests,
+               p[i].cost.wavefronts, p[i].cost.ideal, p[i].cost.conflicts, worst);
+    }
+    printf("\n");
+    for (size_t i = 0; i < np; i++)
+        printf("  %s: %s\n", p[i].name, p[i].what);
+}
+
+static void print_json(const tile *t, const pattern_result *p, size_t np) {
+    printf("{\"swizzle\":\"%s\",\"dtype\":\"%s\",\"elem_bytes\":%u,\"box_cols\":%u,\"box_rows\":%u,\"base\":%u,"
+           "\"row_pitch\":%u,\"chunks_per_row\":%u,\"slots_per_row\":%u,\"grid\":[",
+           swizzle_names[t->mode], tma_dtype_name(t->dtype), t->esize, t->cols, t->rows, t->base, t->pitch,
+           t->chunks, t->slots);
+    for (uint32_t r = 0; r < t->rows; r++) {
+        printf("%s[", r ? "," : "");
+        for (uint32_t s = 0; s < t->slots; s++) {
+            uint32_t c = slot_chunk(t, r, s);
+            if (c >= t->chunks)
+                printf("%snull", s ? "," : "");
+            else
+                printf("%s%u", s ? "," : "", c);
+        }
+        printf("]");
+    }
+    printf("],\"patterns\":[");
+    for (size_t i = 0; i < np; i++)
+        printf("%s{\"name\":\"%s\",\"access_bytes\":%u,\"requests\":%u,\"wavefronts\":%u,\"ideal\":%u,"
+               "\"conflicts\":%u,\"worst_ways\":%u}",
+               i ? "," : "", p[i].name, p[i].access_bytes, p[i].cost.requests, p[i].cost.wavefronts, p[i].cost.ideal,
+               p[i].cost.conflicts, p[i].cost.worst_ways);
+    printf("]}\n");
+}
+
+/* One colour per logical chunk column (cycled past 16). */
+static const char *const palette[16] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
+                                        "#b3de69", "#fccde5", "#66c2a5", "#fc8d62", "#8da0cb", "#e78ac3",
+                                        "#a6d854", "#ffd92f", "#e5c494", "#b3b3b3"};
+
+static bool write_svg(const tile *t, const char *path) {
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return false;
+    const uint32_t cw = 56, ch = 22, left = 110, top = 80;
+    uint32_t w = left + t->slots * cw + 150;
+    const uint32_t h = top + t->rows * ch + 20;
+    if (w < 640)
+        w = 640; /* room for the caption */
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" "
+            "font-family=\"monospace\" font-size=\"11\">\n",
+            w, h, w, h);
+    fprintf(f, "<style>.cell{stroke:#444;stroke-width:0.5}.c{text-anchor:middle}</style>\n");
+    fprintf(f, "<title>%s %s box %u x %u at base %u, row pitch %u</title>\n", tma_swizzle_name(t->mode),
+            tma_dtype_name(t->dtype), t->cols, t->rows, t->base, t->pitch);
+    fprintf(f, "<text x=\"4\" y=\"15\" font-size=\"13\">%s, %s, box %u cols x %u rows, base %u, pitch %u B</text>\n",
+            tma_swizzle_name(t->mode), tma_dtype_name(t->dtype), t->cols, t->rows, t->base, t->pitch);
+    fprintf(f, "<text x=\"4\" y=\"32\">cell = logical row.chunk stored in each physical 16-byte slot; colour = logical "
+               "chunk; white = never written</text>\n");
+    /* bank numbers along the top edge (the banks of each slot in row 0) */
+    fprintf(f, "<text x=\"4\" y=\"%u\">banks (row 0)</text>\n", top - 26);
+    fprintf(f, "<text x=\"4\" y=\"%u\">slot</text>\n", top - 8);
+    for (uint32_t s = 0; s < t->slots; s++) {
+        uint32_t b0 = tma_bank_of(t->base + s * 16u);
+        fprintf(f, "<text class=\"c\" x=\"%u\" y=\"%u\">%u-%u</text>\n", left + s * cw + cw / 2, top - 26,
+                b0, b0 + 3u);
+        fprintf(f, "<text class=\"c\" x=\"%u\" y=\"%u\">%u</text>\n", left + s * cw + cw / 2, top - 8, s);
+    }
+    for (uint32_t r = 0; r < t->rows; r++) {
+        uint32_t y = top + r * ch;
+        fprintf(f, "<text x=\"4\" y=\"%u\">row %u @%u</text>\n", y + 15, r, t->base + r * t->pitch);
+        for (uint32_t s = 0; s < t->slots; s++) {
+            uint32_t c = slot_chunk(t, r, s), x = left + s * cw;
+            bool pad = c >= t->chunks;
+            fprintf(f,
+                    "<rect class=\"cell\" x=\"%u\" y=\"%u\" width=\"%u\" height=\"%u\" fill=\"%s\"/>\n",
+                    x, y, cw, ch, pad ? "#ffffff" : palette[c % 16u]);
+            if (!pad)
+                fprintf(f, "<text class=\"c\" x=\"%u\" y=\"%u\">%u.%u</text>\n", x + cw / 2, y + 15, r, c);
+        }
+        uint32_t cover[TMA_BANKS];
+        char banks[160];
+        row_banks(t, r, cover);
+        format_banks(cover, banks, sizeof banks);
+        fprintf(f, "<text x=\"%u\" y=\"%u\">banks %s</text>\n", left + t->slots * cw + 6, y + 15, banks);
+    }
+    fprintf(f, "</svg>\n");
+    return fclose(f) == 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * main
+ * ------------------------------------------------------------------------------------------- */
+
+int main(int argc, char **argv) {
+    int mode = TMA_SWIZZLE_128B;
+    tma_dtype dtype = TMA_DTYPE_BF16;
+    uint32_t cols = 0, rows = 8, base = 0, pitch = 0;
+    bool have_box = false, json = false;
+    const char *svg = NULL;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+        if (strcmp(a, "--json") == 0) {
+            json = true;
+            continue;
+        }
+        if (strncmp(a, "--", 2) != 0)
+            bad_usage("unexpected argument '%s'", a);
+        if (i + 1 >= argc)
+            bad_usage("%s needs a value", a);
+        const char *v = argv[++i];
+        if (strcmp(a, "--swizzle") == 0) {
+            const char *s = strncasecmp(v, "TMA_SWIZZLE_", 12) == 0 ? v + 12 : v;
+            mode = -1;
+            for (int k = 0; k < 4; k++)
+                if (strcasecmp(s, swizzle_names[k]) == 0)
+                    mode = k;
+            if (mode < 0)
+                bad_usage("--swizzle '%s': use none, 32B, 64B or 128B", v);
+        } else if (strcmp(a, "--dtype") == 0) {
+            bool found = false;
+            for (int k = 0; k < TMA_DTYPE_COUNT_ && !found; k++)
+                if (strcasecmp(v, tma_dtype_name((tma_dtype)k)) == 0) {
+                    dtype = (tma_dtype)k;
+                    found = true;
+                }
+            if (!found)
+                bad_usage("--dtype '%s': unknown type (u8 u16 u32 i32 u64 i64 f16 f32 f64 bf16 f32_ftz tf32 tf32_ftz)",
+                          v);
+        } else if (strcmp(a, "--box") == 0) {
+            char buf[64];
+            const char *comma = strchr(v, ',');
+            if (comma == NULL || (size_t)(comma - v) >= sizeof buf)
+                bad_usage("--box '%s': give COLS,ROWS (e.g. 64,64)", v);
+            memcpy(buf, v, (size_t)(comma - v));
+            buf[comma - v] = '\0';
+            if (!parse_u32(buf, &cols) || !parse_u32(comma + 1, &rows))
+                bad_usage("--box '%s': give COLS,ROWS as unsigned numbers (e.g. 64,64)", v);
+            have_box = true;
+        } else if (strcmp(a, "--base") == 0) {
+            if (!parse_u32(v, &base))
+                bad_usage("--base '%s': not an unsigned number", v);
+        } else if (strcmp(a, "--pitch") == 0) {
+            if (!parse_u32(v, &pitch) || pitch == 0)
+                bad_usage("--pitch '%s': not a positive number", v);
+        } else if (strcmp(a, "--svg") == 0) {
+            svg = v;
+        } else {
+            bad_usage("unknown option '%s'", a);
+        }
+    }
+
+    const uint32_t esize = (uint32_t)tma_dtype_size(dtype);
+    const uint32_t span = tma_swizzle_span((tma_swizzle)mode);
+    if (!have_box)
+        cols = (span ? span : 128u) / esize;
+    if (base % TMA_SMEM_ALIGN != 0)
+        bad_usage("--base %u: TMA writes boxes to %u-byte aligned shared addresses (TMA_SMEM_ALIGN); use a multiple "
+                  "of %u",
+                  base, TMA_SMEM_ALIGN, TMA_SMEM_ALIGN);
+
+    /* The box must be one TMA can copy: check it as a 2-D map of exactly the box's size. */
+    uint64_t gstride = ((uint64_t)cols * esize + 15u) / 16u * 16u;
+    tma_tiled_desc d = tma_desc_2d(dtype, (void *)(uintptr_t)STANDIN_ADDRESS, rows ? rows : 1u, cols ? cols : 1u,
+                                   gstride ? gstride : 16u, rows, cols, (tma_swizzle)mode);
+    tma_diag diags[16];
+    size_t count = 0;
+    if (tma_check_tiled_all(&d, diags, 16, &count) != TMA_OK) {
+        printf("box %u x %u %s with %s is not a valid TMA box:\n", cols, rows, tma_dtype_name(dtype),
+               tma_swizzle_name((tma_swizzle)mode));
+        for (size_t i = 0; i < count && i < 16; i++)
+            printf("  %zu. %s: %s\n", i + 1, tma_status_name(diags[i].status), diags[i].message);
+        fprintf(stderr, "tma-layout: invalid box: %zu broken rule%s, first %s\n", count, count == 1 ? "" : "s",
+                tma_status_name(diags[0].status));
+        return 1;
+    }
+
+    const uint32_t tma_pitch = (uint32_t)tma_box_row_pitch(&d);
+    if (pitch == 0)
+        pitch = tma_pitch;
+    if (pitch % 16u != 0 || pitch < cols * esize || (span && pitch % span != 0))
+        bad_usage("--pitch %u: use a multiple of 16%s%s that holds the %u-byte box row", pitch,
+                  span ? " and of the swizzle span " : "", span ? swizzle_names[mode] : "", cols * esize);
+    if ((uint64_t)rows * pitch > 4u * 1024u * 1024u)
+        bad_usage("--pitch %u x %u rows: too large", pitch, rows);
+
+    tile t = {(tma_swizzle)mode, dtype, esize, cols, rows, base, pitch, cols * esize / 16u, pitch / 16u};
+    pattern_result p[] = {
+        {"row-wise 16-byte reads", "thread i reads logical chunk i of the box in row-major order, 32 per request",
+         16, pattern_rows16(&t)},
+        {"column-wise 4-byte reads",
+         "per 4-byte column, thread i reads that word of row 32g+i (one request per column and 32 rows)", 4,
+         pattern_cols4(&t)},
+        {"chunk column, 8 rows, 16-byte reads",
+         "per logical chunk column, thread i reads that chunk of row 32g+i: each quarter-warp reads one chunk "
+         "column across 8 consecutive rows",
+         16, pattern_chunkcol16(&t)},
+        {"ldmatrix x4 (8x8 b16)",
+         "per 16-row x 2-chunk block, matrix m = i/8 is rows (m%2)*8..+7 of chunk m/2, thread i gives row i%8 "
+         "of matrix m",
+         16, pattern_ldmatrix(&t)},
+    };
+    const size_t np = sizeof p / sizeof p[0];
+
+    if (json)
+        print_json(&t, p, np);
+    else
+        print_text(&t, p, np);
+    if (svg && !write_svg(&t, svg)) {
+        fprintf(stderr, "tma-layout: cannot write %s: %s\n", svg, strerror(errno));
+        return 2;
+    }
+    uint32_t conflicts = 0;
+    for (size_t i = 0; i < np; i++)
+        conflicts += p[i].cost.conflicts;
+    fprintf(stderr, "tma-layout: %u rows x %u slots printed; %u modelled bank conflicts over %zu patterns\n", rows,
+            t.slots, conflicts, np);
+    return 0;
+}

@@ -1,0 +1,545 @@
+/* The command-line tools (src/tools): tma-explain and tma-layout run as programs (popen), their output
+ * compared byte for byte with tests/golden/, their exit codes, JSON validity, SVG well-formedness; and
+ * the 32-bank model (src/tools/bank_model.c) on cases with known answers.
+ *
+ * Regenerate the goldens after an intended change of output: TMA_UPDATE_GOLDEN=1 ./test_tools
+ * (then review the diff in tests/golden/). */
+#define _POSIX_C_SOURCE 200809L /* popen, pclose */
+#include <criterion/criterion.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "bank_model.h"
+#include "tma/tma.h"
+
+#ifndef TMA_EXPLAIN_PATH
+#error "TMA_EXPLAIN_PATH must name the tma-explain binary"
+#endif
+#ifndef TMA_LAYOUT_PATH
+#error "TMA_LAYOUT_PATH must name the tma-layout binary"
+#endif
+#ifndef TMA_GOLDEN_DIR
+#error "TMA_GOLDEN_DIR must name tests/golden"
+#endif
+#ifndef TMA_TOOLS_TMPDIR
+#error "TMA_TOOLS_TMPDIR must name a scratch directory"
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Running a tool
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct run_result {
+    char *out;   /* stdout, NUL-terminated (malloc'd) */
+    size_t len;
+    int status;  /* exit status, or -1 if the tool did not exit normally */
+} run_result;
+
+/* Run `cmd` through the shell; capture stdout. `cmd` chooses what happens to stderr. */
+static run_result run_cmd(const char *cmd) {
+    run_result r = {NULL, 0, -1};
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p, "popen(%s) failed", cmd);
+    size_t cap = 4096;
+    r.out = malloc(cap);
+    cr_assert_not_null(r.out);
+    size_t n;
+    while ((n = fread(r.out + r.len, 1, cap - r.len - 1, p)) > 0) {
+        r.len += n;
+        if (cap - r.len - 1 == 0) {
+            cap *= 2;
+            r.out = realloc(r.out, cap);
+            cr_assert_not_null(r.out);
+        }
+    }
+    r.out[r.len] = '\0';
+    int st = pclose(p);
+    if (st != -1 && WIFEXITED(st))
+        r.status = WEXITSTATUS(st);
+    return r;
+}
+
+/* Run a tool with arguments; stdout captured, stderr discarded. */
+static run_result run_tool(const char *tool, const char *args) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>/dev/null", tool, args);
+    return run_cmd(cmd);
+}
+
+/* Run a tool; capture its stderr instead (stdout discarded). */
+static run_result run_tool_stderr(const char *tool, const char *args) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1 >/dev/null", tool, args);
+    return run_cmd(cmd);
+}
+
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    cr_assert_not_null(buf);
+    size_t got = fread(buf, 1, (size_t)n, f);
+    buf[got] = '\0';
+    fclose(f);
+    *len = got;
+    return buf;
+}
+
+/* Compare the tool's stdout with tests/golden/<name>, byte for byte, and check the exit status. */
+static void check_golden(const char *tool, const char *args, const char *name, int want_status) {
+    run_result r = run_tool(tool, args);
+    cr_assert_eq(r.status, want_status, "%s %s: exit status %d, want %d", tool, args, r.status, want_status);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", TMA_GOLDEN_DIR, name);
+    if (getenv("TMA_UPDATE_GOLDEN")) {
+        FILE *f = fopen(path, "wb");
+        cr_assert_not_null(f, "cannot write %s", path);
+        fwrite(r.out, 1, r.len, f);
+        fclose(f);
+        cr_log_info("updated %s", path);
+    }
+    size_t glen = 0;
+    char *golden = read_file(path, &glen);
+    cr_assert_not_null(golden, "golden file %s is missing (TMA_UPDATE_GOLDEN=1 writes it)", path);
+    size_t i = 0;
+    while (i < glen && i < r.len && golden[i] == r.out[i])
+        i++;
+    cr_assert(i == glen && i == r.len,
+              "%s %s: output differs from %s at byte %zu (output %zu bytes, golden %zu)\n--- output from there:\n%.200s"
+              "\n--- golden from there:\n%.200s",
+              tool, args, name, i, r.len, glen, r.out + i, golden + i);
+    free(golden);
+    free(r.out);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * A tiny JSON validity check (RFC 8259 grammar, no semantics)
+ * ------------------------------------------------------------------------------------------- */
+
+static const char *json_value(const char *p, int depth);
+
+static const char *json_ws(const char *p) {
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    return p;
+}
+
+static const char *json_string_(const char *p) {
+    if (*p++ != '"')
+        return NULL;
+    while (*p != '"') {
+        if ((unsigned char)*p < 0x20)
+            return NULL;
+        if (*p == '\\') {
+            p++;
+            if (*p == 'u') {
+                for (int k = 1; k <= 4; k++)
+                    if (!strchr("0123456789abcdefABCDEF", p[k]) || p[k] == '\0')
+                        return NULL;
+                p += 5;
+                continue;
+            }
+            if (!strchr("\"\\/bfnrt", *p) || *p == '\0')
+                return NULL;
+        }
+        p++;
+    }
+    return p + 1;
+}
+
+static const char *json_number(const char *p) {
+    if (*p == '-')
+        p++;
+    if (*p == '0')
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        while (*p >= '0' && *p <= '9')
+            p++;
+    else
+        return NULL;
+    if (*p == '.') {
+        p++;
+        if (!(*p >= '0' && *p <= '9'))
+            return NULL;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        if (!(*p >= '0' && *p <= '9'))
+            return NULL;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    return p;
+}
+
+static const char *json_value(const char *p, int depth) {
+    if (depth > 64)
+        return NULL;
+    p = json_ws(p);
+    if (*p == '{' || *p == '[') {
+        char close = *p == '{' ? '}' : ']';
+        bool object = *p == '{';
+        p = json_ws(p + 1);
+        if (*p == close)
+            return p + 1;
+        for (;;) {
+            if (object) {
+                p = json_string_(json_ws(p));
+                if (p == NULL)
+                    return NULL;
+                p = json_ws(p);
+                if (*p++ != ':')
+                    return NULL;
+            }
+            p = json_value(p, depth + 1);
+            if (p == NULL)
+                return NULL;
+            p = json_ws(p);
+            if (*p == close)
+                return p + 1;
+            if (*p++ != ',')
+                return NULL;
+        }
+    }
+    if (*p == '"')
+        return json_string_(p);
+    if (strncmp(p, "true", 4) == 0)
+        return p + 4;
+    if (strncmp(p, "false", 5) == 0)
+        return p + 5;
+    if (strncmp(p, "null", 4) == 0)
+        return p + 4;
+    return json_number(p);
+}
+
+static bool json_valid(const char *text) {
+    const char *end = json_value(text, 0);
+    return end != NULL && *json_ws(end) == '\0';
+}
+
+Test(json_check, accepts_and_rejects) {
+    cr_assert(json_valid("{\"a\":[1,2.5,-3e2,true,false,null,\"x\\\"\\u00e9\"],\"b\":{}}\n"));
+    cr_assert(!json_valid("{\"a\":1,}"));
+    cr_assert(!json_valid("{\"a\" 1}"));
+    cr_assert(!json_valid("[1,2"));
+    cr_assert(!json_valid("{\"a\":\"tab\there\"}"));
+    cr_assert(!json_valid("{} {}"));
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * tma-explain
+ * ------------------------------------------------------------------------------------------- */
+
+#define VALID_ARGS "--dtype bf16 --dims 4096,4096 --strides 8192 --box 64,128 --swizzle 128B"
+/* Two broken rules: a stride that is not a multiple of 16, and a 256-byte box row under 128B swizzle. */
+#define INVALID2_ARGS "--dtype bf16 --dims 4096,4095 --strides 8190 --box 128,64 --swizzle 128B"
+
+Test(tma_explain, golden_valid_text) { check_golden(TMA_EXPLAIN_PATH, VALID_ARGS, "explain_valid.txt", 0); }
+Test(tma_explain, golden_valid_json) {
+    check_golden(TMA_EXPLAIN_PATH, VALID_ARGS " --json", "explain_valid.json", 0);
+}
+Test(tma_explain, golden_invalid_text) { check_golden(TMA_EXPLAIN_PATH, INVALID2_ARGS, "explain_invalid.txt", 1); }
+Test(tma_explain, golden_invalid_json) {
+    check_golden(TMA_EXPLAIN_PATH, INVALID2_ARGS " --json", "explain_invalid.json", 1);
+}
+Test(tma_explain, golden_defaults_f32_nan_3d) {
+    check_golden(TMA_EXPLAIN_PATH, "--dtype f32 --dims 1000,30,7 --oob nan --l2 128B", "explain_defaults_3d.txt", 0);
+}
+Test(tma_explain, golden_interleave_json) {
+    check_golden(TMA_EXPLAIN_PATH,
+                 "--dtype u8 --dims 64,64,8 --box 32,32,4 --interleave 32B --swizzle 128B --oob nan --json",
+                 "explain_interleave.json", 1);
+}
+
+Test(tma_explain, invalid_lists_both_broken_rules) {
+    run_result r = run_tool(TMA_EXPLAIN_PATH, INVALID2_ARGS);
+    cr_assert_eq(r.status, 1);
+    cr_assert_not_null(strstr(r.out, "2 broken rules"), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "1. TMA_ERR_GLOBAL_STRIDE_ALIGN: "), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "2. TMA_ERR_BOX_SWIZZLE_SPAN: "), "%s", r.out);
+    /* each message carries its fix */
+    cr_assert_not_null(strstr(r.out, "the stride is 8192 bytes"), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "use box_dim[0] <= 64"), "%s", r.out);
+    free(r.out);
+}
+
+Test(tma_explain, json_parses_valid_and_invalid) {
+    const char *args[] = {VALID_ARGS " --json", INVALID2_ARGS " --json",
+                          "--dims 16 --dtype u8 --json", "--dims 7,7 --dtype tf32 --oob nan --swizzle 32B --json",
+                          "--dims 64,64 --swizzle 128B_atom_64B --oob nan --dtype i32 --estrides 1,9 --json"};
+    for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
+        run_result r = run_tool(TMA_EXPLAIN_PATH, args[i]);
+        cr_assert(r.status == 0 || r.status == 1, "%s: status %d", args[i], r.status);
+        cr_assert(json_valid(r.out), "%s: not valid JSON:\n%s", args[i], r.out);
+        free(r.out);
+    }
+}
+
+Test(tma_explain, exit_codes_and_one_line_stderr) {
+    static const struct {
+        const char *args;
+        int status;
+        const char *stderr_has;
+    } cases[] = {
+        {VALID_ARGS, 0, "valid descriptor"},
+        {INVALID2_ARGS, 1, "invalid descriptor: 2 broken rules"},
+        {"--dims 16 --address 0", 1, "TMA_ERR_GLOBAL_ADDRESS_NULL"},
+        {"", 2, "--dims is required"},
+        {"--dims 4096,4096 --bogus 1", 2, "unknown option '--bogus'"},
+        {"--dims 4096,x", 2, "not an unsigned number"},
+        {"--dims 1,2,3,4,5,6", 2, "at most 5 values"},
+        {"--dims 64,64 --box 64", 2, "--box has 1 values"},
+        {"--dims 64,64 --strides 128,128", 2, "--strides has 2 values"},
+        {"--dims 64,64 --dtype bf17", 2, "unknown type"},
+        {"--dims 64,64 --swizzle 96B", 2, "--swizzle '96B'"},
+        {"--dims 64,64 --oob", 2, "--oob needs a value"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_result r = run_tool_stderr(TMA_EXPLAIN_PATH, cases[i].args);
+        cr_assert_eq(r.status, cases[i].status, "'%s': status %d, want %d (stderr: %s)", cases[i].args, r.status,
+                     cases[i].status, r.out);
+        cr_assert_not_null(strstr(r.out, cases[i].stderr_has), "'%s': stderr '%s' lacks '%s'", cases[i].args, r.out,
+                           cases[i].stderr_has);
+        char *nl = strchr(r.out, '\n');
+        cr_assert(nl != NULL && nl[1] == '\0', "'%s': stderr is not one line: '%s'", cases[i].args, r.out);
+        free(r.out);
+    }
+}
+
+Test(tma_explain, help_has_examples) {
+    run_result r = run_tool(TMA_EXPLAIN_PATH, "--help");
+    cr_assert_eq(r.status, 0);
+    cr_assert_not_null(strstr(r.out, "examples:"));
+    cr_assert_not_null(strstr(r.out, "tma-explain --dtype bf16 --dims 4096,4096"));
+    free(r.out);
+}
+
+Test(tma_explain, facts_agree_with_the_library) {
+    /* The printed numbers are the library's, for the same descriptor. */
+    tma_tiled_desc d = tma_desc_2d(TMA_DTYPE_BF16, (void *)(uintptr_t)0x7f0000000000ull, 4096, 4096, 8192, 128, 64,
+                                   TMA_SWIZZLE_128B);
+    char want[128];
+    run_result r = run_tool(TMA_EXPLAIN_PATH, VALID_ARGS " --json");
+    snprintf(want, sizeof want, "\"tx_bytes\":%zu,\"smem_bytes\":%zu,", tma_box_tx_bytes(&d), tma_box_smem_bytes(&d));
+    cr_assert_not_null(strstr(r.out, want), "%s lacks %s", r.out, want);
+    cr_assert_not_null(strstr(r.out, "\"cute_swizzle\":\"Swizzle<3,4,3>\""), "%s", r.out);
+    free(r.out);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * tma-layout
+ * ------------------------------------------------------------------------------------------- */
+
+Test(tma_layout, golden_bf16_128b) {
+    check_golden(TMA_LAYOUT_PATH, "--swizzle 128B --dtype bf16 --box 64,16", "layout_bf16_128b.txt", 0);
+}
+Test(tma_layout, golden_bf16_128b_base384) {
+    check_golden(TMA_LAYOUT_PATH, "--swizzle 128B --dtype bf16 --box 64,8 --base 384", "layout_bf16_128b_base384.txt",
+                 0);
+}
+Test(tma_layout, golden_f32_none_json) {
+    check_golden(TMA_LAYOUT_PATH, "--swizzle none --dtype f32 --box 32,32 --json", "layout_f32_none.json", 0);
+}
+Test(tma_layout, golden_f32_64b_pitch128) {
+    check_golden(TMA_LAYOUT_PATH, "--swizzle 64B --dtype f32 --box 16,8 --pitch 128", "layout_f32_64b_pitch128.txt",
+                 0);
+}
+Test(tma_layout, golden_f32_32b_padded_box) {
+    /* a 16-byte box row in a 32-byte span: half of every row is padding, and the written half moves */
+    check_golden(TMA_LAYOUT_PATH, "--swizzle 32B --dtype f32 --box 4,8", "layout_f32_32b_narrow.txt", 0);
+}
+
+Test(tma_layout, json_parses) {
+    const char *args[] = {"--json", "--swizzle 32B --dtype u8 --box 32,5 --base 128 --json",
+                          "--swizzle none --dtype f64 --box 18,3 --pitch 160 --json"};
+    for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
+        run_result r = run_tool(TMA_LAYOUT_PATH, args[i]);
+        cr_assert_eq(r.status, 0, "%s: status %d", args[i], r.status);
+        cr_assert(json_valid(r.out), "%s: not valid JSON:\n%s", args[i], r.out);
+        free(r.out);
+    }
+}
+
+Test(tma_layout, exit_codes) {
+    static const struct {
+        const char *args;
+        int status;
+        const char *stderr_has;
+    } cases[] = {
+        {"--swizzle 64B --dtype f32 --box 16,8", 0, "8 rows x 4 slots"},
+        {"--swizzle 128B --dtype bf16 --box 128,8", 1, "TMA_ERR_BOX_SWIZZLE_SPAN"},
+        {"--swizzle 128B --dtype bf16 --box 64,300", 1, "TMA_ERR_BOX_DIM"},
+        {"--base 100", 2, "multiple of 128"},
+        {"--swizzle 16B", 2, "--swizzle '16B'"},
+        {"--box 64", 2, "COLS,ROWS"},
+        {"--swizzle 64B --dtype f32 --box 16,8 --pitch 96", 2, "--pitch 96"},
+        {"--frobnicate", 2, "--frobnicate needs a value"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_result r = run_tool_stderr(TMA_LAYOUT_PATH, cases[i].args);
+        cr_assert_eq(r.status, cases[i].status, "'%s': status %d, want %d (stderr: %s)", cases[i].args, r.status,
+                     cases[i].status, r.out);
+        cr_assert_not_null(strstr(r.out, cases[i].stderr_has), "'%s': stderr '%s' lacks '%s'", cases[i].args, r.out,
+                           cases[i].stderr_has);
+        char *nl = strchr(r.out, '\n');
+        cr_assert(nl != NULL && nl[1] == '\0', "'%s': stderr is not one line: '%s'", cases[i].args, r.out);
+        free(r.out);
+    }
+}
+
+static size_t count_occurrences(const char *hay, const char *needle) {
+    size_t n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+static void check_svg(const char *args, const char *file, size_t want_cells) {
+    char path[1024], full[1536];
+    snprintf(path, sizeof path, "%s/%s", TMA_TOOLS_TMPDIR, file);
+    remove(path);
+    snprintf(full, sizeof full, "%s --svg '%s'", args, path);
+    run_result r = run_tool(TMA_LAYOUT_PATH, full);
+    cr_assert_eq(r.status, 0, "%s: status %d", full, r.status);
+    free(r.out);
+    size_t len = 0;
+    char *svg = read_file(path, &len);
+    cr_assert_not_null(svg, "%s was not written", path);
+    cr_assert_eq(count_occurrences(svg, "<rect class=\"cell\""), want_cells, "%s: cell rects", path);
+    cr_assert_eq(count_occurrences(svg, "<rect"), want_cells, "%s: rects other than cells", path);
+    free(svg);
+
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "xmllint --noout '%s' 2>&1", path);
+    run_result x = run_cmd(cmd);
+    cr_assert_eq(x.status, 0, "xmllint rejects %s: %s", path, x.out);
+    free(x.out);
+}
+
+Test(tma_layout, svg_is_xml_with_one_cell_per_slot) {
+    run_result probe = run_cmd("command -v xmllint >/dev/null 2>&1");
+    free(probe.out);
+    if (probe.status != 0)
+        cr_skip_test("xmllint is not installed: cannot check that the SVG is well-formed XML");
+    check_svg("--swizzle 128B --dtype bf16 --box 64,64", "test_svg_128b.svg", 64u * 8u);
+    check_svg("--swizzle 32B --dtype f32 --box 4,8 --base 384", "test_svg_32b.svg", 8u * 2u);
+    check_svg("--swizzle none --dtype f32 --box 32,32 --pitch 144", "test_svg_none.svg", 32u * 9u);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The bank model
+ * ------------------------------------------------------------------------------------------- */
+
+static tma_bank_cost request_rows(uint32_t access, uint32_t nthreads, uint32_t (*addr)(uint32_t lane, void *ctx),
+                                  void *ctx) {
+    tma_bank_request req = {.access_bytes = access, .active_mask = 0};
+    for (uint32_t lane = 0; lane < nthreads; lane++) {
+        req.addr[lane] = addr(lane, ctx);
+        req.active_mask |= 1u << lane;
+    }
+    return tma_bank_request_cost(&req);
+}
+
+typedef struct chunk_ctx {
+    tma_swizzle mode;
+    uint32_t base, pitch, col;
+} chunk_ctx;
+
+static uint32_t chunk_col_addr(uint32_t lane, void *ctx) {
+    const chunk_ctx *c = ctx;
+    return tma_swizzle_addr(c->mode, c->base + lane * c->pitch + c->col * 16u);
+}
+
+Test(bank_model, swizzle_128b_chunk_column_8_rows_conflict_free) {
+    for (uint32_t base = 0; base < 2048u; base += 128u)
+        for (uint32_t col = 0; col < 8u; col++) {
+            chunk_ctx c = {TMA_SWIZZLE_128B, base, 128u, col};
+            tma_bank_cost k = request_rows(16u, 8u, chunk_col_addr, &c);
+            cr_assert_eq(k.wavefronts, 1u, "base %u col %u", base, col);
+            cr_assert_eq(k.ideal, 1u);
+            cr_assert_eq(k.conflicts, 0u, "base %u col %u: %u conflicts", base, col, k.conflicts);
+        }
+}
+
+Test(bank_model, swizzle_64b_32b_with_128_byte_rows_conflict) {
+    for (uint32_t col = 0; col < 8u; col++) {
+        chunk_ctx c64 = {TMA_SWIZZLE_64B, 0, 128u, col}, c32 = {TMA_SWIZZLE_32B, 0, 128u, col};
+        tma_bank_cost k64 = request_rows(16u, 8u, chunk_col_addr, &c64);
+        tma_bank_cost k32 = request_rows(16u, 8u, chunk_col_addr, &c32);
+        cr_assert_eq(k64.worst_ways, 2u, "64B col %u", col);
+        cr_assert_eq(k64.conflicts, 1u);
+        cr_assert_eq(k32.worst_ways, 4u, "32B col %u", col);
+        cr_assert_eq(k32.conflicts, 3u);
+    }
+}
+
+typedef struct word_ctx {
+    uint32_t pitch, col;
+} word_ctx;
+
+static uint32_t word_col_addr(uint32_t lane, void *ctx) {
+    const word_ctx *c = ctx;
+    return lane * c->pitch + c->col * 4u;
+}
+
+Test(bank_model, none_f32_32x32_column_reads_are_32_way) {
+    for (uint32_t col = 0; col < 32u; col++) {
+        word_ctx c = {128u, col};
+        tma_bank_cost k = request_rows(4u, 32u, word_col_addr, &c);
+        cr_assert_eq(k.wavefronts, 32u, "col %u", col);
+        cr_assert_eq(k.ideal, 1u);
+        cr_assert_eq(k.conflicts, 31u);
+        cr_assert_eq(k.worst_ways, 32u);
+    }
+}
+
+Test(bank_model, padded_rows) {
+    for (uint32_t col = 0; col < 32u; col++) {
+        /* one word of padding per 32-word row (pitch 132): every row lands one bank further, no conflict */
+        word_ctx c132 = {132u, col};
+        tma_bank_cost k = request_rows(4u, 32u, word_col_addr, &c132);
+        cr_assert_eq(k.conflicts, 0u, "pitch 132 col %u", col);
+        /* 16 bytes of padding (pitch 144, what a TMA box of 36 f32 gives): rows 8 apart share a bank, 4-way */
+        word_ctx c144 = {144u, col};
+        k = request_rows(4u, 32u, word_col_addr, &c144);
+        cr_assert_eq(k.worst_ways, 4u, "pitch 144 col %u", col);
+        cr_assert_eq(k.conflicts, 3u);
+    }
+}
+
+static uint32_t same_addr(uint32_t lane, void *ctx) {
+    (void)lane;
+    (void)ctx;
+    return 256u;
+}
+
+static uint32_t linear8(uint32_t lane, void *ctx) {
+    (void)ctx;
+    return lane * 8u;
+}
+
+Test(bank_model, broadcast_and_phases) {
+    tma_bank_cost k = request_rows(4u, 32u, same_addr, NULL);
+    cr_assert_eq(k.wavefronts, 1u, "a broadcast is one wavefront");
+    cr_assert_eq(k.conflicts, 0u);
+    k = request_rows(8u, 32u, linear8, NULL); /* 256 contiguous bytes: two half-warps, no conflict */
+    cr_assert_eq(k.wavefronts, 2u);
+    cr_assert_eq(k.ideal, 2u);
+    k = request_rows(16u, 32u, linear8, NULL); /* 16-byte reads 8 bytes apart: overlapping pairs share words */
+    cr_assert_eq(k.ideal, 4u);
+    cr_assert_eq(tma_bank_phase_threads(16u), 8u);
+    cr_assert_eq(tma_bank_phase_threads(3u), 0u);
+    tma_bank_request bad = {.access_bytes = 12u, .active_mask = 1u};
+    cr_assert_eq(tma_bank_request_cost(&bad).requests, 0u, "an unsupported size costs nothing");
+}
