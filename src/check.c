@@ -325,6 +325,14 @@ tma_status tma_check_store_coords(const tma_tiled_desc *d, const int32_t coord[5
     tma_status st = tma_check_coords(d, coord);
     if (st != TMA_OK)
         return st;
+    /* TMA_DESC_ALLOW_OVERLAP is for maps that are only loaded from: a store through rows that really
+     * overlap races with itself. */
+    if (d->flags & TMA_DESC_ALLOW_OVERLAP) {
+        tma_tiled_desc strict = *d;
+        strict.flags &= ~TMA_DESC_ALLOW_OVERLAP;
+        if (tma_check_tiled(&strict, NULL) == TMA_ERR_GLOBAL_STRIDE_OVERLAP)
+            return TMA_ERR_GLOBAL_STRIDE_OVERLAP;
+    }
     for (uint32_t i = 0; i < d->rank; i++)
         if (coord[i] < 0)
             return TMA_ERR_COORD_NEGATIVE_STORE;

@@ -137,21 +137,47 @@ static void combine_copy(uint8_t *global, const uint8_t *shared, tma_dtype dtype
     memcpy(global, shared, tma_dtype_size(dtype));
 }
 
-#define REDUCE_AS(T)                                                                                    do {                                                                                                    T g, v;                                                                                             memcpy(&g, global, sizeof g);                                                                       memcpy(&v, shared, sizeof v);                                                                       T r = op == TMA_REDUCE_ADD ? (T)(g + v) : op == TMA_REDUCE_MIN ? (v < g ? v : g) : (v > g ? v : g);         memcpy(global, &r, sizeof r);                                                                   } while (0)
+/* One reduction per representation. Integer adds wrap (signed ones are added as unsigned: same bits);
+ * min and max compare as the type says. */
+#define DEFINE_REDUCE(name, T)                                                                      \
+    static void name(uint8_t *global, const uint8_t *shared, tma_reduce op) {                      \
+        T g, v, r;                                                                                  \
+        memcpy(&g, global, sizeof g);                                                               \
+        memcpy(&v, shared, sizeof v);                                                               \
+        r = op == TMA_REDUCE_MIN ? (v < g ? v : g) : (v > g ? v : g);                               \
+        memcpy(global, &r, sizeof r);                                                               \
+    }
+DEFINE_REDUCE(minmax_u32, uint32_t)
+DEFINE_REDUCE(minmax_i32, int32_t)
+DEFINE_REDUCE(minmax_u64, uint64_t)
+DEFINE_REDUCE(minmax_i64, int64_t)
+#undef DEFINE_REDUCE
+
+static void add_wrapping(uint8_t *global, const uint8_t *shared, size_t bytes) {
+    uint64_t g = 0, v = 0; /* little-endian: the low `bytes` bytes hold the value */
+    memcpy(&g, global, bytes);
+    memcpy(&v, shared, bytes);
+    g += v;
+    memcpy(global, &g, bytes);
+}
 
 static void combine_reduce(uint8_t *global, const uint8_t *shared, tma_dtype dtype, tma_reduce op) {
-    switch (dtype) {
-    case TMA_DTYPE_U32: REDUCE_AS(uint32_t); break;
-    case TMA_DTYPE_I32: { /* signed add wraps: do it unsigned */
-        if (op == TMA_REDUCE_ADD) { REDUCE_AS(uint32_t); } else { REDUCE_AS(int32_t); }
-        break;
-    }
-    case TMA_DTYPE_U64: REDUCE_AS(uint64_t); break;
-    case TMA_DTYPE_I64: {
-        if (op == TMA_REDUCE_ADD) { REDUCE_AS(uint64_t); } else { REDUCE_AS(int64_t); }
-        break;
-    }
-    default: REDUCE_AS(float); break; /* f32 add, the only float case let through */
+    if (dtype == TMA_DTYPE_F32) { /* add only: reduce_modelled lets nothing else through */
+        float g, v;
+        memcpy(&g, global, 4);
+        memcpy(&v, shared, 4);
+        g += v;
+        memcpy(global, &g, 4);
+    } else if (op == TMA_REDUCE_ADD) {
+        add_wrapping(global, shared, tma_dtype_size(dtype));
+    } else if (dtype == TMA_DTYPE_U32) {
+        minmax_u32(global, shared, op);
+    } else if (dtype == TMA_DTYPE_I32) {
+        minmax_i32(global, shared, op);
+    } else if (dtype == TMA_DTYPE_U64) {
+        minmax_u64(global, shared, op);
+    } else {
+        minmax_i64(global, shared, op);
     }
 }
 

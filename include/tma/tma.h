@@ -152,9 +152,11 @@ tma_status tma_check_tiled_all(const tma_tiled_desc *d, tma_diag *diags, size_t 
  *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_COORD_ALIGN, or the descriptor's own error */
 tma_status tma_check_coords(const tma_tiled_desc *d, const int32_t coord[5]);
 
-/** tma_check_coords plus the rule for stores: no coordinate below zero (measured: a store with a
- *  negative coordinate raises "illegal instruction"; loads accept them and fill).
- *  @return TMA_OK, TMA_ERR_COORD_NEGATIVE_STORE, or what tma_check_coords returns */
+/** tma_check_coords plus the rules for stores: no coordinate below zero (measured: a store with a
+ *  negative coordinate raises "illegal instruction"; loads accept them and fill), and no store through
+ *  rows that overlap (a map that needed TMA_DESC_ALLOW_OVERLAP is for loads only).
+ *  @return TMA_OK, TMA_ERR_COORD_NEGATIVE_STORE, TMA_ERR_GLOBAL_STRIDE_OVERLAP, or what tma_check_coords
+ *          returns */
 tma_status tma_check_store_coords(const tma_tiled_desc *d, const int32_t coord[5]);
 
 /* ---------------------------------------------------------------------------------------------
