@@ -5,16 +5,13 @@
  * Prints every rule the descriptor breaks (tma_check_tiled_all; each message names the fix), and for a
  * valid one the facts a kernel must keep in step with it. --json prints the same as one JSON object.
  * Exit status: 0 valid, 1 invalid, 2 bad usage; each with a one-line message on stderr. No GPU needed. */
-#define _POSIX_C_SOURCE 200809L /* strtok_r, strcasecmp */
-#include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
+#include "cli.h"
 #include "tma/tma.h"
 
 #define MAX_DIAGS 32
@@ -54,80 +51,16 @@ static const char *const usage_text =
     "  tma-explain --dtype f32 --dims 1000,1000 --strides 4000 --box 32,32 --oob nan --json\n"
     "  tma-explain --dtype u8 --dims 64,64,8 --box 32,32,4 --interleave 32B --swizzle 32B\n";
 
-static void bad_usage(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("tma-explain: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs(" (see tma-explain --help)\n", stderr);
-    va_end(ap);
-    exit(2);
-}
-
 /* ---------------------------------------------------------------------------------------------
  * Parsing
  * ------------------------------------------------------------------------------------------- */
 
-static bool parse_u64(const char *s, uint64_t *out) {
-    if (s == NULL || *s == '\0' || *s == '-' || *s == '+')
-        return false;
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (errno != 0 || *end != '\0')
-        return false;
-    *out = v;
-    return true;
-}
-
-/* A comma-separated list of at most `cap` unsigned numbers; returns how many, or bad usage. */
-static uint32_t parse_list(const char *opt, const char *s, uint64_t *out, uint32_t cap) {
-    char buf[512];
-    if (strlen(s) >= sizeof buf)
-        bad_usage("%s: list too long", opt);
-    strcpy(buf, s);
-    uint32_t n = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (n == cap)
-            bad_usage("%s '%s': at most %u values", opt, s, cap);
-        if (!parse_u64(tok, &out[n]))
-            bad_usage("%s '%s': '%s' is not an unsigned number", opt, s, tok);
-        n++;
-    }
-    if (n == 0)
-        bad_usage("%s '%s': empty list", opt, s);
-    return n;
-}
-
 static uint32_t to_u32(const char *opt, uint64_t v) {
     if (v > UINT32_MAX)
-        bad_usage("%s: %llu does not fit in 32 bits", opt, (unsigned long long)v);
+        cli_bad_usage("%s: %llu does not fit in 32 bits", opt, (unsigned long long)v);
     return (uint32_t)v;
 }
 
-static bool parse_dtype(const char *s, tma_dtype *out) {
-    for (int t = 0; t < TMA_DTYPE_COUNT_; t++)
-        if (strcasecmp(s, tma_dtype_name((tma_dtype)t)) == 0) {
-            *out = (tma_dtype)t;
-            return true;
-        }
-    return false;
-}
-
-/* Index of s in names (case-insensitive, an optional prefix such as "TMA_SWIZZLE_" accepted), or -1. */
-static int parse_name(const char *s, const char *prefix, const char *const *names, int n) {
-    size_t plen = strlen(prefix);
-    if (strncasecmp(s, prefix, plen) == 0)
-        s += plen;
-    for (int i = 0; i < n; i++)
-        if (strcasecmp(s, names[i]) == 0)
-            return i;
-    return -1;
-}
-
-static const char *const swizzle_names[] = {"none", "32B", "64B", "128B", "128B_atom_32B", "128B_atom_32B_flip_8B",
-                                            "128B_atom_64B"};
 static const char *const interleave_names[] = {"none", "16B", "32B"};
 static const char *const l2_names[] = {"none", "64B", "128B", "256B"};
 static const char *const oob_names[] = {"zero", "nan"};
@@ -136,25 +69,6 @@ static const char *const oob_names[] = {"zero", "nan"};
 /* ---------------------------------------------------------------------------------------------
  * Output helpers
  * ------------------------------------------------------------------------------------------- */
-
-static void json_string(const char *s) {
-    putchar('"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", stdout); break;
-        case '\\': fputs("\\\\", stdout); break;
-        case '\n': fputs("\\n", stdout); break;
-        case '\r': fputs("\\r", stdout); break;
-        case '\t': fputs("\\t", stdout); break;
-        default:
-            if (*p < 0x20)
-                printf("\\u%04x", *p);
-            else
-                putchar(*p);
-        }
-    }
-    putchar('"');
-}
 
 static void json_u64_array(const uint64_t *v, uint32_t n) {
     putchar('[');
@@ -192,6 +106,7 @@ static const char *wgmma_swizzle(tma_swizzle s) {
  * ------------------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv) {
+    cli_program = "tma-explain";
     tma_dtype dtype = TMA_DTYPE_BF16;
     uint64_t dims[5] = {0}, strides[4] = {0}, box[5] = {0}, estr[5] = {0};
     uint32_t ndims = 0, nstrides = 0, nbox = 0, nestr = 0;
@@ -214,51 +129,49 @@ int main(int argc, char **argv) {
             continue;
         }
         if (strncmp(a, "--", 2) != 0)
-            bad_usage("unexpected argument '%s'", a);
+            cli_bad_usage("unexpected argument '%s'", a);
         if (i + 1 >= argc)
-            bad_usage("%s needs a value", a);
+            cli_bad_usage("%s needs a value", a);
         const char *v = argv[++i];
         if (strcmp(a, "--dtype") == 0) {
-            if (!parse_dtype(v, &dtype))
-                bad_usage("--dtype '%s': unknown type (u8 u16 u32 i32 u64 i64 f16 f32 f64 bf16 f32_ftz tf32 tf32_ftz)",
-                          v);
+            dtype = cli_dtype_arg(v);
         } else if (strcmp(a, "--dims") == 0) {
-            ndims = parse_list(a, v, dims, 5);
+            ndims = cli_parse_list(a, v, dims, 5);
         } else if (strcmp(a, "--strides") == 0) {
-            nstrides = parse_list(a, v, strides, 4);
+            nstrides = cli_parse_list(a, v, strides, 4);
         } else if (strcmp(a, "--box") == 0) {
-            nbox = parse_list(a, v, box, 5);
+            nbox = cli_parse_list(a, v, box, 5);
         } else if (strcmp(a, "--estrides") == 0) {
-            nestr = parse_list(a, v, estr, 5);
+            nestr = cli_parse_list(a, v, estr, 5);
         } else if (strcmp(a, "--swizzle") == 0) {
-            if ((swz = parse_name(v, "TMA_SWIZZLE_", swizzle_names, COUNT(swizzle_names))) < 0)
-                bad_usage("--swizzle '%s': use none, 32B, 64B or 128B", v);
+            if ((swz = cli_parse_name(v, "TMA_SWIZZLE_", cli_swizzle_names, COUNT(cli_swizzle_names))) < 0)
+                cli_bad_usage("--swizzle '%s': use none, 32B, 64B or 128B", v);
         } else if (strcmp(a, "--interleave") == 0) {
-            if ((il = parse_name(v, "TMA_INTERLEAVE_", interleave_names, COUNT(interleave_names))) < 0)
-                bad_usage("--interleave '%s': use none, 16B or 32B", v);
+            if ((il = cli_parse_name(v, "TMA_INTERLEAVE_", interleave_names, COUNT(interleave_names))) < 0)
+                cli_bad_usage("--interleave '%s': use none, 16B or 32B", v);
         } else if (strcmp(a, "--l2") == 0) {
-            if ((l2 = parse_name(v, "TMA_L2_", l2_names, COUNT(l2_names))) < 0)
-                bad_usage("--l2 '%s': use none, 64B, 128B or 256B", v);
+            if ((l2 = cli_parse_name(v, "TMA_L2_", l2_names, COUNT(l2_names))) < 0)
+                cli_bad_usage("--l2 '%s': use none, 64B, 128B or 256B", v);
         } else if (strcmp(a, "--oob") == 0) {
-            if ((oob = parse_name(v, "TMA_OOB_", oob_names, COUNT(oob_names))) < 0)
-                bad_usage("--oob '%s': use zero or nan", v);
+            if ((oob = cli_parse_name(v, "TMA_OOB_", oob_names, COUNT(oob_names))) < 0)
+                cli_bad_usage("--oob '%s': use zero or nan", v);
         } else if (strcmp(a, "--address") == 0) {
-            if (!parse_u64(v, &address))
-                bad_usage("--address '%s': not an unsigned number (e.g. 0x7f0000000000)", v);
+            if (!cli_parse_u64(v, &address))
+                cli_bad_usage("--address '%s': not an unsigned number (e.g. 0x7f0000000000)", v);
         } else {
-            bad_usage("unknown option '%s'", a);
+            cli_bad_usage("unknown option '%s'", a);
         }
     }
     if (ndims == 0)
-        bad_usage("--dims is required (e.g. --dims 4096,4096, dimension 0 first)");
+        cli_bad_usage("--dims is required (e.g. --dims 4096,4096, dimension 0 first)");
     const uint32_t rank = ndims;
     if (nstrides != 0 && nstrides != rank - 1)
-        bad_usage("--strides has %u values; a rank-%u tensor needs %u (dimensions 1..%u)", nstrides, rank, rank - 1,
+        cli_bad_usage("--strides has %u values; a rank-%u tensor needs %u (dimensions 1..%u)", nstrides, rank, rank - 1,
                   rank - 1);
     if (nbox != 0 && nbox != rank)
-        bad_usage("--box has %u values; --dims has %u", nbox, rank);
+        cli_bad_usage("--box has %u values; --dims has %u", nbox, rank);
     if (nestr != 0 && nestr != rank)
-        bad_usage("--estrides has %u values; --dims has %u", nestr, rank);
+        cli_bad_usage("--estrides has %u values; --dims has %u", nestr, rank);
 
     const uint64_t esize = tma_dtype_size(dtype);
     if (nstrides == 0) { /* dense rows, each row rounded up to 16 bytes */
@@ -315,9 +228,9 @@ int main(int argc, char **argv) {
 
     if (json) {
         printf("{\"valid\":%s,\"status\":", valid ? "true" : "false");
-        json_string(tma_status_name(st));
+        cli_json_string(tma_status_name(st));
         printf(",\"descriptor\":{\"dtype\":");
-        json_string(tma_dtype_name(dtype));
+        cli_json_string(tma_dtype_name(dtype));
         printf(",\"elem_bytes\":%llu,\"rank\":%u,\"global_address\":\"0x%llx\",\"global_dim\":",
                (unsigned long long)esize, rank, (unsigned long long)address);
         json_u64_array(dims, rank);
@@ -328,19 +241,19 @@ int main(int argc, char **argv) {
         printf(",\"element_stride\":");
         json_u64_array(estr, rank);
         printf(",\"swizzle\":");
-        json_string(swizzle_names[swz]);
+        cli_json_string(cli_swizzle_names[swz]);
         printf(",\"interleave\":");
-        json_string(interleave_names[il]);
+        cli_json_string(interleave_names[il]);
         printf(",\"l2_promotion\":");
-        json_string(l2_names[l2]);
+        cli_json_string(l2_names[l2]);
         printf(",\"oob_fill\":");
-        json_string(oob_names[oob]);
+        cli_json_string(oob_names[oob]);
         printf(",\"allow_overlap\":%s},\"broken_rules\":%zu,\"errors\":[", overlap ? "true" : "false", count);
         for (size_t i = 0; i < shown; i++) {
             printf("%s{\"status\":", i ? "," : "");
-            json_string(tma_status_name(diags[i].status));
+            cli_json_string(tma_status_name(diags[i].status));
             printf(",\"message\":");
-            json_string(diags[i].message);
+            cli_json_string(diags[i].message);
             putchar('}');
         }
         putchar(']');
@@ -356,7 +269,7 @@ int main(int argc, char **argv) {
             else
                 printf("\"cute_swizzle\":null,\"cute_swizzle_elem\":null,");
             printf("\"wgmma_swizzle\":");
-            json_string(wgmma_swizzle(d.swizzle));
+            cli_json_string(wgmma_swizzle(d.swizzle));
         }
         printf("}\n");
     } else {

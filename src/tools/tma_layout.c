@@ -7,16 +7,15 @@
  * (the swizzle is its own inverse), pitch = tma_box_row_pitch. Then the bank model (bank_model.h)
  * counts wavefronts for named access patterns. No GPU needed.
  * Exit status: 0 printed, 1 the box is not a valid TMA box (the reasons are printed), 2 bad usage. */
-#define _POSIX_C_SOURCE 200809L /* strtok_r, strcasecmp */
+#define _POSIX_C_SOURCE 200809L /* strerror with errno */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "bank_model.h"
+#include "cli.h"
 #include "tma/tma.h"
 
 #define STANDIN_ADDRESS 0x7f0000000000ull
@@ -48,29 +47,6 @@ static const char *const usage_text =
     "  tma-layout --swizzle 128B --dtype bf16 --box 64,8 --base 384\n"
     "  tma-layout --swizzle 64B --dtype f32 --box 16,8 --pitch 128     # 2-way conflicts\n";
 
-static void bad_usage(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("tma-layout: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs(" (see tma-layout --help)\n", stderr);
-    va_end(ap);
-    exit(2);
-}
-
-static bool parse_u32(const char *s, uint32_t *out) {
-    if (s == NULL || *s == '\0' || *s == '-' || *s == '+')
-        return false;
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (errno != 0 || *end != '\0' || v > UINT32_MAX)
-        return false;
-    *out = (uint32_t)v;
-    return true;
-}
-
-static const char *const swizzle_names[] = {"none", "32B", "64B", "128B"};
 
 /* ---------------------------------------------------------------------------------------------
  * The tile
@@ -301,7 +277,7 @@ static void print_text(const tile *t, const pattern_result *p, size_t np) {
 static void print_json(const tile *t, const pattern_result *p, size_t np) {
     printf("{\"swizzle\":\"%s\",\"dtype\":\"%s\",\"elem_bytes\":%u,\"box_cols\":%u,\"box_rows\":%u,\"base\":%u,"
            "\"row_pitch\":%u,\"chunks_per_row\":%u,\"slots_per_row\":%u,\"grid\":[",
-           swizzle_names[t->mode], tma_dtype_name(t->dtype), t->esize, t->cols, t->rows, t->base, t->pitch,
+           cli_swizzle_names[t->mode], tma_dtype_name(t->dtype), t->esize, t->cols, t->rows, t->base, t->pitch,
            t->chunks, t->slots);
     for (uint32_t r = 0; r < t->rows; r++) {
         printf("%s[", r ? "," : "");
@@ -385,6 +361,7 @@ static bool write_svg(const tile *t, const char *path) {
  * ------------------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv) {
+    cli_program = "tma-layout";
     int mode = TMA_SWIZZLE_128B;
     tma_dtype dtype = TMA_DTYPE_BF16;
     uint32_t cols = 0, rows = 8, base = 0, pitch = 0;
@@ -402,48 +379,36 @@ int main(int argc, char **argv) {
             continue;
         }
         if (strncmp(a, "--", 2) != 0)
-            bad_usage("unexpected argument '%s'", a);
+            cli_bad_usage("unexpected argument '%s'", a);
         if (i + 1 >= argc)
-            bad_usage("%s needs a value", a);
+            cli_bad_usage("%s needs a value", a);
         const char *v = argv[++i];
         if (strcmp(a, "--swizzle") == 0) {
-            const char *s = strncasecmp(v, "TMA_SWIZZLE_", 12) == 0 ? v + 12 : v;
-            mode = -1;
-            for (int k = 0; k < 4; k++)
-                if (strcasecmp(s, swizzle_names[k]) == 0)
-                    mode = k;
+            mode = cli_parse_name(v, "TMA_SWIZZLE_", cli_swizzle_names, 4); /* the Hopper modes */
             if (mode < 0)
-                bad_usage("--swizzle '%s': use none, 32B, 64B or 128B", v);
+                cli_bad_usage("--swizzle '%s': use none, 32B, 64B or 128B", v);
         } else if (strcmp(a, "--dtype") == 0) {
-            bool found = false;
-            for (int k = 0; k < TMA_DTYPE_COUNT_ && !found; k++)
-                if (strcasecmp(v, tma_dtype_name((tma_dtype)k)) == 0) {
-                    dtype = (tma_dtype)k;
-                    found = true;
-                }
-            if (!found)
-                bad_usage("--dtype '%s': unknown type (u8 u16 u32 i32 u64 i64 f16 f32 f64 bf16 f32_ftz tf32 tf32_ftz)",
-                          v);
+            dtype = cli_dtype_arg(v);
         } else if (strcmp(a, "--box") == 0) {
             char buf[64];
             const char *comma = strchr(v, ',');
             if (comma == NULL || (size_t)(comma - v) >= sizeof buf)
-                bad_usage("--box '%s': give COLS,ROWS (e.g. 64,64)", v);
+                cli_bad_usage("--box '%s': give COLS,ROWS (e.g. 64,64)", v);
             memcpy(buf, v, (size_t)(comma - v));
             buf[comma - v] = '\0';
-            if (!parse_u32(buf, &cols) || !parse_u32(comma + 1, &rows))
-                bad_usage("--box '%s': give COLS,ROWS as unsigned numbers (e.g. 64,64)", v);
+            if (!cli_parse_u32(buf, &cols) || !cli_parse_u32(comma + 1, &rows))
+                cli_bad_usage("--box '%s': give COLS,ROWS as unsigned numbers (e.g. 64,64)", v);
             have_box = true;
         } else if (strcmp(a, "--base") == 0) {
-            if (!parse_u32(v, &base))
-                bad_usage("--base '%s': not an unsigned number", v);
+            if (!cli_parse_u32(v, &base))
+                cli_bad_usage("--base '%s': not an unsigned number", v);
         } else if (strcmp(a, "--pitch") == 0) {
-            if (!parse_u32(v, &pitch) || pitch == 0)
-                bad_usage("--pitch '%s': not a positive number", v);
+            if (!cli_parse_u32(v, &pitch) || pitch == 0)
+                cli_bad_usage("--pitch '%s': not a positive number", v);
         } else if (strcmp(a, "--svg") == 0) {
             svg = v;
         } else {
-            bad_usage("unknown option '%s'", a);
+            cli_bad_usage("unknown option '%s'", a);
         }
     }
 
@@ -452,7 +417,7 @@ int main(int argc, char **argv) {
     if (!have_box)
         cols = (span ? span : 128u) / esize;
     if (base % TMA_SMEM_ALIGN != 0)
-        bad_usage("--base %u: TMA writes boxes to %u-byte aligned shared addresses (TMA_SMEM_ALIGN); use a multiple "
+        cli_bad_usage("--base %u: TMA writes boxes to %u-byte aligned shared addresses (TMA_SMEM_ALIGN); use a multiple "
                   "of %u",
                   base, TMA_SMEM_ALIGN, TMA_SMEM_ALIGN);
 
@@ -476,10 +441,10 @@ int main(int argc, char **argv) {
     if (pitch == 0)
         pitch = tma_pitch;
     if (pitch % 16u != 0 || pitch < cols * esize || (span && pitch % span != 0))
-        bad_usage("--pitch %u: use a multiple of 16%s%s that holds the %u-byte box row", pitch,
-                  span ? " and of the swizzle span " : "", span ? swizzle_names[mode] : "", cols * esize);
+        cli_bad_usage("--pitch %u: use a multiple of 16%s%s that holds the %u-byte box row", pitch,
+                  span ? " and of the swizzle span " : "", span ? cli_swizzle_names[mode] : "", cols * esize);
     if ((uint64_t)rows * pitch > 4u * 1024u * 1024u)
-        bad_usage("--pitch %u x %u rows: too large", pitch, rows);
+        cli_bad_usage("--pitch %u x %u rows: too large", pitch, rows);
 
     tile t = {(tma_swizzle)mode, dtype, esize, cols, rows, base, pitch, cols * esize / 16u, pitch / 16u};
     pattern_result p[] = {
