@@ -56,16 +56,29 @@ TR_HD void tr_lane_block(uint32_t lb, uint32_t *k, uint32_t *c) {
     *k = (lb % 8u) ^ (lb / 8u);
 }
 
+/** Tile order of the libtma kernel: tiles are taken in bands of `group` tile columns (the last band may
+ *  be narrower), row by row inside a band, so the blocks in flight read `group` neighbouring 128-byte
+ *  segments of each input row and write a run of group * box_rows elements of each output row.
+ *  group >= tiles_x is plain row-major order. */
+TR_HD void tr_tile_xy(uint32_t t, uint32_t tiles_x, uint32_t tiles_y, uint32_t group, uint32_t *tx, uint32_t *ty) {
+    uint32_t band = t / (group * tiles_y), idx = t - band * group * tiles_y;
+    uint32_t w = tiles_x - band * group < group ? tiles_x - band * group : group;
+    *ty = idx / w;
+    *tx = band * group + idx % w;
+}
+
 typedef enum tr_variant {
     TR_NAIVE = 0,   /* 32x32 smem tile, 32x8 threads, column reads with bank conflicts */
     TR_PADDED,      /* the same with a 33-element row pitch */
     TR_SWIZZLED,    /* the same with tile[r][c ^ r] */
     TR_TMA,         /* libtma: 128B-swizzled TMA boxes of 128 rows, 4-stage ring, TMA stores */
     TR_TMA_B64,     /* libtma: the same with 64-row boxes, 4 stages, 3 output buffers */
+    TR_TMA_WIDE,    /* libtma: as TR_TMA, but the transposed tile is one unswizzled (128 / elem) x 128
+                       output box (rows of 128 * elem bytes), stored by one TMA store */
     TR_VARIANT_COUNT
 } tr_variant;
 
-/** Short name of a variant ("naive", "padded", "xor-swizzled", "libtma", "libtma-b64"). */
+/** Short name of a variant ("naive", "padded", "xor-swizzled", "libtma", "libtma-b64", "libtma-wide"). */
 const char *tr_variant_name(tr_variant v);
 
 /** Everything a launch needs, prepared once (tensor maps encoded, grid sized) so timing sees the kernel only. */
@@ -79,6 +92,8 @@ typedef struct tr_plan {
     void *out;
     uint32_t box_rows;        /* TMA variants: input box rows */
     uint32_t tiles_x, tiles_y;
+    uint32_t group;           /* TMA variants: tile order (tr_tile_xy) */
+    tma_l2_promotion l2;      /* TMA variants: L2 promotion of both maps */
     dim3 grid, block;
     size_t smem;              /* dynamic shared memory per block */
 } tr_plan;
@@ -87,6 +102,9 @@ typedef struct tr_plan {
  *  (a libtma descriptor diagnostic for the TMA variants). */
 cudaError_t tr_plan_make(tr_plan *p, tr_variant v, uint32_t elem_bytes, const void *in, void *out, uint32_t rows,
                          uint32_t cols, size_t in_pitch, size_t out_pitch, char *err, size_t errlen);
+
+/** TMA variants: change the tile order (group = 0: row-major) and the maps' L2 promotion (re-encodes). */
+cudaError_t tr_plan_tune(tr_plan *p, uint32_t group, tma_l2_promotion l2, char *err, size_t errlen);
 
 /** Launch (asynchronously, on `stream`); returns the launch's error (cudaGetLastError). */
 cudaError_t tr_plan_run(const tr_plan *p, cudaStream_t stream);
@@ -118,8 +136,7 @@ tma_status tr_model_transpose(uint32_t elem_bytes, const void *in, void *out, ui
 void tr_reference(uint32_t elem_bytes, const void *in, void *out, uint32_t rows, uint32_t cols, size_t in_pitch,
                   size_t out_pitch);
 
-/** Compare the rows x cols... i.e. the cols x rows output `got` with `want` element by element, bitwise
- *  (padding ignored). Returns the number of mismatches; the first is described in `where`. */
+/** Compare an out_rows x out_cols output `got` with `want` element by element, bitwise (padding ignored). Returns the number of mismatches; the first is described in `where`. */
 size_t tr_compare(uint32_t elem_bytes, const void *got, const void *want, uint32_t out_rows, uint32_t out_cols,
                   size_t out_pitch, char *where, size_t wherelen);
 

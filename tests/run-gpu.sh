@@ -26,5 +26,7 @@ for tool in memcheck racecheck synccheck; do
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
         "$build/tests/test_gpu_copies" --jobs=1 --filter='gpu_copies/[lrs]*'
 done
+run bank_calibration "$(dirname "$0")/calibrate-banks.sh" "$build" "$build/bank-logs"
 grep -hE 'seed|loads:|stores:|reduce-stores:|checker vs driver|stricter|checked mode|INTERLEAVE' "$logs"/gpu_*.log
+cat "$logs/bank_calibration.log"
 printf '%s\n' "${summary[@]}"

@@ -38,6 +38,7 @@ static const char *const usage_text =
     "  --pitch BYTES    bytes between rows (default tma_box_row_pitch: the swizzle span, or the box row\n"
     "                   for none). A larger pitch models padded rows, or 32B/64B data with 128-byte rows.\n"
     "  --svg FILE       also draw the tile as SVG into FILE\n"
+    "  --requests FILE  also write every modelled warp request to FILE (for tests/calibrate-banks.sh)\n"
     "  --json           print one JSON object instead of text\n"
     "  --help           this text\n"
     "\n"
@@ -118,9 +119,20 @@ typedef struct pattern_result {
     tma_bank_cost cost;
 } pattern_result;
 
+/* Where --requests writes each warp request as it is modelled (NULL: nowhere). The GPU probe
+ * (tests/calibrate-banks.sh) replays exactly these requests under ncu. */
+static FILE *request_dump;
+
 static void add_request(tma_bank_cost *sum, tma_bank_request *req) {
-    if (req->active_mask)
+    if (req->active_mask) {
         tma_bank_cost_add(sum, tma_bank_request_cost(req));
+        if (request_dump) {
+            fprintf(request_dump, "R %u %u", req->access_bytes, req->active_mask);
+            for (uint32_t lane = 0; lane < TMA_WARP; lane++)
+                fprintf(request_dump, " %u", (req->active_mask >> lane) & 1u ? req->addr[lane] : 0u);
+            fputc('\n', request_dump);
+        }
+    }
     req->active_mask = 0;
 }
 
@@ -366,7 +378,7 @@ int main(int argc, char **argv) {
     tma_dtype dtype = TMA_DTYPE_BF16;
     uint32_t cols = 0, rows = 8, base = 0, pitch = 0;
     bool have_box = false, json = false;
-    const char *svg = NULL;
+    const char *svg = NULL, *requests = NULL;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -407,6 +419,8 @@ int main(int argc, char **argv) {
                 cli_bad_usage("--pitch '%s': not a positive number", v);
         } else if (strcmp(a, "--svg") == 0) {
             svg = v;
+        } else if (strcmp(a, "--requests") == 0) {
+            requests = v;
         } else {
             cli_bad_usage("unknown option '%s'", a);
         }
@@ -449,19 +463,39 @@ int main(int argc, char **argv) {
     tile t = {(tma_swizzle)mode, dtype, esize, cols, rows, base, pitch, cols * esize / 16u, pitch / 16u};
     pattern_result p[] = {
         {"row-wise 16-byte reads", "thread i reads logical chunk i of the box in row-major order, 32 per request",
-         16, pattern_rows16(&t)},
+         16, {0}},
         {"column-wise 4-byte reads",
-         "per 4-byte column, thread i reads that word of row 32g+i (one request per column and 32 rows)", 4,
-         pattern_cols4(&t)},
+         "per 4-byte column, thread i reads that word of row 32g+i (one request per column and 32 rows)", 4, {0}},
         {"chunk column, 8 rows, 16-byte reads",
          "per logical chunk column, thread i reads that chunk of row 32g+i: each quarter-warp reads one chunk "
          "column across 8 consecutive rows",
-         16, pattern_chunkcol16(&t)},
+         16, {0}},
         {"ldmatrix x4 (8x8 b16)",
          "per 16-row x 2-chunk block, matrix m = i/8 is rows (m%2)*8..+7 of chunk m/2, thread i gives row i%8 "
          "of matrix m",
-         16, pattern_ldmatrix(&t)},
+         16, {0}},
     };
+    tma_bank_cost (*const generate[])(const tile *) = {pattern_rows16, pattern_cols4, pattern_chunkcol16,
+                                                       pattern_ldmatrix};
+    FILE *dump = requests ? fopen(requests, "w") : NULL;
+    if (requests && dump == NULL) {
+        fprintf(stderr, "tma-layout: cannot write %s: %s\n", requests, strerror(errno));
+        return 2;
+    }
+    for (size_t i = 0; i < sizeof generate / sizeof generate[0]; i++) {
+        p[i].cost = generate[i](&t);
+        if (dump) { /* the pattern's prediction, then its requests */
+            fprintf(dump, "P %zu %s %u %u %u\n", i, i == 3 ? "ldmatrix" : "load", p[i].cost.wavefronts,
+                    p[i].cost.ideal, p[i].cost.conflicts);
+            request_dump = dump;
+            generate[i](&t);
+            request_dump = NULL;
+        }
+    }
+    if (dump && fclose(dump) != 0) {
+        fprintf(stderr, "tma-layout: cannot write %s: %s\n", requests, strerror(errno));
+        return 2;
+    }
     const size_t np = sizeof p / sizeof p[0];
 
     if (json)

@@ -1,0 +1,390 @@
+/* tma-transpose(1)
+ *
+ * NAME
+ *     tma-transpose - matrix transpose through shared memory: three classic kernels and the libtma one
+ *
+ * SYNOPSIS
+ *     tma-transpose [--ncu | --ncu-isolated] [--tune] [--reps N]
+ *
+ * DESCRIPTION
+ *     Transposes M x N fp32 and bf16 matrices (row pitch rounded up to 16 bytes, as TMA requires) with
+ *       naive         32x32 shared tile, 32x8 threads; the column read is a 32-way bank conflict (fp32)
+ *       padded        the same tile with a 33-element pitch
+ *       xor-swizzled  the same tile addressed tile[r][c ^ r]
+ *       libtma        TMA loads of 128B-swizzled boxes (128 bytes x 128 rows) into a 4-stage mbarrier ring,
+ *                     16-byte conflict-free shared reads and writes addressed through tma_swizzle_elem,
+ *                     a register transpose of 4x4 (fp32) or 8x8 (bf16) blocks, TMA stores
+ *       libtma-b64    the same with 64-row boxes
+ *       libtma-wide   as libtma, but the transposed tile goes to one unswizzled output box of 128 elements
+ *                     per row (rows of 128 x elem bytes, so still conflict-free), one TMA store per tile
+ *     For each size (8192^2, 16384^2 and the ragged 12345 x 6789) and type, every variant is first
+ *     verified against a CPU transpose of fresh random data (output poisoned first, every element compared
+ *     bitwise); then each is timed (median of N launches after 3 warm-ups, CUDA events), with
+ *     cudaMemcpy device-to-device of the same bytes timed in the same run. GB/s counts bytes read plus
+ *     bytes written. One table is printed last.
+ *
+ *     Without a CUDA device, or on one that is not Hopper (sm_90), it says so and runs the libtma tile
+ *     pipeline through libtma's CPU model of the copy engine instead (tma_model_load_tiled -> reads and
+ *     writes through tma_swizzle_elem -> tma_model_store_tiled) on a small ragged matrix, verifies the
+ *     result and prints the per-tile facts: descriptors, transaction bytes, shared-memory bytes, swizzle.
+ *
+ * OPTIONS
+ *     --ncu     run each variant once on 8192^2 (fp32 and bf16), unverified and untimed: for
+ *               ncu --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,...
+ *     --ncu-isolated
+ *               run the libtma and libtma-wide kernels once on a matrix of exactly one tile per block (fp32 128 x 4224,
+ *               bf16 128 x 8448: 132 tiles), so no TMA copy overlaps a block's shared reads and writes:
+ *               the bank-conflict counters then see the kernel's own accesses alone
+ *     --tune    after the table, sweep the libtma kernel's tile order (bands of G tile columns) and L2
+ *               promotion at 16384^2 and 12345 x 6789, each setting verified before it is timed
+ *     --reps N  timed launches per variant (default 20)
+ *
+ * EXIT STATUS
+ *     0 when every variant verified (or the CPU-model pipeline did), 1 otherwise.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "transpose.h"
+
+#define CHECK(call)                                                                                 \
+    do {                                                                                            \
+        cudaError_t e_ = (call);                                                                    \
+        if (e_ != cudaSuccess) {                                                                    \
+            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(1);                                                                                \
+        }                                                                                           \
+    } while (0)
+
+static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static void fill_random(void *p, size_t bytes) {
+    uint8_t *b = (uint8_t *)p;
+    size_t i = 0;
+    for (; i + 8 <= bytes; i += 8) {
+        rng ^= rng >> 12, rng ^= rng << 25, rng ^= rng >> 27;
+        uint64_t x = rng * 0x2545F4914F6CDD1Dull;
+        memcpy(b + i, &x, 8);
+    }
+    for (; i < bytes; i++)
+        b[i] = (uint8_t)(i * 131u);
+}
+
+static const char *dtype_name(uint32_t e) { return e == 4 ? "fp32" : "bf16"; }
+
+/* ------------------------------------------------------------------------------------------------
+ * No GPU: the tile pipeline on the CPU model.
+ * ---------------------------------------------------------------------------------------------- */
+static void print_desc(const char *what, const tma_tiled_desc *d) {
+    printf("  %s: %s, global dims {%llu, %llu} (dim 0 = columns), row stride %llu B, box {%u, %u}, %s, "
+           "%s\n",
+           what, tma_dtype_name(d->dtype), (unsigned long long)d->global_dim[0], (unsigned long long)d->global_dim[1],
+           (unsigned long long)d->global_stride[0], d->box_dim[0], d->box_dim[1], tma_swizzle_name(d->swizzle),
+           d->oob_fill == TMA_OOB_ZERO ? "out-of-bounds loads fill zero" : "NaN fill");
+}
+
+static int cpu_model_demo(void) {
+    const uint32_t rows = 333, cols = 201;
+    int failed = 0;
+    for (uint32_t e = 4; e >= 2; e -= 2) {
+        size_t ip = round16((size_t)cols * e), op = round16((size_t)rows * e);
+        uint8_t *in = malloc(rows * ip), *out = malloc(cols * op), *want = malloc(cols * op);
+        if (!in || !out || !want) {
+            fprintf(stderr, "out of host memory\n");
+            return 1;
+        }
+        fill_random(in, rows * ip);
+        memset(out, 0xFF, cols * op), memset(want, 0xFF, cols * op);
+        tr_reference(e, in, want, rows, cols, ip, op);
+        tr_tile_facts f;
+        char err[512], where[160] = "";
+        uint32_t box_rows = 128;
+        tma_status s = tr_model_transpose(e, in, out, rows, cols, ip, op, box_rows, &f, err, sizeof err);
+        size_t bad = s == TMA_OK ? tr_compare(e, out, want, cols, rows, op, where, sizeof where) : 1;
+        printf("\n%s %u x %u (row pitch %zu B in, %zu B out), libtma tile pipeline on the CPU model:\n",
+               dtype_name(e), rows, cols, ip, op);
+        if (s != TMA_OK) {
+            printf("  FAILED: %s\n", err);
+        } else {
+            print_desc("load map ", &f.din);
+            print_desc("store map", &f.dout);
+            printf("  per load: %zu tx bytes (what the mbarrier expects), %zu shared bytes; per store: %zu bytes "
+                   "from %zu shared bytes\n",
+                   f.in_tx_bytes, f.in_smem_bytes, f.out_tx_bytes, f.out_smem_bytes);
+            printf("  %u tiles, %u stores (%u per full tile); each thread: %u 16-byte reads, a %ux%u register "
+                   "transpose, %u 16-byte writes\n",
+                   f.tiles, f.stores, box_rows / tr_box_cols(e), 16 / e, 16 / e, 16 / e, 16 / e);
+            printf("  verified against a CPU transpose, bitwise: %s%s%s\n", bad ? "MISMATCH " : "all elements equal",
+                   bad ? ": " : "", bad ? where : "");
+        }
+        failed |= s != TMA_OK || bad != 0;
+        free(in), free(out), free(want);
+    }
+    return failed;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * GPU benchmark
+ * ---------------------------------------------------------------------------------------------- */
+typedef struct row {
+    const char *variant;
+    uint32_t e, rows, cols;
+    float ms;
+    double gbs, pct;
+    int ok;
+} row;
+
+static int cmp_float(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median time of `reps` runs of the plan (p != NULL) or of a D2D memcpy of `bytes`. */
+static float time_it(const tr_plan *p, void *dst, const void *src, size_t bytes, int reps) {
+    cudaEvent_t a, b;
+    CHECK(cudaEventCreate(&a));
+    CHECK(cudaEventCreate(&b));
+    float *t = malloc(sizeof(float) * (size_t)reps);
+    for (int i = -3; i < reps; i++) {
+        CHECK(cudaEventRecord(a, 0));
+        if (p)
+            CHECK(tr_plan_run(p, 0));
+        else
+            CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, 0));
+        CHECK(cudaEventRecord(b, 0));
+        CHECK(cudaEventSynchronize(b));
+        if (i >= 0)
+            CHECK(cudaEventElapsedTime(&t[i], a, b));
+    }
+    qsort(t, (size_t)reps, sizeof(float), cmp_float);
+    float m = reps % 2 ? t[reps / 2] : 0.5f * (t[reps / 2 - 1] + t[reps / 2]);
+    free(t);
+    CHECK(cudaEventDestroy(a));
+    CHECK(cudaEventDestroy(b));
+    return m;
+}
+
+static int run_isolated(void) {
+    for (int wide = 0; wide < 2; wide++)
+    for (uint32_t eb = 4; eb >= 2; eb -= 2) {
+        const uint32_t rows = 128, cols = 132 * tr_box_cols(eb);
+        const size_t ip = round16((size_t)cols * eb), op = round16((size_t)rows * eb);
+        void *din, *dout;
+        CHECK(cudaMalloc(&din, rows * ip));
+        CHECK(cudaMalloc(&dout, cols * op));
+        CHECK(cudaMemset(din, 0x3C, rows * ip));
+        tr_plan plan;
+        char err[512];
+        if (tr_plan_make(&plan, wide ? TR_TMA_WIDE : TR_TMA, eb, din, dout, rows, cols, ip, op, err, sizeof err) !=
+            cudaSuccess) {
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, err);
+            return 1;
+        }
+        CHECK(tr_plan_run(&plan, 0));
+        CHECK(cudaDeviceSynchronize());
+        printf("ran %s %s %ux%u once: %u tiles on %u blocks\n", tr_variant_name(plan.variant), dtype_name(eb), rows, cols,
+               plan.tiles_x * plan.tiles_y, plan.grid.x);
+        CHECK(cudaFree(din));
+        CHECK(cudaFree(dout));
+    }
+    return 0;
+}
+
+/* Sweep the libtma kernel's tile order and L2 promotion; every setting verified, then timed. */
+static int run_tune(int reps) {
+    static const uint32_t sizes[][2] = {{16384, 16384}, {12345, 6789}};
+    static const uint32_t groups[] = {0, 4, 8, 16};
+    static const tma_l2_promotion l2s[] = {TMA_L2_128B, TMA_L2_256B};
+    static const tr_variant vs[] = {TR_TMA, TR_TMA_WIDE};
+    int failed = 0;
+    printf("\nTune: libtma, tile order (G = 0: row-major, else bands of G tile columns) x L2 promotion\n");
+    printf("%-12s %-5s %-13s %4s %5s %10s %9s %9s\n", "variant", "dtype", "size", "G", "L2", "time (ms)", "GB/s",
+           "% memcpy");
+    for (uint32_t eb = 4; eb >= 2; eb -= 2)
+        for (int si = 0; si < 2; si++) {
+            const uint32_t rows = sizes[si][0], cols = sizes[si][1];
+            const size_t ip = round16((size_t)cols * eb), op = round16((size_t)rows * eb);
+            const size_t in_bytes = rows * ip, out_bytes = cols * op, logical = (size_t)rows * cols * eb;
+            void *din, *dout;
+            CHECK(cudaMalloc(&din, in_bytes));
+            CHECK(cudaMalloc(&dout, out_bytes));
+            uint8_t *hin = malloc(in_bytes), *want = malloc(out_bytes), *got = malloc(out_bytes);
+            if (!hin || !want || !got) {
+                fprintf(stderr, "out of host memory\n");
+                return 1;
+            }
+            fill_random(hin, in_bytes);
+            CHECK(cudaMemcpy(din, hin, in_bytes, cudaMemcpyHostToDevice));
+            memset(want, 0, out_bytes);
+            tr_reference(eb, hin, want, rows, cols, ip, op);
+            const double copy_gbs = 2.0 * logical / (time_it(NULL, dout, din, logical, reps) * 1e6);
+            char size[32];
+            snprintf(size, sizeof size, "%ux%u", rows, cols);
+            printf("%-12s %-5s %-13s %4s %5s %10s %9.0f %8.1f%%\n", "memcpy", dtype_name(eb), size, "-", "-", "-",
+                   copy_gbs, 100.0);
+            for (size_t vi = 0; vi < 2; vi++)
+            for (size_t gi = 0; gi < sizeof groups / sizeof groups[0]; gi++)
+                for (size_t li = 0; li < sizeof l2s / sizeof l2s[0]; li++) {
+                    tr_plan plan;
+                    char err[512], where[160] = "";
+                    if (tr_plan_make(&plan, vs[vi], eb, din, dout, rows, cols, ip, op, err, sizeof err) != cudaSuccess ||
+                        tr_plan_tune(&plan, groups[gi], l2s[li], err, sizeof err) != cudaSuccess) {
+                        fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, err);
+                        return 1;
+                    }
+                    CHECK(cudaMemset(dout, 0xFF, out_bytes));
+                    CHECK(tr_plan_run(&plan, 0));
+                    CHECK(cudaDeviceSynchronize());
+                    CHECK(cudaMemcpy(got, dout, out_bytes, cudaMemcpyDeviceToHost));
+                    size_t bad = tr_compare(eb, got, want, cols, rows, op, where, sizeof where);
+                    static const char *l2n[] = {"none", "64B", "128B", "256B"};
+                    if (bad) {
+                        printf("%-12s %-5s %-13s %4u %5s WRONG: %s\n", tr_variant_name(vs[vi]), dtype_name(eb), size,
+                               groups[gi], l2n[l2s[li]], where);
+                        failed = 1;
+                        continue;
+                    }
+                    float ms = time_it(&plan, NULL, NULL, 0, reps);
+                    double gbs = 2.0 * logical / (ms * 1e6);
+                    printf("%-12s %-5s %-13s %4u %5s %10.3f %9.0f %8.1f%%\n", tr_variant_name(vs[vi]), dtype_name(eb), size,
+                           groups[gi], l2n[l2s[li]], ms, gbs, 100.0 * gbs / copy_gbs);
+                }
+            CHECK(cudaFree(din));
+            CHECK(cudaFree(dout));
+            free(hin), free(want), free(got);
+        }
+    return failed;
+}
+
+int main(int argc, char **argv) {
+    int ncu = 0, reps = 20, tune = 0, isolated = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--ncu"))
+            ncu = 1;
+        else if (!strcmp(argv[i], "--ncu-isolated"))
+            isolated = 1;
+        else if (!strcmp(argv[i], "--tune"))
+            tune = 1;
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: %s [--ncu | --ncu-isolated] [--tune] [--reps N]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (reps < 1)
+        reps = 1;
+
+    int ndev = 0;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    struct cudaDeviceProp prop;
+    if (e != cudaSuccess || ndev == 0) {
+        printf("No CUDA GPU here (%s): the kernels cannot run. Running the same tile pipeline through libtma's CPU "
+               "model of the copy engine instead.\n",
+               e != cudaSuccess ? cudaGetErrorString(e) : "no device found");
+        return cpu_model_demo();
+    }
+    CHECK(cudaGetDeviceProperties(&prop, 0));
+    if (prop.major != 9) {
+        printf("Device 0 is %s (sm_%d%d), not Hopper (sm_90): TMA kernels need sm_90. Running the same tile "
+               "pipeline through libtma's CPU model of the copy engine instead.\n",
+               prop.name, prop.major, prop.minor);
+        return cpu_model_demo();
+    }
+    CHECK(cudaSetDevice(0));
+    printf("GPU: %s, %d SMs, %.1f GiB\n", prop.name, prop.multiProcessorCount, prop.totalGlobalMem / 1073741824.0);
+
+    if (isolated)
+        return run_isolated();
+
+    static const uint32_t sizes[][2] = {{8192, 8192}, {16384, 16384}, {12345, 6789}};
+    const int nsizes = ncu ? 1 : 3;
+    row table[96];
+    int nt = 0, failed = 0;
+
+    for (uint32_t eb = 4; eb >= 2; eb -= 2)
+        for (int si = 0; si < nsizes; si++) {
+            const uint32_t rows = sizes[si][0], cols = sizes[si][1];
+            const size_t ip = round16((size_t)cols * eb), op = round16((size_t)rows * eb);
+            const size_t in_bytes = rows * ip, out_bytes = cols * op, logical = (size_t)rows * cols * eb;
+            void *din, *dout;
+            CHECK(cudaMalloc(&din, in_bytes));
+            CHECK(cudaMalloc(&dout, out_bytes));
+            uint8_t *hin = NULL, *want = NULL, *got = NULL;
+            if (!ncu) {
+                hin = malloc(in_bytes), want = malloc(out_bytes), got = malloc(out_bytes);
+                if (!hin || !want || !got) {
+                    fprintf(stderr, "out of host memory\n");
+                    return 1;
+                }
+                fill_random(hin, in_bytes);
+                CHECK(cudaMemcpy(din, hin, in_bytes, cudaMemcpyHostToDevice));
+                memset(want, 0, out_bytes);
+                tr_reference(eb, hin, want, rows, cols, ip, op);
+                float ms = time_it(NULL, dout, din, logical, reps);
+                table[nt++] = (row){"cudaMemcpy D2D", eb, rows, cols, ms, 2.0 * logical / (ms * 1e6), 100.0, 1};
+            } else {
+                CHECK(cudaMemset(din, 0x3C, in_bytes));
+            }
+            const double copy_gbs = ncu ? 0 : table[nt - 1].gbs;
+            for (int v = 0; v < TR_VARIANT_COUNT; v++) {
+                tr_plan plan;
+                char err[512];
+                if (tr_plan_make(&plan, (tr_variant)v, eb, din, dout, rows, cols, ip, op, err, sizeof err) != cudaSuccess) {
+                    fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, tr_variant_name((tr_variant)v), err);
+                    return 1;
+                }
+                if (ncu) {
+                    CHECK(tr_plan_run(&plan, 0));
+                    CHECK(cudaDeviceSynchronize());
+                    printf("ran %s %s %ux%u once\n", tr_variant_name((tr_variant)v), dtype_name(eb), rows, cols);
+                    continue;
+                }
+                CHECK(cudaMemset(dout, 0xFF, out_bytes)); /* poison: NaN in both types */
+                CHECK(tr_plan_run(&plan, 0));
+                CHECK(cudaDeviceSynchronize());
+                CHECK(cudaMemcpy(got, dout, out_bytes, cudaMemcpyDeviceToHost));
+                char where[160] = "";
+                size_t bad = tr_compare(eb, got, want, cols, rows, op, where, sizeof where);
+                row r = {tr_variant_name((tr_variant)v), eb, rows, cols, 0, 0, 0, bad == 0};
+                if (bad) {
+                    printf("FAILED: %s %s %ux%u: %zu of %zu elements differ; first: %s\n", r.variant, dtype_name(eb),
+                           rows, cols, bad, (size_t)rows * cols, where);
+                    failed = 1;
+                } else {
+                    r.ms = time_it(&plan, NULL, NULL, 0, reps);
+                    r.gbs = 2.0 * logical / (r.ms * 1e6);
+                    r.pct = 100.0 * r.gbs / copy_gbs;
+                }
+                table[nt++] = r;
+            }
+            CHECK(cudaFree(din));
+            CHECK(cudaFree(dout));
+            free(hin), free(want), free(got);
+        }
+    if (ncu)
+        return 0;
+
+    printf("\nAll variants verified bitwise against a CPU transpose before timing: %s\n", failed ? "NO" : "yes");
+    printf("Median of %d launches after 3 warm-ups (CUDA events); GB/s = (bytes read + bytes written) / time.\n\n",
+           reps);
+    printf("%-15s %-5s %-13s %10s %9s %9s\n", "variant", "dtype", "size", "time (ms)", "GB/s", "% memcpy");
+    for (int i = 0; i < nt; i++) {
+        char size[32];
+        snprintf(size, sizeof size, "%ux%u", table[i].rows, table[i].cols);
+        if (table[i].ok)
+            printf("%-15s %-5s %-13s %10.3f %9.0f %8.1f%%\n", table[i].variant, dtype_name(table[i].e), size,
+                   table[i].ms, table[i].gbs, table[i].pct);
+        else
+            printf("%-15s %-5s %-13s %10s %9s %9s\n", table[i].variant, dtype_name(table[i].e), size, "WRONG", "-",
+                   "-");
+    }
+    if (tune)
+        failed |= run_tune(reps);
+    return failed;
+}
