@@ -142,11 +142,11 @@ static bool check_kinds(const tma_tiled_desc *d, sink *s) {
             "rank = %u with interleave = %s: interleaved layouts need rank >= 3; add the missing dimensions "
             "with global_dim = 1 or use TMA_INTERLEAVE_NONE",
             d->rank, d->interleave == TMA_INTERLEAVE_16B ? "TMA_INTERLEAVE_16B" : "TMA_INTERLEAVE_32B");
-    /* Documented; measured on an H200: the driver accepts NONE and 128B here, and loads through such a
-     * map never complete their mbarrier. libtma turns that hang into this error. */
+    /* Documented; measured on an H200: the driver accepts NONE and 128B here, and a load through such a
+     * map hung (in one run; it completed in another). libtma turns that hang into this error. */
     FAIL_IF(d->interleave == TMA_INTERLEAVE_32B && d->swizzle != TMA_SWIZZLE_32B, TMA_ERR_INTERLEAVE_SWIZZLE,
             "swizzle = %s with interleave = TMA_INTERLEAVE_32B: that interleave requires TMA_SWIZZLE_32B (the "
-            "driver accepts other modes, and loads through them hang); use TMA_SWIZZLE_32B",
+            "driver accepts other modes, and loads through them can hang); use TMA_SWIZZLE_32B",
             tma_swizzle_name(d->swizzle));
     return true; /* later rules can still read every field */
 }

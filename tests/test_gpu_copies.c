@@ -258,8 +258,9 @@ Test(gpu_copies, checked_mode_names_misaligned_coordinate, .init = cr_redirect_s
     cr_log_info("checked mode turned the fault into: %.200s (then %s)", text, cudaGetErrorName(e));
 }
 
-/* Why libtma refuses INTERLEAVE_32B with any swizzle but 32B: the driver encodes such a map, and a load
- * through it never completes its mbarrier. The bounded wait turns the hang into a message and a trap. */
+/* INTERLEAVE_32B maps built with the raw driver. The documentation allows only SWIZZLE_32B with it; the
+ * driver also encodes NONE and 128B, and a load through such a map hung in one run on an H200 and completed
+ * in another (docs/HARDWARE.md), so libtma refuses them. The documented pairing must work. */
 static cudaError_t load_through_raw_interleaved_map(tma_swizzle swizzle, char *text, size_t text_size) {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     cr_assert(lib != NULL, "libcuda.so.1 does not open");
@@ -298,16 +299,6 @@ static cudaError_t load_through_raw_interleaved_map(tma_swizzle swizzle, char *t
     size_t n = fread(text, 1, text_size - 1, cr_get_redirected_stdout());
     text[n] = '\0';
     return e;
-}
-
-Test(gpu_copies, interleave32_with_swizzle128_hangs, .init = cr_redirect_stdout, .timeout = 60) {
-    require_sm90();
-    char text[4096];
-    cudaError_t e = load_through_raw_interleaved_map(TMA_SWIZZLE_128B, text, sizeof text);
-    cr_assert(e != cudaSuccess && strstr(text, "mbarrier wait timed out") != NULL,
-              "expected the load to hang and the bounded wait to trap; CUDA said %s, device output:\n%s",
-              cudaGetErrorString(e), text);
-    cr_log_info("INTERLEAVE_32B + SWIZZLE_128B (accepted by the driver): %.160s", text);
 }
 
 Test(gpu_copies, interleave32_with_swizzle32_completes, .init = cr_redirect_stdout, .timeout = 60) {
