@@ -198,13 +198,26 @@ static tr_tma_cfg tr_cfg(void) {
     return tr_tma_cfg{(const void *)tr_tma_kernel<E, BR, S, NB, WIDE>, BR, S, NB};
 }
 
+/* Pipeline depth of the 128-row variants: input stages and output buffers (at least 2; with NB buffers a
+ * store may still be reading NB - 2 of them while the next tile is written). Compile-time knobs for
+ * experiments (-DTR_STAGES=3 -DTR_OUT_BUFFERS=3). Measured on an H200, one session, libtma-wide at 16384^2
+ * (fp32 / bf16 % of memcpy): 4+2 90.1 / 90.1, 3+3 88.6 / 89.8, 4+3 90.5 / 91.2, 2+2 88.8 / 91.2,
+ * 6+2 88.4 / 89.2 (run-to-run spread about 1 point). 4+3 = 112 KiB: one block per SM. */
+#ifndef TR_STAGES
+#define TR_STAGES 4
+#endif
+#ifndef TR_OUT_BUFFERS
+#define TR_OUT_BUFFERS 3
+#endif
+
 static tr_tma_cfg tr_tma_config(tr_variant v, uint32_t e) {
-    /* fp32 BR=128: (4 + 2) x 16 KiB = 96 KiB, two blocks per SM; BR=64: (4 + 3) x 8 KiB, four per SM.
+    /* fp32 BR=128: (TR_STAGES + TR_OUT_BUFFERS) x 16 KiB; BR=64: (4 + 3) x 8 KiB, four blocks per SM.
      * bf16 boxes have the same bytes per row (128), so the same shared footprints. */
     if (v == TR_TMA)
-        return e == 4 ? tr_cfg<4, 128, 4, 2>() : tr_cfg<2, 128, 4, 2>();
+        return e == 4 ? tr_cfg<4, 128, TR_STAGES, TR_OUT_BUFFERS>() : tr_cfg<2, 128, TR_STAGES, TR_OUT_BUFFERS>();
     if (v == TR_TMA_WIDE)
-        return e == 4 ? tr_cfg<4, 128, 4, 2, true>() : tr_cfg<2, 128, 4, 2, true>();
+        return e == 4 ? tr_cfg<4, 128, TR_STAGES, TR_OUT_BUFFERS, true>()
+                      : tr_cfg<2, 128, TR_STAGES, TR_OUT_BUFFERS, true>();
     return e == 4 ? tr_cfg<4, 64, 4, 3>() : tr_cfg<2, 64, 4, 3>();
 }
 
@@ -306,9 +319,11 @@ template <int E>
 static void tr_launch_tma(const tr_plan *p, cudaStream_t st) {
     const uint32_t g = p->group ? p->group : p->tiles_x;
     if (p->variant == TR_TMA)
-        tr_tma_kernel<E, 128, 4, 2, false><<<p->grid, p->block, p->smem, st>>>(p->tin, p->tout, p->tiles_x, p->tiles_y, g, p->rows);
+        tr_tma_kernel<E, 128, TR_STAGES, TR_OUT_BUFFERS, false>
+            <<<p->grid, p->block, p->smem, st>>>(p->tin, p->tout, p->tiles_x, p->tiles_y, g, p->rows);
     else if (p->variant == TR_TMA_WIDE)
-        tr_tma_kernel<E, 128, 4, 2, true><<<p->grid, p->block, p->smem, st>>>(p->tin, p->tout, p->tiles_x, p->tiles_y, g, p->rows);
+        tr_tma_kernel<E, 128, TR_STAGES, TR_OUT_BUFFERS, true>
+            <<<p->grid, p->block, p->smem, st>>>(p->tin, p->tout, p->tiles_x, p->tiles_y, g, p->rows);
     else
         tr_tma_kernel<E, 64, 4, 3, false><<<p->grid, p->block, p->smem, st>>>(p->tin, p->tout, p->tiles_x, p->tiles_y, g, p->rows);
 }
