@@ -21,6 +21,8 @@ run() { # name, then the command
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee "$logs/gpu.txt"
 run gpu_driver "$build/tests/test_gpu_driver" --verbose=1 --jobs=1
 run gpu_copies "$build/tests/test_gpu_copies" --verbose=1 --jobs=1
+run gpu_transpose "$build/tests/test_gpu_transpose" --verbose=1 --jobs=1
+run gpu_gemm "$build/tests/test_gpu_gemm" --verbose=1 --jobs=1
 for tool in memcheck racecheck synccheck; do
     run "sanitizer_$tool" env TMA_GPU_CONFIGS=${SANITIZER_CONFIGS:-40} \
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \

@@ -4,7 +4,6 @@
 #include "gpu_common.h"
 
 #include <criterion/redirect.h>
-#include <dlfcn.h>
 
 #include "conformance.h"
 
@@ -50,6 +49,39 @@ static long first_difference(const uint8_t *a, const uint8_t *b, size_t n) {
     return -1;
 }
 
+/* Run n box loads of t through the conformance kernel: box b at coords[b] into an arena of arena_bytes
+ * first filled with `poison` (host), landing at offsets[b]; the arenas come back in got (host, n x arena).
+ * Returns the launch's CUDA error (a trapped kernel is an error, not a test failure, for the callers). */
+static cudaError_t run_loads(const tma_tensor *t, const int32_t (*coords)[5], const uint32_t *offsets, int n,
+                             const uint8_t *poison, uint32_t arena, uint8_t *got) {
+    int32_t(*dcoords)[5];
+    uint32_t *doffsets;
+    uint8_t *dpoison, *dout;
+    CUDA_OK(cudaMalloc((void **)&dcoords, (size_t)n * sizeof coords[0]));
+    CUDA_OK(cudaMalloc((void **)&doffsets, (size_t)n * sizeof offsets[0]));
+    CUDA_OK(cudaMalloc((void **)&dpoison, arena));
+    CUDA_OK(cudaMalloc((void **)&dout, (size_t)arena * n));
+    CUDA_OK(cudaMemcpy(dcoords, coords, (size_t)n * sizeof coords[0], cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(doffsets, offsets, (size_t)n * sizeof offsets[0], cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(dpoison, poison, arena, cudaMemcpyHostToDevice));
+    cudaError_t e = tma_conf_load(t, (const int32_t(*)[5])dcoords, doffsets, n, dpoison, arena, dout);
+    if (e == cudaSuccess)
+        CUDA_OK(cudaMemcpy(got, dout, (size_t)arena * n, cudaMemcpyDeviceToHost));
+    cudaFree(dcoords);
+    cudaFree(doffsets);
+    cudaFree(dpoison);
+    cudaFree(dout);
+    return e;
+}
+
+/* Everything the kernel printed, for tests that run with .init = cr_redirect_stdout. */
+static void captured_stdout(char *text, size_t size) {
+    fflush(stdout);
+    fclose(stdout); /* closes the pipe's write end, so the read below ends */
+    size_t n = fread(text, 1, size - 1, cr_get_redirected_stdout());
+    text[n] = '\0';
+}
+
 Test(gpu_copies, loads_match_model, .timeout = 300) {
     require_sm90();
     seed_rng("gpu_copies.loads_match_model");
@@ -77,18 +109,7 @@ Test(gpu_copies, loads_match_model, .timeout = 300) {
         uint8_t *poison = malloc(arena), *got = malloc((size_t)arena * BOXES_PER_LOAD);
         rnd_bytes(poison, arena);
 
-        int32_t(*dcoords)[5];
-        uint32_t *doffsets;
-        uint8_t *dpoison, *dout;
-        CUDA_OK(cudaMalloc((void **)&dcoords, sizeof coords));
-        CUDA_OK(cudaMalloc((void **)&doffsets, sizeof offsets));
-        CUDA_OK(cudaMalloc((void **)&dpoison, arena));
-        CUDA_OK(cudaMalloc((void **)&dout, (size_t)arena * BOXES_PER_LOAD));
-        CUDA_OK(cudaMemcpy(dcoords, coords, sizeof coords, cudaMemcpyHostToDevice));
-        CUDA_OK(cudaMemcpy(doffsets, offsets, sizeof offsets, cudaMemcpyHostToDevice));
-        CUDA_OK(cudaMemcpy(dpoison, poison, arena, cudaMemcpyHostToDevice));
-        CUDA_OK(tma_conf_load(&p.dev, (const int32_t(*)[5])dcoords, doffsets, BOXES_PER_LOAD, dpoison, arena, dout));
-        CUDA_OK(cudaMemcpy(got, dout, (size_t)arena * BOXES_PER_LOAD, cudaMemcpyDeviceToHost));
+        CUDA_OK(run_loads(&p.dev, (const int32_t(*)[5])coords, offsets, BOXES_PER_LOAD, poison, arena, got));
 
         uint8_t *want = malloc(arena);
         for (int b = 0; b < BOXES_PER_LOAD; b++) {
@@ -117,10 +138,6 @@ Test(gpu_copies, loads_match_model, .timeout = 300) {
         free(want);
         free(poison);
         free(got);
-        cudaFree(dcoords);
-        cudaFree(doffsets);
-        cudaFree(dpoison);
-        cudaFree(dout);
         unplace(&p);
     }
     cr_assert(offsets_seen == 0xFF || configs < 100, "not every 128-byte offset was tried");
@@ -235,77 +252,15 @@ Test(gpu_copies, checked_mode_names_misaligned_coordinate, .init = cr_redirect_s
     int32_t coords[1][5] = {{114, 0, 0, 0, 0}}; /* 114 bytes: faults on the GPU; 112 works */
     uint32_t offsets[1] = {0};
     uint32_t arena = arena_for(&d);
-    int32_t(*dcoords)[5];
-    uint32_t *doffsets;
-    uint8_t *dpoison, *dout;
-    CUDA_OK(cudaMalloc((void **)&dcoords, sizeof coords));
-    CUDA_OK(cudaMalloc((void **)&doffsets, sizeof offsets));
-    CUDA_OK(cudaMalloc((void **)&dpoison, arena));
-    CUDA_OK(cudaMalloc((void **)&dout, arena));
-    CUDA_OK(cudaMemcpy(dcoords, coords, sizeof coords, cudaMemcpyHostToDevice));
-    CUDA_OK(cudaMemcpy(doffsets, offsets, sizeof offsets, cudaMemcpyHostToDevice));
-    cudaError_t e = tma_conf_load(&p.dev, (const int32_t(*)[5])dcoords, doffsets, 1, dpoison, arena, dout);
+    uint8_t *poison = calloc(arena, 1), *got = malloc(arena);
+    cudaError_t e = run_loads(&p.dev, (const int32_t(*)[5])coords, offsets, 1, poison, arena, got);
+    free(poison);
+    free(got);
     cr_assert(e != cudaSuccess, "a load at a misaligned coordinate completed");
-    fflush(stdout);
-    fclose(stdout); /* closes the pipe's write end, so the read below ends */
-    FILE *out = cr_get_redirected_stdout();
-    char text[4096] = {0};
-    size_t n = fread(text, 1, sizeof text - 1, out);
-    text[n] = '\0';
+    char text[4096];
+    captured_stdout(text, sizeof text);
     cr_assert(strstr(text, "coord[0] = 114") != NULL && strstr(text, "not a multiple of 16") != NULL &&
                   strstr(text, "block (0,0,0) thread 0") != NULL,
               "checked mode did not name the rule (CUDA said %s); device output:\n%s", cudaGetErrorString(e), text);
     cr_log_info("checked mode turned the fault into: %.200s (then %s)", text, cudaGetErrorName(e));
-}
-
-/* INTERLEAVE_32B maps built with the raw driver. The documentation allows only SWIZZLE_32B with it; the
- * driver also encodes NONE and 128B, and a load through such a map hung in one run on an H200 and completed
- * in another (docs/HARDWARE.md), so libtma refuses them. The documented pairing must work. */
-static cudaError_t load_through_raw_interleaved_map(tma_swizzle swizzle, char *text, size_t text_size) {
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    cr_assert(lib != NULL, "libcuda.so.1 does not open");
-    typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
-                                  const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
-                                  CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-    encode_fn encode = (encode_fn)dlsym(lib, "cuTensorMapEncodeTiled");
-    uint8_t *dev;
-    CUDA_OK(cudaMalloc((void **)&dev, 4096));
-    /* f16, 16 channels (32 bytes) x 8 x 4, box = the whole tensor */
-    cuuint64_t dims[3] = {16, 8, 4}, strides[2] = {32, 256};
-    cuuint32_t box[3] = {16, 8, 4}, es[3] = {1, 1, 1};
-    tma_tensor t;
-    memset(&t, 0, sizeof t);
-    CUresult r = encode(&t.map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, dev, dims, strides, box, es,
-                        CU_TENSOR_MAP_INTERLEAVE_32B, (CUtensorMapSwizzle)swizzle, CU_TENSOR_MAP_L2_PROMOTION_NONE,
-                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    cr_assert(r == CUDA_SUCCESS, "the driver refused INTERLEAVE_32B with %s (%d): the fact this test shows changed",
-              tma_swizzle_name(swizzle), (int)r);
-    t.box = (tma_box_info){.rank = 3, .elem_bytes = 2, .swizzle = (uint32_t)swizzle, .tx_bytes = 16 * 8 * 4 * 2,
-                           .smem_bytes = 16 * 8 * 4 * 2, .row_pitch = 32, .rows = 32, .box_dim = {16, 8, 4}};
-    int32_t coords[1][5] = {{0}};
-    uint32_t offsets[1] = {0};
-    int32_t(*dcoords)[5];
-    uint32_t *doffsets;
-    uint8_t *dpoison, *dout;
-    CUDA_OK(cudaMalloc((void **)&dcoords, sizeof coords));
-    CUDA_OK(cudaMalloc((void **)&doffsets, sizeof offsets));
-    CUDA_OK(cudaMalloc((void **)&dpoison, 2048));
-    CUDA_OK(cudaMalloc((void **)&dout, 2048));
-    CUDA_OK(cudaMemcpy(dcoords, coords, sizeof coords, cudaMemcpyHostToDevice));
-    CUDA_OK(cudaMemcpy(doffsets, offsets, sizeof offsets, cudaMemcpyHostToDevice));
-    cudaError_t e = tma_conf_load(&t, (const int32_t(*)[5])dcoords, doffsets, 1, dpoison, 2048, dout);
-    fflush(stdout);
-    fclose(stdout);
-    size_t n = fread(text, 1, text_size - 1, cr_get_redirected_stdout());
-    text[n] = '\0';
-    return e;
-}
-
-Test(gpu_copies, interleave32_with_swizzle32_completes, .init = cr_redirect_stdout, .timeout = 60) {
-    require_sm90();
-    char text[4096];
-    cudaError_t e = load_through_raw_interleaved_map(TMA_SWIZZLE_32B, text, sizeof text);
-    cr_log_info("INTERLEAVE_32B + SWIZZLE_32B: %s %.160s", cudaGetErrorName(e), text);
-    cr_assert(e == cudaSuccess, "a load through a documented-valid interleaved map failed: %s\n%s",
-              cudaGetErrorString(e), text);
 }

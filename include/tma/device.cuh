@@ -20,8 +20,9 @@
  * thread, then traps. Without TMA_CHECKED those checks are not compiled at all.
  *
  * BOUNDED WAITS. tma_mbar_wait never spins forever: after TMA_WAIT_TIMEOUT_NS (default 2 s) it prints
- * the barrier, phase, block and thread and traps. The clock is read only after 1024 failed polls, so a
- * wait that succeeds costs nothing extra.
+ * the barrier, phase, block and thread and traps (tma_mbar_wait_quiet: the same without the message, for
+ * wgmma pipelines). The clock is read only after 1024 failed polls, so a wait that succeeds costs nothing
+ * extra.
  */
 #ifndef TMA_DEVICE_CUH
 #define TMA_DEVICE_CUH
@@ -142,29 +143,76 @@ TMA_DEV uint64_t tma_globaltimer_ns(void) {
     return t;
 }
 
-/** Wait for the phase with parity `phase`; bounded (see BOUNDED WAITS above). */
-TMA_DEV void tma_mbar_wait(uint64_t *bar, uint32_t phase) {
-    if (tma_mbar_try_wait(bar, phase))
-        return;
+/* The one polling loop behind both waits: true once the phase completed, false after
+ * TMA_WAIT_TIMEOUT_NS (the clock is read only after 1024 failed polls), with the time waited. */
+TMA_DEV bool tma_mbar_poll_bounded_(uint64_t *bar, uint32_t phase, uint64_t *waited_ns) {
     uint64_t start = 0;
-    for (uint32_t polls = 1;; polls++) {
+    for (uint32_t polls = 0;; polls++) {
         if (tma_mbar_try_wait(bar, phase))
-            return;
-        if (polls % 1024u == 0) {
+            return true;
+        if (polls % 1024u == 1023u) {
             uint64_t now = tma_globaltimer_ns();
             if (start == 0)
                 start = now;
             else if (now - start > TMA_WAIT_TIMEOUT_NS) {
-                printf("libtma: mbarrier wait timed out after %llu ms: block (%d,%d,%d) thread %d, barrier at "
-                       "shared 0x%x, phase parity %u. Usual causes: expect-tx bytes that differ from what the "
-                       "copies deliver (use tma_mbar_expect_box), a copy that was never issued, or too few "
-                       "arrivals\n",
-                       (unsigned long long)((now - start) / 1000000u), blockIdx.x, blockIdx.y, blockIdx.z,
-                       threadIdx.x, tma_smem_addr(bar), phase & 1u);
-                __trap();
+                *waited_ns = now - start;
+                return false;
             }
         }
     }
+}
+
+/** Wait for the phase with parity `phase`; bounded (see BOUNDED WAITS above): a timeout prints the
+ *  barrier, phase, block and thread, then traps. */
+TMA_DEV void tma_mbar_wait(uint64_t *bar, uint32_t phase) {
+    uint64_t waited = 0;
+    if (tma_mbar_poll_bounded_(bar, phase, &waited))
+        return;
+    printf("libtma: mbarrier wait timed out after %llu ms: block (%d,%d,%d) thread %d, barrier at "
+           "shared 0x%x, phase parity %u. Usual causes: expect-tx bytes that differ from what the "
+           "copies deliver (use tma_mbar_expect_box), a copy that was never issued, or too few "
+           "arrivals\n",
+           (unsigned long long)(waited / 1000000u), blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x,
+           tma_smem_addr(bar), phase & 1u);
+    __trap();
+}
+
+/** tma_mbar_wait without the message: the same bound, then a trap. For wgmma pipelines: a printf (a call)
+ *  between a wgmma issue and its wait makes ptxas serialize every wgmma (warning C7510, CUDA 13.0). */
+TMA_DEV void tma_mbar_wait_quiet(uint64_t *bar, uint32_t phase) {
+    uint64_t waited = 0;
+    if (!tma_mbar_poll_bounded_(bar, phase, &waited))
+        __trap(); /* a hang turned into an error: expect-tx bytes or arrivals do not match */
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Thread-block clusters (TMA multicast pipelines)
+ * ------------------------------------------------------------------------------------------- */
+
+/** %cluster_ctarank: this block's rank inside its cluster. */
+TMA_DEV uint32_t tma_cluster_ctarank(void) {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+
+/** barrier.cluster.arrive.release: this thread arrives at the cluster barrier (all threads of every block
+ *  of the cluster must arrive before a wait returns). */
+TMA_DEV void tma_cluster_arrive(void) { asm volatile("barrier.cluster.arrive.release;" ::: "memory"); }
+
+/** barrier.cluster.wait.acquire: wait for the cluster barrier's current phase. */
+TMA_DEV void tma_cluster_wait(void) { asm volatile("barrier.cluster.wait.acquire;" ::: "memory"); }
+
+/** mapa + mbarrier.arrive.release.cluster: one arrival on the barrier at the same shared offset as `bar`
+ *  in the block of cluster rank `cta` (this block's own rank included).
+ *  COST (SASS, CUDA 13.0, sm_90a): ptxas puts MEMBAR.ALL.CTA + MEMBAR.ALL.GPU before each such arrive, so
+ *  in a main loop it stalls on every outstanding memory operation; the GEMM's multicast variant, which
+ *  calls it twice per consumer warp and stage, ran at about half the speed of the variant without
+ *  clusters (docs/GEMM.md). The plain `mbarrier.arrive.shared::cluster` form is the lead to measure next. */
+TMA_DEV void tma_mbar_arrive_cluster(uint64_t *bar, uint32_t cta) {
+    uint32_t remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(tma_smem_addr(bar)), "r"(cta));
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -1,0 +1,315 @@
+/* libtma GEMM sample kernel (see gemm.h): C = A * B^T, bf16 in, fp32 accumulate, bf16 out.
+ *
+ * Block: 384 threads = 3 warpgroups. Warpgroup 0 is the producer (setmaxnreg down to 40; one thread issues
+ * the TMA loads), warpgroups 1 and 2 are consumers (setmaxnreg up to 232), each computing 64 rows x 256
+ * columns of the 128 x 256 output tile with wgmma m64n256k16 (128 fp32 accumulators per thread).
+ * Shared memory: a ring of TMA_GEMM_STAGES stages, each an A box (64 K x 128 rows, 16 KiB) and a B box
+ * (64 K x 256 rows, 32 KiB), 128B-swizzled, 1024-byte aligned; full[s] (1 arrival + the boxes' bytes)
+ * and empty[s] (one arrival per consumer warp, 8) mbarriers. Consumers keep one wgmma group in flight
+ * and release a stage when the group that read it has completed.
+ * Persistent: gridDim.x blocks walk tiles t = blockIdx.x, + gridDim.x, ... in tma_gemm_tile_of order. */
+#include "gemm.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <cuda_bf16.h>
+
+#include "tma/device.cuh"
+#include "tma/tma.h"
+#include "tma/wgmma.cuh"
+
+namespace {
+constexpr uint32_t BM = TMA_GEMM_BM, BN = TMA_GEMM_BN, BK = TMA_GEMM_BK, STAGES = TMA_GEMM_STAGES;
+constexpr uint32_t A_BYTES = BM * BK * 2u, B_BYTES = BN * BK * 2u;
+constexpr uint32_t THREADS = 384;
+constexpr uint32_t CONSUMER_WARPS = 8;
+constexpr size_t SMEM_BYTES = 1024 + STAGES * (A_BYTES + B_BYTES) + 2 * STAGES * sizeof(uint64_t);
+} // namespace
+
+/* A consumer warp releases a stage: on its own block's empty barrier, and with CL = 2 on the peer's too
+ * (the peer's producer multicasts into this block's stage). */
+template <int CL>
+static __device__ __forceinline__ void release_stage(uint64_t *empty_bar) {
+    if (CL == 2) {
+        tma_mbar_arrive_cluster(empty_bar, 0);
+        tma_mbar_arrive_cluster(empty_bar, 1);
+    } else {
+        tma_mbar_arrive(empty_bar);
+    }
+}
+
+/* CL = 1: one block per tile. CL = 2: clusters of two blocks on vertically adjacent tiles (tile rows
+ * 2 * i and 2 * i + 1, same tile column) that share B: each block loads its own A box and one half (128
+ * rows) of the B tile, multicast into both blocks; a stage is free when the consumers of BOTH blocks
+ * have released it (empty[s] counts 16 arrivals, made with cluster-scope arrives). */
+template <int CL>
+__global__ void __launch_bounds__(THREADS, 1)
+    tma_gemm_kernel(const __grid_constant__ tma_tensor ta, const __grid_constant__ tma_tensor tb,
+                    __nv_bfloat16 *__restrict__ c, int M, int N, int K, uint32_t group_m, uint32_t no_store) {
+    extern __shared__ uint8_t dyn[];
+    uint8_t *base = dyn + ((1024u - tma_smem_addr(dyn) % 1024u) % 1024u);
+    uint8_t *sa = base;                    /* STAGES A boxes */
+    uint8_t *sb = base + STAGES * A_BYTES; /* STAGES B tiles (one box, or two half boxes with CL = 2) */
+    uint64_t *full = (uint64_t *)(base + STAGES * (A_BYTES + B_BYTES));
+    uint64_t *empty = full + STAGES;
+
+    const uint32_t wg = threadIdx.x / 128u;
+    const uint32_t rank = CL == 2 ? tma_cluster_ctarank() : 0u;
+    const uint32_t cluster_id = blockIdx.x / CL, clusters = gridDim.x / CL;
+    const uint32_t tiles_m = ((uint32_t)M + BM - 1) / BM, tiles_n = ((uint32_t)N + BN - 1) / BN;
+    const uint32_t groups_m = (tiles_m + CL - 1) / CL; /* cluster tile rows */
+    const uint32_t units = groups_m * tiles_n;
+    const uint32_t nk = ((uint32_t)K + BK - 1) / BK;
+    group_m = group_m / CL > 0 ? group_m / CL : 1u; /* in cluster tile rows */
+
+    if (threadIdx.x == 0) {
+        for (uint32_t s = 0; s < STAGES; s++) {
+            tma_mbar_init(&full[s], 1);
+            tma_mbar_init(&empty[s], CONSUMER_WARPS * CL);
+        }
+        tma_fence_mbar_init();
+    }
+    if (CL == 2) {
+        tma_cluster_arrive(); /* the peer's barriers are initialised before any multicast or remote arrive */
+        tma_cluster_wait();
+    } else {
+        __syncthreads();
+    }
+
+    if (wg == 0) {
+        /* ---- producer ---- */
+        tma_setmaxnreg_dec<40>();
+        if (threadIdx.x == 0) {
+            tma_prefetch_desc(&ta);
+            tma_prefetch_desc(&tb);
+            const uint32_t tx = ta.box.tx_bytes + tb.box.tx_bytes * CL; /* A + the whole B tile */
+            uint32_t s = 0, phase = 0;
+            for (uint32_t u = cluster_id; u < units; u += clusters) {
+                uint32_t gm, tn;
+                tma_gemm_tile_of(u, groups_m, tiles_n, group_m, &gm, &tn);
+                const uint32_t tm = gm * CL + rank;
+                for (uint32_t kb = 0; kb < nk; kb++) {
+                    tma_mbar_wait_quiet(&empty[s], phase ^ 1u); /* a fresh barrier passes parity 1 at once */
+                    tma_mbar_arrive_expect_tx(&full[s], tx);
+                    tma_load_2d(sa + s * A_BYTES, &ta, &full[s], (int32_t)(kb * BK), (int32_t)(tm * BM));
+                    if (CL == 2)
+                        tma_load_multicast<2>(sb + s * B_BYTES + rank * (B_BYTES / 2), &tb, &full[s],
+                                              {(int32_t)(kb * BK), (int32_t)(tn * BN + rank * (BN / 2)), 0, 0, 0},
+                                              (uint16_t)0x3);
+                    else
+                        tma_load_2d(sb + s * B_BYTES, &tb, &full[s], (int32_t)(kb * BK), (int32_t)(tn * BN));
+                    if (++s == STAGES) {
+                        s = 0;
+                        phase ^= 1u;
+                    }
+                }
+            }
+        }
+    } else {
+        /* ---- consumers ---- */
+        tma_setmaxnreg_inc<232>();
+        const uint32_t cw = wg - 1u; /* rows 64 * cw .. of the tile */
+        const uint32_t warp = (threadIdx.x % 128u) / 32u, lane = threadIdx.x % 32u;
+        float acc[128];
+        uint32_t s = 0, phase = 0;
+        for (uint32_t u = cluster_id; u < units; u += clusters) {
+            uint32_t gm, tn;
+            tma_gemm_tile_of(u, groups_m, tiles_n, group_m, &gm, &tn);
+            const uint32_t tm = gm * CL + rank; /* may be past the last tile row: loads fill zeros, no store */
+#pragma unroll
+            for (int i = 0; i < 128; i++)
+                acc[i] = 0.f;
+            uint32_t prev = 0;
+            for (uint32_t kb = 0; kb < nk; kb++) {
+                tma_mbar_wait_quiet(&full[s], phase);
+                /* this warpgroup's 64 rows of A start 64 * 128 bytes into the box: on the 1024-byte period */
+                const uint32_t a_addr = tma_smem_addr(sa + s * A_BYTES) + cw * 64u * ta.box.row_pitch;
+                const uint32_t b_addr = tma_smem_addr(sb + s * B_BYTES);
+                uint64_t da[BK / 16u], db[BK / 16u]; /* all descriptors before the fence (ptxas C7519) */
+#pragma unroll
+                for (uint32_t kk = 0; kk < BK / 16u; kk++) {
+                    da[kk] = tma_wgmma_desc_box(&ta.box, a_addr, kk * 16u);
+                    db[kk] = tma_wgmma_desc_box(&tb.box, b_addr, kk * 16u);
+                }
+                tma_wgmma_fence();
+#pragma unroll
+                for (uint32_t kk = 0; kk < BK / 16u; kk++)
+                    tma_wgmma_m64n256k16_bf16(acc, da[kk], db[kk]);
+                tma_wgmma_commit();
+                tma_wgmma_wait<1>(); /* the group of the previous stage is done: release that stage */
+                if (kb > 0 && lane == 0)
+                    release_stage<CL>(&empty[prev]);
+                prev = s;
+                if (++s == STAGES) {
+                    s = 0;
+                    phase ^= 1u;
+                }
+            }
+            tma_wgmma_wait<0>();
+            tma_wgmma_fence_regs(acc);
+            if (nk > 0 && lane == 0)
+                release_stage<CL>(&empty[prev]);
+
+            /* epilogue: registers -> bf16 -> global, clipped to M x N */
+            const uint32_t row0 = tm * BM + cw * 64u + warp * 16u + lane / 4u;
+            const uint32_t col0 = tn * BN + 2u * (lane % 4u);
+            const bool pairs = (N % 2) == 0;
+            if (no_store)
+                continue; /* diagnostic timing only */
+#pragma unroll
+            for (uint32_t j = 0; j < 32; j++) {
+                const uint32_t col = col0 + 8u * j;
+#pragma unroll
+                for (uint32_t h = 0; h < 2; h++) {
+                    const uint32_t row = row0 + 8u * h;
+                    if (row >= (uint32_t)M || col >= (uint32_t)N)
+                        continue;
+                    __nv_bfloat16 *p = c + (size_t)row * (size_t)N + col;
+                    const float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
+                    if (pairs) {
+                        *(__nv_bfloat162 *)p = __floats2bfloat162_rn(v0, v1);
+                    } else {
+                        p[0] = __float2bfloat16_rn(v0);
+                        if (col + 1 < (uint32_t)N)
+                            p[1] = __float2bfloat16_rn(v1);
+                    }
+                }
+            }
+        }
+    }
+    if (CL == 2) {
+        tma_cluster_arrive(); /* no block leaves while its peer may still arrive on its barriers */
+        tma_cluster_wait();
+    }
+}
+
+extern "C" cudaError_t tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const void *b, void *c, int m, int n,
+                                          int k) {
+    if (!p || m < 0 || n < 0 || k < 0 || k % 8 != 0 || ((uintptr_t)a | (uintptr_t)b) % 16 != 0 ||
+        (m > 0 && n > 0 && !c) || (k > 0 && (!a || !b))) {
+        fprintf(stderr, "tma_gemm: needs M, N, K >= 0, K a multiple of 8 (16-byte TMA row stride), A and B "
+                        "16-byte aligned and non-NULL (got M=%d N=%d K=%d)\n",
+                m, n, k);
+        return cudaErrorInvalidValue;
+    }
+    memset(p, 0, sizeof *p);
+    p->cluster = 1;
+    p->c = c;
+    p->m = m, p->n = n, p->k = k;
+    if (m == 0 || n == 0 || k == 0)
+        return cudaSuccess; /* nothing to multiply; run() writes zeros when K == 0 */
+    tma_tiled_desc da = tma_desc_2d(TMA_DTYPE_BF16, (void *)a, (uint64_t)m, (uint64_t)k, (uint64_t)k * 2u, BM, BK,
+                                    TMA_SWIZZLE_128B);
+    tma_tiled_desc db = tma_desc_2d(TMA_DTYPE_BF16, (void *)b, (uint64_t)n, (uint64_t)k, (uint64_t)k * 2u, BN, BK,
+                                    TMA_SWIZZLE_128B);
+    tma_tiled_desc dbh = db;
+    dbh.box_dim[1] = BN / 2;
+    da.l2_promotion = db.l2_promotion = dbh.l2_promotion = TMA_L2_256B;
+    tma_diag diag;
+    if (tma_tensor_make(&p->a, &da, &diag) != TMA_OK || tma_tensor_make(&p->b, &db, &diag) != TMA_OK ||
+        tma_tensor_make(&p->b_half, &dbh, &diag) != TMA_OK) {
+        fprintf(stderr, "tma_gemm: %s: %s\n", tma_status_name(diag.status), diag.message);
+        return cudaErrorInvalidValue;
+    }
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&p->sms, cudaDevAttrMultiProcessorCount, dev);
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(tma_gemm_kernel<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM_BYTES);
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(tma_gemm_kernel<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM_BYTES);
+    if (e != cudaSuccess)
+        return e;
+    p->smem = SMEM_BYTES;
+    p->cluster = 1;
+    p->group_m = TMA_GEMM_GROUP_M;
+    return cudaSuccess;
+}
+
+/* The launch configuration of a plan: persistent grid of min(co-resident blocks, work) blocks. */
+static int launch_config(const tma_gemm_plan *p, cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr) {
+    if (p->m == 0 || p->n == 0 || p->k == 0)
+        return 0;
+    const int cl = p->cluster == 2 ? 2 : 1;
+    const long tiles_m = (p->m + (long)BM - 1) / (long)BM, tiles_n = (p->n + (long)BN - 1) / (long)BN;
+    const long units = (tiles_m + cl - 1) / cl * tiles_n; /* clusters' worth of work */
+    memset(cfg, 0, sizeof *cfg);
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = (unsigned)cl;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg->blockDim = dim3(THREADS, 1, 1);
+    cfg->dynamicSmemBytes = p->smem;
+    cfg->attrs = attr;
+    cfg->numAttrs = 1;
+    long clusters = p->sms / cl;
+    if (cl == 2) {
+        int active = 0; /* co-resident clusters: GPCs with an odd SM count leave an SM out */
+        cfg->gridDim = dim3((unsigned)(2 * clusters), 1, 1);
+        if (cudaOccupancyMaxActiveClusters(&active, tma_gemm_kernel<2>, cfg) == cudaSuccess && active > 0)
+            clusters = active;
+        (void)cudaGetLastError();
+    }
+    if (p->grid_blocks > 0)
+        clusters = p->grid_blocks / cl > 0 ? p->grid_blocks / cl : 1;
+    if (clusters > units)
+        clusters = units;
+    cfg->gridDim = dim3((unsigned)(clusters * cl), 1, 1);
+    return (int)(clusters * cl);
+}
+
+extern "C" int tma_gemm_grid(const tma_gemm_plan *p) {
+    cudaLaunchConfig_t cfg;
+    cudaLaunchAttribute attr[1];
+    return launch_config(p, &cfg, attr);
+}
+
+extern "C" cudaError_t tma_gemm_run(const tma_gemm_plan *p, cudaStream_t stream) {
+    if (p->m == 0 || p->n == 0)
+        return cudaSuccess;
+    if (p->k == 0)
+        return cudaMemsetAsync(p->c, 0, (size_t)p->m * (size_t)p->n * 2u, stream);
+    cudaLaunchConfig_t cfg;
+    cudaLaunchAttribute attr[1];
+    launch_config(p, &cfg, attr);
+    cfg.stream = stream;
+    __nv_bfloat16 *c = (__nv_bfloat16 *)p->c;
+    const uint32_t group = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
+    const uint32_t no_store = p->diag_no_store ? 1u : 0u;
+    if (p->cluster == 2)
+        return cudaLaunchKernelEx(&cfg, tma_gemm_kernel<2>, p->a, p->b_half, c, p->m, p->n, p->k, group, no_store);
+    return cudaLaunchKernelEx(&cfg, tma_gemm_kernel<1>, p->a, p->b, c, p->m, p->n, p->k, group, no_store);
+}
+
+extern "C" cudaError_t tma_gemm_bf16(const void *a, const void *b, void *c, int m, int n, int k) {
+    tma_gemm_plan p;
+    cudaError_t e = tma_gemm_plan_make(&p, a, b, c, m, n, k);
+    if (e == cudaSuccess)
+        e = tma_gemm_run(&p, 0);
+    if (e == cudaSuccess)
+        e = cudaDeviceSynchronize();
+    return e;
+}
+
+__global__ void fill_random_bf16_kernel(__nv_bfloat16 *p, size_t n, uint64_t seed) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
+        x ^= x >> 31;
+        x *= 0xBF58476D1CE4E5B9ull;
+        x ^= x >> 29;
+        x *= 0x94D049BB133111EBull;
+        x ^= x >> 32;
+        p[i] = __float2bfloat16_rn((float)(x >> 40) * (2.0f / 16777216.0f) - 1.0f);
+    }
+}
+
+extern "C" cudaError_t tma_gemm_fill_random_bf16(void *p, size_t n, uint64_t seed, cudaStream_t stream) {
+    if (n == 0)
+        return cudaSuccess;
+    size_t blocks = (n + 255) / 256;
+    fill_random_bf16_kernel<<<(unsigned)(blocks < 4096 ? blocks : 4096), 256, 0, stream>>>((__nv_bfloat16 *)p, n,
+                                                                                            seed);
+    return cudaGetLastError();
+}

@@ -1,0 +1,84 @@
+/* libtma GEMM sample (issue 5): C = A * B^T, A (M x K) and B (N x K) row-major (K-major) bf16, fp32
+ * accumulation, C (M x N) row-major bf16. C linkage: C programs and the Criterion tests call it directly.
+ *
+ * Kernel (kernels/gemm.cu): TMA 128B-swizzled loads (boxes of 64 K-elements x 128 rows of A, x 256 rows of
+ * B) into a 4-stage ring of full/empty mbarriers; a producer warpgroup (setmaxnreg down, one thread issues)
+ * and two consumer warpgroups (setmaxnreg up) issuing wgmma.mma_async m64n256k16 with descriptors built by
+ * tma_wgmma_desc_box from the same box facts as the copies; the epilogue converts to bf16 and stores from
+ * registers; a persistent grid (one block per SM) walks the tiles in groups of TMA_GEMM_GROUP_M tile rows
+ * (tma_gemm_tile_of) for L2 reuse; optionally in clusters of two blocks on vertically adjacent tiles that
+ * load the shared B tile once, multicast (tma_gemm_plan.cluster = 2). Any M, N >= 0; any K >= 0 that is a multiple of 8 (TMA's 16-byte row
+ * stride rule); ragged edges come from TMA's zero fill. */
+#ifndef TMA_KERNELS_GEMM_H
+#define TMA_KERNELS_GEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime.h>
+
+#include "tma/swizzle.h" /* TMA_HD */
+#include "tma/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TMA_GEMM_BM 128u     /* output tile rows (two consumer warpgroups of 64) */
+#define TMA_GEMM_BN 256u     /* output tile columns (one m64n256 wgmma per warpgroup and K step) */
+#define TMA_GEMM_BK 64u      /* K elements per stage: one 128-byte swizzle span of bf16 */
+#define TMA_GEMM_STAGES 4u
+#define TMA_GEMM_GROUP_M 16u /* tile rows per rasterization group */
+
+/** Tile scheduler: the t-th tile in launch order -> tile coordinates (tm, tn) of a tiles_m x tiles_n grid.
+ *  Tiles go column by column inside groups of `group` tile rows, so the blocks running at one time share
+ *  A rows and B rows in L2. A bijection for any shape and group >= 1 (tests/test_wgmma.c). */
+TMA_HD void tma_gemm_tile_of(uint32_t t, uint32_t tiles_m, uint32_t tiles_n, uint32_t group, uint32_t *tm,
+                             uint32_t *tn) {
+    uint32_t per_group = group * tiles_n;
+    uint32_t g = t / per_group, first = g * group;
+    uint32_t rows = tiles_m - first < group ? tiles_m - first : group;
+    uint32_t local = t - g * per_group;
+    *tm = first + local % rows;
+    *tn = local / rows;
+}
+
+/** Everything one launch needs, prepared once (tensor maps encoded, kernel attributes set). */
+typedef struct tma_gemm_plan {
+    tma_tensor a;      /* the TMA map of A (boxes of 64 K x 128 rows), with its box facts */
+    tma_tensor b;      /* B, boxes of 64 K x 256 rows: one per stage (cluster == 1) */
+    tma_tensor b_half; /* B, boxes of 64 K x 128 rows: each block of a pair multicasts one (cluster == 2) */
+    void *c;
+    int m, n, k;
+    int cluster;       /* 1 (default): no clusters. 2: pairs of blocks share B through TMA multicast
+                          (correct, but measured slower on an H200: docs/GEMM.md). May be changed. */
+    int group_m;       /* tile rows per rasterization group (default TMA_GEMM_GROUP_M); may be changed */
+    int sms;           /* multiprocessors of the device */
+    int grid_blocks;   /* 0 (default): as many blocks as can be co-resident (cudaOccupancyMaxActiveClusters with
+                          clusters); otherwise this many (rounded down to whole clusters, at least one) */
+    int diag_no_store; /* diagnostic, for timing only: 1 skips the epilogue's stores (C is not written) */
+    size_t smem;       /* dynamic shared memory per block */
+} tma_gemm_plan;
+
+/** Prepare C = A * B^T for device pointers A (M x K), B (N x K), C (M x N), all row-major, A and B 16-byte
+ *  aligned, K % 8 == 0. @return cudaSuccess; cudaErrorInvalidValue for a shape or pointer the kernel cannot
+ *  take (the reason goes to stderr); or the CUDA error of a setup call. */
+cudaError_t tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const void *b, void *c, int m, int n, int k);
+
+/** Blocks tma_gemm_run launches for the plan as it stands (persistent grid; 0 when nothing is launched). */
+int tma_gemm_grid(const tma_gemm_plan *p);
+
+/** Launch a prepared plan on `stream` (asynchronous). @return the launch error. */
+cudaError_t tma_gemm_run(const tma_gemm_plan *p, cudaStream_t stream);
+
+/** plan + run + synchronize: the one-call form. @return the first error. */
+cudaError_t tma_gemm_bf16(const void *a, const void *b, void *c, int m, int n, int k);
+
+/** Fill n bf16 values at p with uniform values in [-1, 1) from `seed` (for tests and the sample). */
+cudaError_t tma_gemm_fill_random_bf16(void *p, size_t n, uint64_t seed, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TMA_KERNELS_GEMM_H */

@@ -1,0 +1,213 @@
+/* The wgmma shared-memory descriptor (include/tma/wgmma.h) against the CPU model of the copy engine, and
+ * the GEMM tile scheduler (kernels/gemm.h), without a GPU:
+ *   designates_tma_element - for every mode (NONE, 32B, 64B, 128B) and 2- and 4-byte types (bf16, f16, tf32),
+ *       tiles loaded with tma_model_load_tiled at several 1024-aligned bases and coordinates (partly out of
+ *       bounds too), one descriptor per wgmma K step (start advanced by 32 bytes inside the span, as kernels
+ *       do): for every (m, k) the element the descriptor designates holds the global matrix's element
+ *       (or the zero fill).
+ *   mismatch_detected - a descriptor built from another swizzle mode than the copy used designates the
+ *       wrong element for most (m, k).
+ *   fields / ok - field packing round-trips; the argument check accepts the kernel's use, refuses bad ones.
+ *   scheduler - every output tile exactly once, any shape and group size. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+
+#include "gemm.h"
+#include "tma/tma.h"
+#include "tma/wgmma.h"
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint32_t rnd32(void) {
+    rng ^= rng >> 12;
+    rng ^= rng << 25;
+    rng ^= rng >> 27;
+    return (uint32_t)((rng * 0x2545F4914F6CDD1Dull) >> 32);
+}
+
+enum { ROWS = 128, SMEM = 64 * 1024 };
+static const tma_swizzle MODES[] = {TMA_SWIZZLE_NONE, TMA_SWIZZLE_32B, TMA_SWIZZLE_64B, TMA_SWIZZLE_128B};
+static const tma_dtype TYPES[] = {TMA_DTYPE_BF16, TMA_DTYPE_F16, TMA_DTYPE_TF32};
+
+typedef struct matrix {
+    tma_dtype dtype;
+    uint32_t esize, rows, cols; /* row-major rows x cols (cols = K) */
+    uint8_t *data;
+} matrix;
+
+static matrix make_matrix(tma_dtype t, uint32_t rows, uint32_t cols) {
+    matrix g = {t, (uint32_t)tma_dtype_size(t), rows, cols, NULL};
+    g.data = malloc((size_t)rows * cols * g.esize);
+    cr_assert(g.data);
+    for (size_t i = 0; i < (size_t)rows * cols; i++) {
+        uint32_t v = rnd32() | 1u; /* never zero, so the zero fill is told apart */
+        if (g.esize == 4)
+            v = (v & 0x807FE000u) | 0x3F802000u; /* tf32: finite, exactly representable (no rounding on load) */
+        memcpy(g.data + i * g.esize, &v, g.esize);
+    }
+    return g;
+}
+
+/* Value of the global element (r, c), zero outside (TMA's zero fill). */
+static uint32_t global_elem(const matrix *g, int64_t r, int64_t c) {
+    uint32_t v = 0;
+    if (r >= 0 && c >= 0 && r < g->rows && c < g->cols)
+        memcpy(&v, g->data + ((size_t)r * g->cols + (size_t)c) * g->esize, g->esize);
+    return v;
+}
+
+static uint32_t smem_elem(const uint8_t *sm, uint32_t addr, uint32_t esize) {
+    uint32_t v = 0;
+    cr_assert(addr + esize <= SMEM, "address 0x%x outside the arena", addr);
+    memcpy(&v, sm + addr, esize);
+    return v;
+}
+
+/* Load one K-major operand tile of ROWS rows at (r0, k0) the way a kernel would with `mode`: one box of a
+ * span of K for a swizzled mode; for NONE, one 16-byte-wide box per K-chunk, chunk j at base + j*ROWS*16.
+ * Returns the K elements the tile holds. */
+static uint32_t load_tile(const matrix *g, tma_swizzle mode, uint8_t *sm, uint32_t base, int32_t r0, int32_t k0) {
+    uint32_t span = mode == TMA_SWIZZLE_NONE ? 16u : tma_swizzle_span(mode);
+    uint32_t chunks = mode == TMA_SWIZZLE_NONE ? 4u : 1u; /* NONE: 64 bytes of K, as 4 boxes */
+    tma_tiled_desc d = tma_desc_2d(g->dtype, g->data, g->rows, g->cols, (uint64_t)g->cols * g->esize, ROWS,
+                                   span / g->esize, mode);
+    tma_diag diag;
+    cr_assert_eq(tma_check_tiled(&d, &diag), TMA_OK, "%s", diag.message);
+    cr_assert_eq(tma_box_row_pitch(&d), span);
+    for (uint32_t j = 0; j < chunks; j++) {
+        int32_t c[5] = {k0 + (int32_t)(j * span / g->esize), r0, 0, 0, 0};
+        tma_status st = tma_model_load_tiled(&d, c, sm, SMEM, base + j * ROWS * span);
+        cr_assert_eq(st, TMA_OK, "model load: %s", tma_status_name(st));
+    }
+    return chunks * span / g->esize;
+}
+
+/* Count of (k-step, m, k) whose descriptor-designated element differs from the global element, for a tile
+ * loaded with `load_mode` and read through descriptors built from `desc_mode`. *total receives the count
+ * of elements checked. */
+static size_t count_mismatches(const matrix *g, tma_swizzle load_mode, tma_swizzle desc_mode, uint32_t base,
+                               int32_t r0, int32_t k0, size_t *total) {
+    static uint8_t sm[SMEM];
+    memset(sm, 0xA5, sizeof sm);
+    uint32_t kelems = load_tile(g, load_mode, sm, base, r0, k0);
+    uint32_t pitch = desc_mode == TMA_SWIZZLE_NONE ? 16u : tma_swizzle_span(desc_mode);
+    uint32_t step_elems = TMA_WGMMA_K_BYTES / g->esize;
+    size_t bad = 0, n = 0;
+    for (uint32_t ks = 0; ks * step_elems < kelems; ks++) {
+        uint32_t kb = ks * TMA_WGMMA_K_BYTES;
+        if (desc_mode != TMA_SWIZZLE_NONE && kb + TMA_WGMMA_K_BYTES > pitch)
+            break; /* the descriptor's span holds no more K steps */
+        cr_assert(tma_wgmma_kmajor_ok(desc_mode, base, pitch, ROWS, kb), "mode %d base %u step %u", desc_mode,
+                  base, ks);
+        uint64_t desc = tma_wgmma_desc_kmajor(desc_mode, base, pitch, ROWS, kb);
+        cr_assert_eq(tma_wgmma_desc_layout(desc), tma_wgmma_layout_of(desc_mode));
+        for (uint32_t m = 0; m < ROWS; m++)
+            for (uint32_t k = 0; k < step_elems; k++) {
+                uint32_t addr = tma_wgmma_kmajor_addr(desc, g->esize, m, k);
+                uint32_t want = global_elem(g, r0 + (int64_t)m, k0 + (int64_t)(ks * step_elems + k));
+                bad += smem_elem(sm, addr, g->esize) != want;
+                n++;
+            }
+    }
+    *total = n;
+    return bad;
+}
+
+static const uint32_t BASES[] = {0, 1024, 3072, 8192, 16384 + 2048};
+
+Test(wgmma, designates_tma_element) {
+    for (size_t t = 0; t < sizeof TYPES / sizeof TYPES[0]; t++) {
+        matrix g = make_matrix(TYPES[t], 300, 200);
+        for (size_t mi = 0; mi < 4; mi++)
+            for (size_t b = 0; b < sizeof BASES / sizeof BASES[0]; b++) {
+                /* inside, ragged at the bottom-right, and before the start (negative coordinates) */
+                int32_t step = (int32_t)(16 / g.esize);
+                int32_t coords[][2] = {{0, 0}, {37, 3 * step}, {250, 23 * step}, {-5, -2 * step}};
+                for (size_t c = 0; c < 4; c++) {
+                    size_t total = 0;
+                    size_t bad = count_mismatches(&g, MODES[mi], MODES[mi], BASES[b], coords[c][0], coords[c][1],
+                                                  &total);
+                    cr_assert(total > 0);
+                    cr_assert_eq(bad, 0, "%s %s base %u coord (%d, %d): %zu of %zu elements differ",
+                                 tma_dtype_name(g.dtype), tma_swizzle_name(MODES[mi]), BASES[b], coords[c][0],
+                                 coords[c][1], bad, total);
+                }
+            }
+        free(g.data);
+    }
+}
+
+Test(wgmma, mismatch_detected) {
+    matrix g = make_matrix(TMA_DTYPE_BF16, 256, 256);
+    for (size_t li = 0; li < 4; li++)
+        for (size_t di = 0; di < 4; di++) {
+            if (li == di)
+                continue;
+            size_t total = 0;
+            size_t bad = count_mismatches(&g, MODES[li], MODES[di], 1024, 8, 16, &total);
+            cr_log_info("TMA %s read as %s: %zu of %zu differ", tma_swizzle_name(MODES[li]),
+                        tma_swizzle_name(MODES[di]), bad, total);
+            cr_assert(bad * 2 > total, "TMA %s read through a %s descriptor: only %zu of %zu differ",
+                      tma_swizzle_name(MODES[li]), tma_swizzle_name(MODES[di]), bad, total);
+        }
+    free(g.data);
+}
+
+Test(wgmma, fields) {
+    for (int i = 0; i < 1000; i++) {
+        uint32_t s = (rnd32() % (1u << 14)) << 4, l = (rnd32() % (1u << 14)) << 4, o = (rnd32() % (1u << 14)) << 4;
+        uint32_t bo = rnd32() % 8, lay = rnd32() % 4;
+        uint64_t d = tma_wgmma_desc_pack(s, l, o, bo, lay);
+        cr_assert_eq(tma_wgmma_desc_start(d), s);
+        cr_assert_eq(tma_wgmma_desc_lbo(d), l);
+        cr_assert_eq(tma_wgmma_desc_sbo(d), o);
+        cr_assert_eq(tma_wgmma_desc_base_offset(d), bo);
+        cr_assert_eq(tma_wgmma_desc_layout(d), lay);
+    }
+    /* the kernel's operand: 128B swizzle, 1024-aligned, SBO 1024, LBO 16 (unused), layout 1 */
+    uint64_t d = tma_wgmma_desc_kmajor(TMA_SWIZZLE_128B, 0x2000, 128, 64, 96);
+    cr_assert_eq(d, ((uint64_t)1 << 62) | ((uint64_t)64 << 32) | ((uint64_t)1 << 16) | ((0x2000 + 96) >> 4));
+    for (size_t mi = 0; mi < 4; mi++)
+        cr_assert_eq(tma_wgmma_swizzle_of_layout(tma_wgmma_layout_of(MODES[mi])), MODES[mi]);
+    cr_assert_eq(tma_wgmma_layout_of(TMA_SWIZZLE_128B_ATOM_64B), 0xFFu);
+    /* the box-info form gives the same descriptor as the explicit form */
+    tma_box_info box = {.rank = 2, .elem_bytes = 2, .swizzle = TMA_SWIZZLE_128B, .row_pitch = 128, .rows = 256,
+                        .box_dim = {64, 256}};
+    cr_assert_eq(tma_wgmma_desc_box(&box, 0x4000, 48), tma_wgmma_desc_kmajor(TMA_SWIZZLE_128B, 0x4000, 128, 256, 96));
+}
+
+Test(wgmma, ok) {
+    cr_assert(tma_wgmma_kmajor_ok(TMA_SWIZZLE_128B, 1024, 128, 64, 96));
+    cr_assert(!tma_wgmma_kmajor_ok(TMA_SWIZZLE_128B, 512, 128, 64, 0), "off the 1024-byte period");
+    cr_assert(!tma_wgmma_kmajor_ok(TMA_SWIZZLE_128B, 1024, 128, 64, 128), "K step past the span");
+    cr_assert(!tma_wgmma_kmajor_ok(TMA_SWIZZLE_128B, 1024, 64, 64, 0), "row pitch of another mode");
+    cr_assert(!tma_wgmma_kmajor_ok(TMA_SWIZZLE_64B, 512, 64, 60, 0), "rows not a multiple of 8");
+    cr_assert(tma_wgmma_kmajor_ok(TMA_SWIZZLE_32B, 256, 32, 8, 0));
+    cr_assert(!tma_wgmma_kmajor_ok(TMA_SWIZZLE_32B, 256, 32, 8, 32), "32B span holds one K step");
+    cr_assert(tma_wgmma_kmajor_ok(TMA_SWIZZLE_NONE, 16, 16, 64, 64));
+    cr_assert(!tma_wgmma_kmajor_ok(TMA_SWIZZLE_NONE, 16, 32, 64, 0), "NONE needs 16-byte boxes");
+    cr_assert(!tma_wgmma_kmajor_ok(TMA_SWIZZLE_128B_ATOM_32B, 1024, 128, 64, 0));
+}
+
+/* Every output tile exactly once, for any shape and group size; neighbours in launch order share rows. */
+Test(gemm_sched, every_tile_once) {
+    const uint32_t shapes[][2] = {{1, 1}, {1, 37}, {37, 1}, {64, 32}, {63, 33}, {17, 5}, {100, 100}, {5, 200}};
+    const uint32_t groups[] = {1, 3, 8, 16, 1000};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (size_t gi = 0; gi < sizeof groups / sizeof groups[0]; gi++) {
+            uint32_t tm_n = shapes[s][0], tn_n = shapes[s][1];
+            uint8_t *seen = calloc((size_t)tm_n * tn_n, 1);
+            for (uint32_t t = 0; t < tm_n * tn_n; t++) {
+                uint32_t tm = 0, tn = 0;
+                tma_gemm_tile_of(t, tm_n, tn_n, groups[gi], &tm, &tn);
+                cr_assert(tm < tm_n && tn < tn_n, "tile %u -> (%u, %u) outside %u x %u", t, tm, tn, tm_n, tn_n);
+                cr_assert_eq(seen[(size_t)tm * tn_n + tn], 0, "tile (%u, %u) twice", tm, tn);
+                seen[(size_t)tm * tn_n + tn] = 1;
+            }
+            free(seen);
+        }
+}
