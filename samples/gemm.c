@@ -21,18 +21,11 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "cuda_check.h"
 #include "gemm.h"
 #include "tma/tma.h"
 #include "tma/wgmma.h"
 
-#define CK(call)                                                                                    \
-    do {                                                                                            \
-        cudaError_t e_ = (call);                                                                    \
-        if (e_ != cudaSuccess) {                                                                    \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));  \
-            exit(1);                                                                                \
-        }                                                                                           \
-    } while (0)
 #define CB(call)                                                                                    \
     do {                                                                                            \
         cublasStatus_t s_ = (call);                                                                 \
@@ -110,26 +103,26 @@ static int cmp_float(const void *x, const void *y) {
 static float time_median(int which, cublasHandle_t h, const tma_gemm_plan *p, const void *a, const void *b, void *c,
                          int m, int n, int k, int reps) {
     cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
+    CUDA_CHECK(cudaEventCreate(&e0));
+    CUDA_CHECK(cudaEventCreate(&e1));
     float *ms = malloc(sizeof(float) * (size_t)reps);
     for (int i = -3; i < reps; i++) {
-        CK(cudaEventRecord(e0, 0));
+        CUDA_CHECK(cudaEventRecord(e0, 0));
         if (which == 0)
             cublas_gemm(h, a, b, c, m, n, k);
         else
-            CK(tma_gemm_run(p, 0));
-        CK(cudaEventRecord(e1, 0));
-        CK(cudaEventSynchronize(e1));
+            CUDA_CHECK(tma_gemm_run(p, 0));
+        CUDA_CHECK(cudaEventRecord(e1, 0));
+        CUDA_CHECK(cudaEventSynchronize(e1));
         if (i >= 0)
-            CK(cudaEventElapsedTime(&ms[i], e0, e1));
+            CUDA_CHECK(cudaEventElapsedTime(&ms[i], e0, e1));
     }
-    CK(cudaGetLastError());
+    CUDA_CHECK(cudaGetLastError());
     qsort(ms, (size_t)reps, sizeof(float), cmp_float);
     float med = ms[reps / 2];
     free(ms);
-    CK(cudaEventDestroy(e0));
-    CK(cudaEventDestroy(e1));
+    CUDA_CHECK(cudaEventDestroy(e0));
+    CUDA_CHECK(cudaEventDestroy(e1));
     return med;
 }
 
@@ -178,30 +171,30 @@ int main(int argc, char **argv) {
         const shape sh = shapes[s];
         size_t na = (size_t)sh.m * sh.k, nb = (size_t)sh.n * sh.k, nc = (size_t)sh.m * sh.n;
         void *a, *b, *c, *cref;
-        CK(cudaMalloc(&a, na * 2 + 16));
-        CK(cudaMalloc(&b, nb * 2 + 16));
-        CK(cudaMalloc(&c, nc * 2));
-        CK(cudaMalloc(&cref, nc * 2));
-        CK(tma_gemm_fill_random_bf16(a, na, seed * 0x9E3779B97F4A7C15ull + 0x1000u + (uint64_t)s * 7919u, 0));
-        CK(tma_gemm_fill_random_bf16(b, nb, seed * 0x9E3779B97F4A7C15ull + 0x2000u + (uint64_t)s * 104729u, 0));
-        CK(cudaMemset(c, 0xFF, nc * 2)); /* poison: bf16 0xFFFF is a NaN */
-        CK(cudaMemset(cref, 0xFF, nc * 2));
+        CUDA_CHECK(cudaMalloc(&a, na * 2 + 16));
+        CUDA_CHECK(cudaMalloc(&b, nb * 2 + 16));
+        CUDA_CHECK(cudaMalloc(&c, nc * 2));
+        CUDA_CHECK(cudaMalloc(&cref, nc * 2));
+        CUDA_CHECK(tma_gemm_fill_random_bf16(a, na, seed * 0x9E3779B97F4A7C15ull + 0x1000u + (uint64_t)s * 7919u, 0));
+        CUDA_CHECK(tma_gemm_fill_random_bf16(b, nb, seed * 0x9E3779B97F4A7C15ull + 0x2000u + (uint64_t)s * 104729u, 0));
+        CUDA_CHECK(cudaMemset(c, 0xFF, nc * 2)); /* poison: bf16 0xFFFF is a NaN */
+        CUDA_CHECK(cudaMemset(cref, 0xFF, nc * 2));
         tma_gemm_plan plan;
-        CK(tma_gemm_plan_make(&plan, a, b, c, sh.m, sh.n, sh.k));
+        CUDA_CHECK(tma_gemm_plan_make(&plan, a, b, c, sh.m, sh.n, sh.k));
         cublas_gemm(h, a, b, cref, sh.m, sh.n, sh.k);
         uint16_t *hc = malloc(nc * 2), *hr = malloc(nc * 2);
-        CK(cudaDeviceSynchronize());
-        CK(cudaMemcpy(hr, cref, nc * 2, cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaDeviceSynchronize());
+        CUDA_CHECK(cudaMemcpy(hr, cref, nc * 2, cudaMemcpyDeviceToHost));
         /* both variants: pairs of blocks sharing B by multicast first, then the default (no clusters),
          * whose output stays in hc for the CPU comparison */
         double err = 0;
         int ok = 1;
         for (int cl = 2; cl >= 1; cl--) {
             plan.cluster = cl;
-            CK(cudaMemset(c, 0xFF, nc * 2)); /* poison: bf16 0xFFFF is a NaN */
-            CK(tma_gemm_run(&plan, 0));
-            CK(cudaDeviceSynchronize());
-            CK(cudaMemcpy(hc, c, nc * 2, cudaMemcpyDeviceToHost));
+            CUDA_CHECK(cudaMemset(c, 0xFF, nc * 2)); /* poison: bf16 0xFFFF is a NaN */
+            CUDA_CHECK(tma_gemm_run(&plan, 0));
+            CUDA_CHECK(cudaDeviceSynchronize());
+            CUDA_CHECK(cudaMemcpy(hc, c, nc * 2, cudaMemcpyDeviceToHost));
             double ecl = rel_frobenius(hc, hr, NULL, nc);
             int okcl = ecl <= 1e-2; /* NaN fails */
             printf("%s%5d x %5d x %5d cluster %d: vs cuBLAS rel. Frobenius error %.3e %s", cl == 2 ? "" : "\n",
@@ -212,8 +205,8 @@ int main(int argc, char **argv) {
         if (sh.cpu_ref) {
             uint16_t *ha = malloc(na * 2), *hb = malloc(nb * 2);
             double *ref = malloc(nc * sizeof(double));
-            CK(cudaMemcpy(ha, a, na * 2, cudaMemcpyDeviceToHost));
-            CK(cudaMemcpy(hb, b, nb * 2, cudaMemcpyDeviceToHost));
+            CUDA_CHECK(cudaMemcpy(ha, a, na * 2, cudaMemcpyDeviceToHost));
+            CUDA_CHECK(cudaMemcpy(hb, b, nb * 2, cudaMemcpyDeviceToHost));
             for (int i = 0; i < sh.m; i++)
                 for (int j = 0; j < sh.n; j++) {
                     double acc = 0;
@@ -272,10 +265,10 @@ int main(int argc, char **argv) {
             plan.cluster = 1;
         }
         free(hc), free(hr);
-        CK(cudaFree(a));
-        CK(cudaFree(b));
-        CK(cudaFree(c));
-        CK(cudaFree(cref));
+        CUDA_CHECK(cudaFree(a));
+        CUDA_CHECK(cudaFree(b));
+        CUDA_CHECK(cudaFree(c));
+        CUDA_CHECK(cudaFree(cref));
     }
     CB(cublasDestroy(h));
     printf("\n%s (TFLOP/s = 2*M*N*K / median of %d runs each, CUDA events, after 3 warm-up runs; libtma = "

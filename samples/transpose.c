@@ -46,23 +46,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime.h>
 
 #include "transpose.h"
 
-#define CHECK(call)                                                                                 \
-    do {                                                                                            \
-        cudaError_t e_ = (call);                                                                    \
-        if (e_ != cudaSuccess) {                                                                    \
-            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(1);                                                                                \
-        }                                                                                           \
-    } while (0)
+#include "cuda_check.h"
 
 static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
 
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
+/* Fresh data every run (seed from the clock, printed; TMA_TRANSPOSE_SEED replays it). */
+static uint64_t rng;
+static void seed_random(void) {
+    const char *env = getenv("TMA_TRANSPOSE_SEED");
+    uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
+    rng = seed * 0x9E3779B97F4A7C15ull + 1;
+    printf("data seed %llu (replay with TMA_TRANSPOSE_SEED=%llu)\n", (unsigned long long)seed,
+           (unsigned long long)seed);
+}
+
 static void fill_random(void *p, size_t bytes) {
     uint8_t *b = (uint8_t *)p;
     size_t i = 0;
@@ -147,26 +150,74 @@ static int cmp_float(const void *a, const void *b) {
 /* Median time of `reps` runs of the plan (p != NULL) or of a D2D memcpy of `bytes`. */
 static float time_it(const tr_plan *p, void *dst, const void *src, size_t bytes, int reps) {
     cudaEvent_t a, b;
-    CHECK(cudaEventCreate(&a));
-    CHECK(cudaEventCreate(&b));
+    CUDA_CHECK(cudaEventCreate(&a));
+    CUDA_CHECK(cudaEventCreate(&b));
     float *t = malloc(sizeof(float) * (size_t)reps);
     for (int i = -3; i < reps; i++) {
-        CHECK(cudaEventRecord(a, 0));
+        CUDA_CHECK(cudaEventRecord(a, 0));
         if (p)
-            CHECK(tr_plan_run(p, 0));
+            CUDA_CHECK(tr_plan_run(p, 0));
         else
-            CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, 0));
-        CHECK(cudaEventRecord(b, 0));
-        CHECK(cudaEventSynchronize(b));
+            CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, 0));
+        CUDA_CHECK(cudaEventRecord(b, 0));
+        CUDA_CHECK(cudaEventSynchronize(b));
         if (i >= 0)
-            CHECK(cudaEventElapsedTime(&t[i], a, b));
+            CUDA_CHECK(cudaEventElapsedTime(&t[i], a, b));
     }
     qsort(t, (size_t)reps, sizeof(float), cmp_float);
     float m = reps % 2 ? t[reps / 2] : 0.5f * (t[reps / 2 - 1] + t[reps / 2]);
     free(t);
-    CHECK(cudaEventDestroy(a));
-    CHECK(cudaEventDestroy(b));
+    CUDA_CHECK(cudaEventDestroy(a));
+    CUDA_CHECK(cudaEventDestroy(b));
     return m;
+}
+
+/* One test matrix on both sides: device input and output; on the host the input, the CPU reference and
+ * a buffer for results (all three NULL when the matrix is only launched, for ncu). */
+typedef struct matrix {
+    uint32_t eb, rows, cols;
+    size_t ip, op, in_bytes, out_bytes, logical; /* logical: the matrix's bytes, padding excluded */
+    void *din, *dout;
+    uint8_t *hin, *want, *got;
+} matrix;
+
+/* Allocate, fill with fresh random data and compute the reference (or, without one, fill a constant). */
+static void matrix_open(matrix *m, uint32_t eb, uint32_t rows, uint32_t cols, int with_reference) {
+    memset(m, 0, sizeof *m);
+    m->eb = eb, m->rows = rows, m->cols = cols;
+    m->ip = round16((size_t)cols * eb), m->op = round16((size_t)rows * eb);
+    m->in_bytes = rows * m->ip, m->out_bytes = cols * m->op, m->logical = (size_t)rows * cols * eb;
+    CUDA_CHECK(cudaMalloc(&m->din, m->in_bytes));
+    CUDA_CHECK(cudaMalloc(&m->dout, m->out_bytes));
+    if (!with_reference) {
+        CUDA_CHECK(cudaMemset(m->din, 0x3C, m->in_bytes));
+        return;
+    }
+    m->hin = malloc(m->in_bytes), m->want = malloc(m->out_bytes), m->got = malloc(m->out_bytes);
+    if (!m->hin || !m->want || !m->got) {
+        fprintf(stderr, "out of host memory\n");
+        exit(1);
+    }
+    fill_random(m->hin, m->in_bytes);
+    CUDA_CHECK(cudaMemcpy(m->din, m->hin, m->in_bytes, cudaMemcpyHostToDevice));
+    memset(m->want, 0, m->out_bytes);
+    tr_reference(eb, m->hin, m->want, rows, cols, m->ip, m->op);
+}
+
+static void matrix_close(matrix *m) {
+    CUDA_CHECK(cudaFree(m->din));
+    CUDA_CHECK(cudaFree(m->dout));
+    free(m->hin), free(m->want), free(m->got);
+}
+
+/* Run the plan once into a poisoned output and compare every element with the reference, bitwise.
+ * Returns the number of mismatches; the first is described in `where`. */
+static size_t verify_plan(const tr_plan *p, matrix *m, char *where, size_t wherelen) {
+    CUDA_CHECK(cudaMemset(m->dout, 0xFF, m->out_bytes)); /* poison: NaN in both types */
+    CUDA_CHECK(tr_plan_run(p, 0));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(m->got, m->dout, m->out_bytes, cudaMemcpyDeviceToHost));
+    return tr_compare(m->eb, m->got, m->want, m->cols, m->rows, m->op, where, wherelen);
 }
 
 static int run_isolated(void) {
@@ -175,9 +226,9 @@ static int run_isolated(void) {
         const uint32_t rows = 128, cols = 132 * tr_box_cols(eb);
         const size_t ip = round16((size_t)cols * eb), op = round16((size_t)rows * eb);
         void *din, *dout;
-        CHECK(cudaMalloc(&din, rows * ip));
-        CHECK(cudaMalloc(&dout, cols * op));
-        CHECK(cudaMemset(din, 0x3C, rows * ip));
+        CUDA_CHECK(cudaMalloc(&din, rows * ip));
+        CUDA_CHECK(cudaMalloc(&dout, cols * op));
+        CUDA_CHECK(cudaMemset(din, 0x3C, rows * ip));
         tr_plan plan;
         char err[512];
         if (tr_plan_make(&plan, wide ? TR_TMA_WIDE : TR_TMA, eb, din, dout, rows, cols, ip, op, err, sizeof err) !=
@@ -185,12 +236,12 @@ static int run_isolated(void) {
             fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, err);
             return 1;
         }
-        CHECK(tr_plan_run(&plan, 0));
-        CHECK(cudaDeviceSynchronize());
+        CUDA_CHECK(tr_plan_run(&plan, 0));
+        CUDA_CHECK(cudaDeviceSynchronize());
         printf("ran %s %s %ux%u once: %u tiles on %u blocks\n", tr_variant_name(plan.variant), dtype_name(eb), rows, cols,
                plan.tiles_x * plan.tiles_y, plan.grid.x);
-        CHECK(cudaFree(din));
-        CHECK(cudaFree(dout));
+        CUDA_CHECK(cudaFree(din));
+        CUDA_CHECK(cudaFree(dout));
     }
     return 0;
 }
@@ -207,24 +258,11 @@ static int run_tune(int reps) {
            "% memcpy");
     for (uint32_t eb = 4; eb >= 2; eb -= 2)
         for (int si = 0; si < 2; si++) {
-            const uint32_t rows = sizes[si][0], cols = sizes[si][1];
-            const size_t ip = round16((size_t)cols * eb), op = round16((size_t)rows * eb);
-            const size_t in_bytes = rows * ip, out_bytes = cols * op, logical = (size_t)rows * cols * eb;
-            void *din, *dout;
-            CHECK(cudaMalloc(&din, in_bytes));
-            CHECK(cudaMalloc(&dout, out_bytes));
-            uint8_t *hin = malloc(in_bytes), *want = malloc(out_bytes), *got = malloc(out_bytes);
-            if (!hin || !want || !got) {
-                fprintf(stderr, "out of host memory\n");
-                return 1;
-            }
-            fill_random(hin, in_bytes);
-            CHECK(cudaMemcpy(din, hin, in_bytes, cudaMemcpyHostToDevice));
-            memset(want, 0, out_bytes);
-            tr_reference(eb, hin, want, rows, cols, ip, op);
-            const double copy_gbs = 2.0 * logical / (time_it(NULL, dout, din, logical, reps) * 1e6);
+            matrix m;
+            matrix_open(&m, eb, sizes[si][0], sizes[si][1], 1);
+            const double copy_gbs = 2.0 * m.logical / (time_it(NULL, m.dout, m.din, m.logical, reps) * 1e6);
             char size[32];
-            snprintf(size, sizeof size, "%ux%u", rows, cols);
+            snprintf(size, sizeof size, "%ux%u", m.rows, m.cols);
             printf("%-12s %-5s %-13s %4s %5s %10s %9.0f %8.1f%%\n", "memcpy", dtype_name(eb), size, "-", "-", "-",
                    copy_gbs, 100.0);
             for (size_t vi = 0; vi < 2; vi++)
@@ -232,31 +270,25 @@ static int run_tune(int reps) {
                 for (size_t li = 0; li < sizeof l2s / sizeof l2s[0]; li++) {
                     tr_plan plan;
                     char err[512], where[160] = "";
-                    if (tr_plan_make(&plan, vs[vi], eb, din, dout, rows, cols, ip, op, err, sizeof err) != cudaSuccess ||
+                    if (tr_plan_make(&plan, vs[vi], eb, m.din, m.dout, m.rows, m.cols, m.ip, m.op, err, sizeof err) !=
+                            cudaSuccess ||
                         tr_plan_tune(&plan, groups[gi], l2s[li], err, sizeof err) != cudaSuccess) {
                         fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, err);
                         return 1;
                     }
-                    CHECK(cudaMemset(dout, 0xFF, out_bytes));
-                    CHECK(tr_plan_run(&plan, 0));
-                    CHECK(cudaDeviceSynchronize());
-                    CHECK(cudaMemcpy(got, dout, out_bytes, cudaMemcpyDeviceToHost));
-                    size_t bad = tr_compare(eb, got, want, cols, rows, op, where, sizeof where);
                     static const char *l2n[] = {"none", "64B", "128B", "256B"};
-                    if (bad) {
+                    if (verify_plan(&plan, &m, where, sizeof where)) {
                         printf("%-12s %-5s %-13s %4u %5s WRONG: %s\n", tr_variant_name(vs[vi]), dtype_name(eb), size,
                                groups[gi], l2n[l2s[li]], where);
                         failed = 1;
                         continue;
                     }
                     float ms = time_it(&plan, NULL, NULL, 0, reps);
-                    double gbs = 2.0 * logical / (ms * 1e6);
-                    printf("%-12s %-5s %-13s %4u %5s %10.3f %9.0f %8.1f%%\n", tr_variant_name(vs[vi]), dtype_name(eb), size,
-                           groups[gi], l2n[l2s[li]], ms, gbs, 100.0 * gbs / copy_gbs);
+                    double gbs = 2.0 * m.logical / (ms * 1e6);
+                    printf("%-12s %-5s %-13s %4u %5s %10.3f %9.0f %8.1f%%\n", tr_variant_name(vs[vi]), dtype_name(eb),
+                           size, groups[gi], l2n[l2s[li]], ms, gbs, 100.0 * gbs / copy_gbs);
                 }
-            CHECK(cudaFree(din));
-            CHECK(cudaFree(dout));
-            free(hin), free(want), free(got);
+            matrix_close(&m);
         }
     return failed;
 }
@@ -279,6 +311,7 @@ int main(int argc, char **argv) {
     }
     if (reps < 1)
         reps = 1;
+    seed_random();
 
     int ndev = 0;
     cudaError_t e = cudaGetDeviceCount(&ndev);
@@ -289,14 +322,14 @@ int main(int argc, char **argv) {
                e != cudaSuccess ? cudaGetErrorString(e) : "no device found");
         return cpu_model_demo();
     }
-    CHECK(cudaGetDeviceProperties(&prop, 0));
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     if (prop.major != 9) {
         printf("Device 0 is %s (sm_%d%d), not Hopper (sm_90): TMA kernels need sm_90. Running the same tile "
                "pipeline through libtma's CPU model of the copy engine instead.\n",
                prop.name, prop.major, prop.minor);
         return cpu_model_demo();
     }
-    CHECK(cudaSetDevice(0));
+    CUDA_CHECK(cudaSetDevice(0));
     printf("GPU: %s, %d SMs, %.1f GiB\n", prop.name, prop.multiProcessorCount, prop.totalGlobalMem / 1073741824.0);
 
     if (isolated)
@@ -309,63 +342,43 @@ int main(int argc, char **argv) {
 
     for (uint32_t eb = 4; eb >= 2; eb -= 2)
         for (int si = 0; si < nsizes; si++) {
-            const uint32_t rows = sizes[si][0], cols = sizes[si][1];
-            const size_t ip = round16((size_t)cols * eb), op = round16((size_t)rows * eb);
-            const size_t in_bytes = rows * ip, out_bytes = cols * op, logical = (size_t)rows * cols * eb;
-            void *din, *dout;
-            CHECK(cudaMalloc(&din, in_bytes));
-            CHECK(cudaMalloc(&dout, out_bytes));
-            uint8_t *hin = NULL, *want = NULL, *got = NULL;
+            matrix m;
+            matrix_open(&m, eb, sizes[si][0], sizes[si][1], !ncu);
+            double copy_gbs = 0;
             if (!ncu) {
-                hin = malloc(in_bytes), want = malloc(out_bytes), got = malloc(out_bytes);
-                if (!hin || !want || !got) {
-                    fprintf(stderr, "out of host memory\n");
-                    return 1;
-                }
-                fill_random(hin, in_bytes);
-                CHECK(cudaMemcpy(din, hin, in_bytes, cudaMemcpyHostToDevice));
-                memset(want, 0, out_bytes);
-                tr_reference(eb, hin, want, rows, cols, ip, op);
-                float ms = time_it(NULL, dout, din, logical, reps);
-                table[nt++] = (row){"cudaMemcpy D2D", eb, rows, cols, ms, 2.0 * logical / (ms * 1e6), 100.0, 1};
-            } else {
-                CHECK(cudaMemset(din, 0x3C, in_bytes));
+                float ms = time_it(NULL, m.dout, m.din, m.logical, reps);
+                copy_gbs = 2.0 * m.logical / (ms * 1e6);
+                table[nt++] = (row){"cudaMemcpy D2D", eb, m.rows, m.cols, ms, copy_gbs, 100.0, 1};
             }
-            const double copy_gbs = ncu ? 0 : table[nt - 1].gbs;
             for (int v = 0; v < TR_VARIANT_COUNT; v++) {
                 tr_plan plan;
                 char err[512];
-                if (tr_plan_make(&plan, (tr_variant)v, eb, din, dout, rows, cols, ip, op, err, sizeof err) != cudaSuccess) {
+                if (tr_plan_make(&plan, (tr_variant)v, eb, m.din, m.dout, m.rows, m.cols, m.ip, m.op, err, sizeof err) !=
+                    cudaSuccess) {
                     fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, tr_variant_name((tr_variant)v), err);
                     return 1;
                 }
                 if (ncu) {
-                    CHECK(tr_plan_run(&plan, 0));
-                    CHECK(cudaDeviceSynchronize());
-                    printf("ran %s %s %ux%u once\n", tr_variant_name((tr_variant)v), dtype_name(eb), rows, cols);
+                    CUDA_CHECK(tr_plan_run(&plan, 0));
+                    CUDA_CHECK(cudaDeviceSynchronize());
+                    printf("ran %s %s %ux%u once\n", tr_variant_name((tr_variant)v), dtype_name(eb), m.rows, m.cols);
                     continue;
                 }
-                CHECK(cudaMemset(dout, 0xFF, out_bytes)); /* poison: NaN in both types */
-                CHECK(tr_plan_run(&plan, 0));
-                CHECK(cudaDeviceSynchronize());
-                CHECK(cudaMemcpy(got, dout, out_bytes, cudaMemcpyDeviceToHost));
                 char where[160] = "";
-                size_t bad = tr_compare(eb, got, want, cols, rows, op, where, sizeof where);
-                row r = {tr_variant_name((tr_variant)v), eb, rows, cols, 0, 0, 0, bad == 0};
+                size_t bad = verify_plan(&plan, &m, where, sizeof where);
+                row r = {tr_variant_name((tr_variant)v), eb, m.rows, m.cols, 0, 0, 0, bad == 0};
                 if (bad) {
                     printf("FAILED: %s %s %ux%u: %zu of %zu elements differ; first: %s\n", r.variant, dtype_name(eb),
-                           rows, cols, bad, (size_t)rows * cols, where);
+                           m.rows, m.cols, bad, (size_t)m.rows * m.cols, where);
                     failed = 1;
                 } else {
                     r.ms = time_it(&plan, NULL, NULL, 0, reps);
-                    r.gbs = 2.0 * logical / (r.ms * 1e6);
+                    r.gbs = 2.0 * m.logical / (r.ms * 1e6);
                     r.pct = 100.0 * r.gbs / copy_gbs;
                 }
                 table[nt++] = r;
             }
-            CHECK(cudaFree(din));
-            CHECK(cudaFree(dout));
-            free(hin), free(want), free(got);
+            matrix_close(&m);
         }
     if (ncu)
         return 0;

@@ -15,14 +15,7 @@
 #include <string.h>
 #include <vector>
 
-#define CUDA_CHECK(call)                                                                            \
-    do {                                                                                            \
-        cudaError_t e_ = (call);                                                                    \
-        if (e_ != cudaSuccess) {                                                                    \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));  \
-            exit(1);                                                                                \
-        }                                                                                           \
-    } while (0)
+#include "cuda_check.h"
 
 /* One named function per shared-memory instruction the probe issues (asm volatile: issued exactly as
  * written, never merged or widened by the compiler). */

@@ -1,0 +1,20 @@
+/* CUDA_CHECK(call): a failing CUDA runtime call prints file:line, the call and the error, then exits.
+ * For the samples and tools (programs, not the library: libtma itself returns statuses). */
+#ifndef TMA_KERNELS_CUDA_CHECK_H
+#define TMA_KERNELS_CUDA_CHECK_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cuda_runtime.h>
+
+#define CUDA_CHECK(call)                                                                            \
+    do {                                                                                            \
+        cudaError_t e_ = (call);                                                                    \
+        if (e_ != cudaSuccess) {                                                                    \
+            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(1);                                                                                \
+        }                                                                                           \
+    } while (0)
+
+#endif /* TMA_KERNELS_CUDA_CHECK_H */
