@@ -437,6 +437,40 @@ Test(tma_layout, svg_is_xml_with_one_cell_per_slot) {
     check_svg("--swizzle none --dtype f32 --box 32,32 --pitch 144", "test_svg_none.svg", 32u * 9u);
 }
 
+/* The SVG as a person sees it: Chromium renders it headless to PNG, and the picture must not be blank
+ * (at least the 8 chunk-column colours, plus background and text). Skipped where Chromium is absent. */
+Test(tma_layout, svg_renders_in_chromium, .timeout = 120) {
+    run_result probe = run_cmd("command -v chromium >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1");
+    free(probe.out);
+    if (probe.status != 0)
+        cr_skip_test("chromium or python3 is not installed: cannot render the SVG (Debian: apt-get install chromium)");
+    char svg[512], png[512], cmd[1800];
+    snprintf(svg, sizeof svg, "%s/render_128b.svg", TMA_TOOLS_TMPDIR);
+    snprintf(png, sizeof png, "%s/render_128b.png", TMA_TOOLS_TMPDIR);
+    remove(png);
+    snprintf(cmd, sizeof cmd, "--swizzle 128B --dtype bf16 --box 64,16 --svg '%s'", svg);
+    run_result r = run_tool(TMA_LAYOUT_PATH, cmd);
+    cr_assert_eq(r.status, 0, "tma-layout --svg: status %d", r.status);
+    free(r.out);
+    /* The flags keep a root, offline Chromium from reaching for the network or a sandbox it cannot have. */
+    snprintf(cmd, sizeof cmd,
+             "chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+             "--disable-background-networking --disable-component-update --disable-sync "
+             "--user-data-dir='%s/chromium-profile' --window-size=1200,900 --screenshot='%s' 'file://%s' "
+             ">/dev/null 2>&1",
+             TMA_TOOLS_TMPDIR, png, svg);
+    run_result c = run_cmd(cmd);
+    free(c.out);
+    cr_assert_eq(c.status, 0, "chromium failed to render %s (status %d)", svg, c.status);
+    snprintf(cmd, sizeof cmd, "python3 '%s/png_colors.py' '%s' 2>&1", TMA_TESTS_DIR, png);
+    run_result n = run_cmd(cmd);
+    cr_assert_eq(n.status, 0, "cannot read %s: %s", png, n.out);
+    long colours = strtol(n.out, NULL, 10);
+    cr_log_info("chromium rendered %s with %ld distinct colours", svg, colours);
+    cr_assert_geq(colours, 10, "%s looks blank: %ld distinct colours (%s)", png, colours, n.out);
+    free(n.out);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * The bank model
  * ------------------------------------------------------------------------------------------- */

@@ -323,8 +323,8 @@ static bool write_svg(const tile *t, const char *path) {
     const uint32_t cw = 56, ch = 22, left = 110, top = 80;
     uint32_t w = left + t->slots * cw + 150;
     const uint32_t h = top + t->rows * ch + 20;
-    if (w < 640)
-        w = 640; /* room for the caption */
+    if (w < 780)
+        w = 780; /* room for the caption: about 115 characters of 11 px monospace */
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     fprintf(f,
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" "
