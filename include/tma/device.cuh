@@ -203,16 +203,16 @@ TMA_DEV void tma_cluster_arrive(void) { asm volatile("barrier.cluster.arrive.rel
 /** barrier.cluster.wait.acquire: wait for the cluster barrier's current phase. */
 TMA_DEV void tma_cluster_wait(void) { asm volatile("barrier.cluster.wait.acquire;" ::: "memory"); }
 
-/** mapa + mbarrier.arrive.release.cluster: one arrival on the barrier at the same shared offset as `bar`
- *  in the block of cluster rank `cta` (this block's own rank included).
- *  COST (SASS, CUDA 13.0, sm_90a): ptxas puts MEMBAR.ALL.CTA + MEMBAR.ALL.GPU before each such arrive, so
- *  in a main loop it stalls on every outstanding memory operation; the GEMM's multicast variant, which
- *  calls it twice per consumer warp and stage, ran at about half the speed of the variant without
- *  clusters (docs/GEMM.md). The plain `mbarrier.arrive.shared::cluster` form is the lead to measure next. */
+/** mapa + mbarrier.arrive.shared::cluster: one arrival on the barrier at the same shared offset as `bar`
+ *  in the block of cluster rank `cta` (this block's own rank included), with the instruction's default
+ *  semantics (release at CTA scope). Enough to hand a stage back to a peer's producer once this thread's
+ *  reads of it are complete (for wgmma: after the wgmma wait that covers them).
+ *  Measured (SASS, CUDA 13.0, sm_90a): the explicit `.release.cluster` form compiled to MEMBAR.ALL.CTA +
+ *  MEMBAR.ALL.GPU before every arrive, and made the GEMM's multicast variant run at about half speed. */
 TMA_DEV void tma_mbar_arrive_cluster(uint64_t *bar, uint32_t cta) {
     uint32_t remote;
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(tma_smem_addr(bar)), "r"(cta));
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 
 /* ---------------------------------------------------------------------------------------------
