@@ -286,12 +286,28 @@ Test(tma_explain, json_parses_valid_and_invalid) {
     }
 }
 
+/* A command line, the exit status it must give, and a piece of its one-line stderr message. */
+typedef struct exit_case {
+    const char *args;
+    int status;
+    const char *stderr_has;
+} exit_case;
+
+static void check_exit_cases(const char *tool, const exit_case *cases, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        run_result r = run_tool_stderr(tool, cases[i].args);
+        cr_assert_eq(r.status, cases[i].status, "'%s': status %d, want %d (stderr: %s)", cases[i].args, r.status,
+                     cases[i].status, r.out);
+        cr_assert_not_null(strstr(r.out, cases[i].stderr_has), "'%s': stderr '%s' lacks '%s'", cases[i].args, r.out,
+                           cases[i].stderr_has);
+        char *nl = strchr(r.out, '\n');
+        cr_assert(nl != NULL && nl[1] == '\0', "'%s': stderr is not one line: '%s'", cases[i].args, r.out);
+        free(r.out);
+    }
+}
+
 Test(tma_explain, exit_codes_and_one_line_stderr) {
-    static const struct {
-        const char *args;
-        int status;
-        const char *stderr_has;
-    } cases[] = {
+    static const exit_case cases[] = {
         {VALID_ARGS, 0, "valid descriptor"},
         {INVALID2_ARGS, 1, "invalid descriptor: 2 broken rules"},
         {"--dims 16 --address 0", 1, "TMA_ERR_GLOBAL_ADDRESS_NULL"},
@@ -305,16 +321,7 @@ Test(tma_explain, exit_codes_and_one_line_stderr) {
         {"--dims 64,64 --swizzle 96B", 2, "--swizzle '96B'"},
         {"--dims 64,64 --oob", 2, "--oob needs a value"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        run_result r = run_tool_stderr(TMA_EXPLAIN_PATH, cases[i].args);
-        cr_assert_eq(r.status, cases[i].status, "'%s': status %d, want %d (stderr: %s)", cases[i].args, r.status,
-                     cases[i].status, r.out);
-        cr_assert_not_null(strstr(r.out, cases[i].stderr_has), "'%s': stderr '%s' lacks '%s'", cases[i].args, r.out,
-                           cases[i].stderr_has);
-        char *nl = strchr(r.out, '\n');
-        cr_assert(nl != NULL && nl[1] == '\0', "'%s': stderr is not one line: '%s'", cases[i].args, r.out);
-        free(r.out);
-    }
+    check_exit_cases(TMA_EXPLAIN_PATH, cases, sizeof cases / sizeof cases[0]);
 }
 
 Test(tma_explain, help_has_examples) {
@@ -372,11 +379,7 @@ Test(tma_layout, json_parses) {
 }
 
 Test(tma_layout, exit_codes) {
-    static const struct {
-        const char *args;
-        int status;
-        const char *stderr_has;
-    } cases[] = {
+    static const exit_case cases[] = {
         {"--swizzle 64B --dtype f32 --box 16,8", 0, "8 rows x 4 slots"},
         {"--swizzle 128B --dtype bf16 --box 128,8", 1, "TMA_ERR_BOX_SWIZZLE_SPAN"},
         {"--swizzle 128B --dtype bf16 --box 64,300", 1, "TMA_ERR_BOX_DIM"},
@@ -386,16 +389,7 @@ Test(tma_layout, exit_codes) {
         {"--swizzle 64B --dtype f32 --box 16,8 --pitch 96", 2, "--pitch 96"},
         {"--frobnicate", 2, "--frobnicate needs a value"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        run_result r = run_tool_stderr(TMA_LAYOUT_PATH, cases[i].args);
-        cr_assert_eq(r.status, cases[i].status, "'%s': status %d, want %d (stderr: %s)", cases[i].args, r.status,
-                     cases[i].status, r.out);
-        cr_assert_not_null(strstr(r.out, cases[i].stderr_has), "'%s': stderr '%s' lacks '%s'", cases[i].args, r.out,
-                           cases[i].stderr_has);
-        char *nl = strchr(r.out, '\n');
-        cr_assert(nl != NULL && nl[1] == '\0', "'%s': stderr is not one line: '%s'", cases[i].args, r.out);
-        free(r.out);
-    }
+    check_exit_cases(TMA_LAYOUT_PATH, cases, sizeof cases / sizeof cases[0]);
 }
 
 static size_t count_occurrences(const char *hay, const char *needle) {
