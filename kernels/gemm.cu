@@ -21,10 +21,17 @@
 
 namespace {
 constexpr uint32_t BM = TMA_GEMM_BM, BN = TMA_GEMM_BN, BK = TMA_GEMM_BK, STAGES = TMA_GEMM_STAGES;
-constexpr uint32_t A_BYTES = BM * BK * 2u, B_BYTES = BN * BK * 2u;
 constexpr uint32_t THREADS = 384;
 constexpr uint32_t CONSUMER_WARPS = 8;
-constexpr size_t SMEM_BYTES = 1024 + STAGES * (A_BYTES + B_BYTES) + 2 * STAGES * sizeof(uint64_t);
+/* Shared memory of a ring of ST stages of BKT K-elements (A box + B tile, bf16) plus 2 * ST barriers. */
+constexpr size_t smem_bytes(uint32_t bkt, uint32_t st) {
+    return 1024 + st * (BM + BN) * bkt * 2u + 2 * st * sizeof(uint64_t);
+}
+constexpr size_t SMEM_BYTES = smem_bytes(BK, STAGES);
+/* The deep variant (plan.kdepth = 1): stages of 32 K-elements (64B swizzle), twice as many of them in the
+ * same shared memory, so that twice as many stages' worth of loads are in flight per byte consumers hold. */
+constexpr uint32_t BK_DEEP = TMA_GEMM_BK_DEEP, STAGES_DEEP = TMA_GEMM_STAGES_DEEP;
+constexpr size_t SMEM_BYTES_DEEP = smem_bytes(BK_DEEP, STAGES_DEEP);
 } // namespace
 
 /* A consumer warp releases a stage: on its own block's empty barrier, and with CL = 2 on the peer's too
@@ -43,10 +50,11 @@ static __device__ __forceinline__ void release_stage(uint64_t *empty_bar) {
  * 2 * i and 2 * i + 1, same tile column) that share B: each block loads its own A box and one half (128
  * rows) of the B tile, multicast into both blocks; a stage is free when the consumers of BOTH blocks
  * have released it (empty[s] counts 16 arrivals, made with cluster-scope arrives). */
-template <int CL>
+template <int CL, uint32_t BK, uint32_t STAGES>
 __global__ void __launch_bounds__(THREADS, 1)
     tma_gemm_kernel(const __grid_constant__ tma_tensor ta, const __grid_constant__ tma_tensor tb,
                     __nv_bfloat16 *__restrict__ c, int M, int N, int K, uint32_t group_m, uint32_t no_store) {
+    constexpr uint32_t A_BYTES = BM * BK * 2u, B_BYTES = BN * BK * 2u;
     extern __shared__ uint8_t dyn[];
     uint8_t *base = dyn + ((1024u - tma_smem_addr(dyn) % 1024u) % 1024u);
     uint8_t *sa = base;                    /* STAGES A boxes */
@@ -112,6 +120,17 @@ __global__ void __launch_bounds__(THREADS, 1)
         const uint32_t cw = wg - 1u; /* rows 64 * cw .. of the tile */
         const uint32_t warp = (threadIdx.x % 128u) / 32u, lane = threadIdx.x % 32u;
         float acc[128];
+        /* The descriptors of stage 0, one per K step, derived once from the box facts (this warpgroup's 64
+         * rows of A start 64 * row_pitch bytes into the box: on the swizzle period). Stage s's are these
+         * plus s * bytes-per-box in the start-address field (tma_wgmma_desc_advance). Deriving all eight in
+         * the loop cost ~270 instructions per consumer warp per stage, a serial chain longer than the
+         * previous stage's wgmma group (ncu: tensor pipe ~69% busy, fixed-latency stalls 43%). */
+        uint64_t da0[BK / 16u], db0[BK / 16u];
+#pragma unroll
+        for (uint32_t kk = 0; kk < BK / 16u; kk++) {
+            da0[kk] = tma_wgmma_desc_box(&ta.box, tma_smem_addr(sa) + cw * 64u * ta.box.row_pitch, kk * 16u);
+            db0[kk] = tma_wgmma_desc_box(&tb.box, tma_smem_addr(sb), kk * 16u);
+        }
         uint32_t s = 0, phase = 0;
         for (uint32_t u = cluster_id; u < units; u += clusters) {
             uint32_t gm, tn;
@@ -123,14 +142,11 @@ __global__ void __launch_bounds__(THREADS, 1)
             uint32_t prev = 0;
             for (uint32_t kb = 0; kb < nk; kb++) {
                 tma_mbar_wait_quiet(&full[s], phase);
-                /* this warpgroup's 64 rows of A start 64 * 128 bytes into the box: on the 1024-byte period */
-                const uint32_t a_addr = tma_smem_addr(sa + s * A_BYTES) + cw * 64u * ta.box.row_pitch;
-                const uint32_t b_addr = tma_smem_addr(sb + s * B_BYTES);
                 uint64_t da[BK / 16u], db[BK / 16u]; /* all descriptors before the fence (ptxas C7519) */
 #pragma unroll
                 for (uint32_t kk = 0; kk < BK / 16u; kk++) {
-                    da[kk] = tma_wgmma_desc_box(&ta.box, a_addr, kk * 16u);
-                    db[kk] = tma_wgmma_desc_box(&tb.box, b_addr, kk * 16u);
+                    da[kk] = tma_wgmma_desc_advance(da0[kk], s * A_BYTES);
+                    db[kk] = tma_wgmma_desc_advance(db0[kk], s * B_BYTES);
                 }
                 tma_wgmma_fence();
 #pragma unroll
@@ -205,10 +221,15 @@ extern "C" cudaError_t tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const
                                     TMA_SWIZZLE_128B);
     tma_tiled_desc dbh = db;
     dbh.box_dim[1] = BN / 2;
-    da.l2_promotion = db.l2_promotion = dbh.l2_promotion = TMA_L2_256B;
+    tma_tiled_desc dad = tma_desc_2d(TMA_DTYPE_BF16, (void *)a, (uint64_t)m, (uint64_t)k, (uint64_t)k * 2u, BM,
+                                     BK_DEEP, TMA_SWIZZLE_64B);
+    tma_tiled_desc dbd = tma_desc_2d(TMA_DTYPE_BF16, (void *)b, (uint64_t)n, (uint64_t)k, (uint64_t)k * 2u, BN,
+                                     BK_DEEP, TMA_SWIZZLE_64B);
+    da.l2_promotion = db.l2_promotion = dbh.l2_promotion = dad.l2_promotion = dbd.l2_promotion = TMA_L2_256B;
     tma_diag diag;
     if (tma_tensor_make(&p->a, &da, &diag) != TMA_OK || tma_tensor_make(&p->b, &db, &diag) != TMA_OK ||
-        tma_tensor_make(&p->b_half, &dbh, &diag) != TMA_OK) {
+        tma_tensor_make(&p->b_half, &dbh, &diag) != TMA_OK || tma_tensor_make(&p->a_deep, &dad, &diag) != TMA_OK ||
+        tma_tensor_make(&p->b_deep, &dbd, &diag) != TMA_OK) {
         fprintf(stderr, "tma_gemm: %s: %s\n", tma_status_name(diag.status), diag.message);
         return cudaErrorInvalidValue;
     }
@@ -217,9 +238,14 @@ extern "C" cudaError_t tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const
     if (e == cudaSuccess)
         e = cudaDeviceGetAttribute(&p->sms, cudaDevAttrMultiProcessorCount, dev);
     if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(tma_gemm_kernel<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM_BYTES);
+        e = cudaFuncSetAttribute(tma_gemm_kernel<1, BK, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)SMEM_BYTES);
     if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(tma_gemm_kernel<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM_BYTES);
+        e = cudaFuncSetAttribute(tma_gemm_kernel<2, BK, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)SMEM_BYTES);
+    if (e == cudaSuccess)
+        e = cudaFuncSetAttribute(tma_gemm_kernel<1, BK_DEEP, STAGES_DEEP>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM_BYTES_DEEP);
     if (e != cudaSuccess)
         return e;
     p->smem = SMEM_BYTES;
@@ -241,14 +267,14 @@ static int launch_config(const tma_gemm_plan *p, cudaLaunchConfig_t *cfg, cudaLa
     attr[0].val.clusterDim.y = 1;
     attr[0].val.clusterDim.z = 1;
     cfg->blockDim = dim3(THREADS, 1, 1);
-    cfg->dynamicSmemBytes = p->smem;
+    cfg->dynamicSmemBytes = p->kdepth == 1 && cl == 1 ? SMEM_BYTES_DEEP : p->smem;
     cfg->attrs = attr;
     cfg->numAttrs = 1;
     long clusters = p->sms / cl;
     if (cl == 2) {
         int active = 0; /* co-resident clusters: GPCs with an odd SM count leave an SM out */
         cfg->gridDim = dim3((unsigned)(2 * clusters), 1, 1);
-        if (cudaOccupancyMaxActiveClusters(&active, tma_gemm_kernel<2>, cfg) == cudaSuccess && active > 0)
+        if (cudaOccupancyMaxActiveClusters(&active, tma_gemm_kernel<2, BK, STAGES>, cfg) == cudaSuccess && active > 0)
             clusters = active;
         (void)cudaGetLastError();
     }
@@ -279,8 +305,13 @@ extern "C" cudaError_t tma_gemm_run(const tma_gemm_plan *p, cudaStream_t stream)
     const uint32_t group = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
     const uint32_t no_store = p->diag_no_store ? 1u : 0u;
     if (p->cluster == 2)
-        return cudaLaunchKernelEx(&cfg, tma_gemm_kernel<2>, p->a, p->b_half, c, p->m, p->n, p->k, group, no_store);
-    return cudaLaunchKernelEx(&cfg, tma_gemm_kernel<1>, p->a, p->b, c, p->m, p->n, p->k, group, no_store);
+        return cudaLaunchKernelEx(&cfg, tma_gemm_kernel<2, BK, STAGES>, p->a, p->b_half, c, p->m, p->n, p->k, group,
+                                  no_store);
+    if (p->kdepth == 1)
+        return cudaLaunchKernelEx(&cfg, tma_gemm_kernel<1, BK_DEEP, STAGES_DEEP>, p->a_deep, p->b_deep, c, p->m,
+                                  p->n, p->k, group, no_store);
+    return cudaLaunchKernelEx(&cfg, tma_gemm_kernel<1, BK, STAGES>, p->a, p->b, c, p->m, p->n, p->k, group,
+                              no_store);
 }
 
 extern "C" cudaError_t tma_gemm_bf16(const void *a, const void *b, void *c, int m, int n, int k) {

@@ -28,6 +28,8 @@ extern "C" {
 #define TMA_GEMM_BN 256u     /* output tile columns (one m64n256 wgmma per warpgroup and K step) */
 #define TMA_GEMM_BK 64u      /* K elements per stage: one 128-byte swizzle span of bf16 */
 #define TMA_GEMM_STAGES 4u
+#define TMA_GEMM_BK_DEEP 32u     /* the deep variant (plan.kdepth = 1): 32 K-elements per stage (64B swizzle) */
+#define TMA_GEMM_STAGES_DEEP 8u  /* ... in 8 stages: the same 192 KiB */
 #define TMA_GEMM_GROUP_M 16u /* tile rows per rasterization group */
 
 /** Tile scheduler: the t-th tile in launch order -> tile coordinates (tm, tn) of a tiles_m x tiles_n grid.
@@ -43,11 +45,14 @@ TMA_HD void tma_gemm_tile_of(uint32_t t, uint32_t tiles_m, uint32_t tiles_n, uin
     *tn = local / rows;
 }
 
+
 /** Everything one launch needs, prepared once (tensor maps encoded, kernel attributes set). */
 typedef struct tma_gemm_plan {
     tma_tensor a;      /* the TMA map of A (boxes of 64 K x 128 rows), with its box facts */
     tma_tensor b;      /* B, boxes of 64 K x 256 rows: one per stage (cluster == 1) */
     tma_tensor b_half; /* B, boxes of 64 K x 128 rows: each block of a pair multicasts one (cluster == 2) */
+    tma_tensor a_deep; /* A and B, boxes of 32 K x 128 / 256 rows, 64B swizzle (kdepth == 1) */
+    tma_tensor b_deep;
     void *c;
     int m, n, k;
     int cluster;       /* 1 (default): no clusters. 2: pairs of blocks share B through TMA multicast
@@ -56,6 +61,7 @@ typedef struct tma_gemm_plan {
     int sms;           /* multiprocessors of the device */
     int grid_blocks;   /* 0 (default): as many blocks as can be co-resident (cudaOccupancyMaxActiveClusters with
                           clusters); otherwise this many (rounded down to whole clusters, at least one) */
+    int kdepth;        /* 0 (default): 4 stages of 64 K-elements. 1: 8 stages of 32 (cluster == 1 only) */
     int diag_no_store; /* diagnostic, for timing only: 1 skips the epilogue's stores (C is not written) */
     size_t smem;       /* dynamic shared memory per block */
 } tma_gemm_plan;

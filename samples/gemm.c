@@ -73,6 +73,21 @@ static long cpu_selfcheck(void) {
                     }
             }
     }
+    /* The kernel derives stage 0's descriptors once and moves them by whole boxes (tma_wgmma_desc_advance):
+     * the same descriptor as deriving each stage's afresh, for every stage, K step, and box of both
+     * variants (A and B, 64 x 128/256 with 128B swizzle in 4 stages; 32 x 128/256 with 64B in 8). */
+    for (int deep = 0; deep < 2; deep++)
+        for (uint32_t rows = TMA_GEMM_BM; rows <= TMA_GEMM_BN; rows *= 2) {
+            const uint32_t bk = deep ? TMA_GEMM_BK_DEEP : TMA_GEMM_BK, st = deep ? TMA_GEMM_STAGES_DEEP : TMA_GEMM_STAGES;
+            tma_tiled_desc dd = tma_desc_2d(TMA_DTYPE_BF16, g, R, KD, KD * 2, rows, bk,
+                                            deep ? TMA_SWIZZLE_64B : TMA_SWIZZLE_128B);
+            tma_box_info bx = tma_box_info_of(&dd);
+            const uint32_t tile = rows * bk * 2u, base = 1024u + 64u * bx.row_pitch;
+            for (uint32_t k = 0; k < bk; k += 16)
+                for (uint32_t st_i = 0; st_i < st; st_i++)
+                    bad += tma_wgmma_desc_box(&bx, base + st_i * tile, k) !=
+                           tma_wgmma_desc_advance(tma_wgmma_desc_box(&bx, base, k), st_i * tile);
+        }
     return bad;
 }
 
@@ -164,11 +179,19 @@ int main(int argc, char **argv) {
     };
     const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
     char table[2048];
-    int tl = snprintf(table, sizeof table, "%-18s %11s %11s %9s %11s %9s %9s %9s\n", "M x N x K", "cuBLAS TF/s",
-                      "libtma TF/s", "% cuBLAS", "multicast2", "% cuBLAS", "no-store", "max err");
+    int tl = snprintf(table, sizeof table, "%-18s %11s %11s %9s %11s %9s %9s %9s %9s %9s\n", "M x N x K",
+                      "cuBLAS TF/s", "libtma TF/s", "% cuBLAS", "multicast2", "% cuBLAS", "no-store", "deep32x8",
+                      "% cuBLAS", "max err");
     int failures = 0;
+    const char *only = getenv("TMA_GEMM_ONLY"); /* "MxNxK": run that shape alone (for profiling) */
     for (int s = 0; s < nshapes; s++) {
         const shape sh = shapes[s];
+        if (only) {
+            char nm[64];
+            snprintf(nm, sizeof nm, "%dx%dx%d", sh.m, sh.n, sh.k);
+            if (strcmp(nm, only) != 0)
+                continue;
+        }
         size_t na = (size_t)sh.m * sh.k, nb = (size_t)sh.n * sh.k, nc = (size_t)sh.m * sh.n;
         void *a, *b, *c, *cref;
         CUDA_CHECK(cudaMalloc(&a, na * 2 + 16));
@@ -189,16 +212,18 @@ int main(int argc, char **argv) {
          * whose output stays in hc for the CPU comparison */
         double err = 0;
         int ok = 1;
-        for (int cl = 2; cl >= 1; cl--) {
+        for (int v = 3; v >= 1; v--) { /* 3: deep stages (kdepth 1), 2: clusters of two, 1: default */
+            const int cl = v == 2 ? 2 : 1;
             plan.cluster = cl;
+            plan.kdepth = v == 3;
             CUDA_CHECK(cudaMemset(c, 0xFF, nc * 2)); /* poison: bf16 0xFFFF is a NaN */
             CUDA_CHECK(tma_gemm_run(&plan, 0));
             CUDA_CHECK(cudaDeviceSynchronize());
             CUDA_CHECK(cudaMemcpy(hc, c, nc * 2, cudaMemcpyDeviceToHost));
             double ecl = rel_frobenius(hc, hr, NULL, nc);
             int okcl = ecl <= 1e-2; /* NaN fails */
-            printf("%s%5d x %5d x %5d cluster %d: vs cuBLAS rel. Frobenius error %.3e %s", cl == 2 ? "" : "\n",
-                   sh.m, sh.n, sh.k, cl, ecl, okcl ? "ok" : "FAIL");
+            printf("%s%5d x %5d x %5d %s: vs cuBLAS rel. Frobenius error %.3e %s", v == 3 ? "" : "\n", sh.m,
+                   sh.n, sh.k, v == 3 ? "deep32x8" : cl == 2 ? "cluster 2" : "cluster 1", ecl, okcl ? "ok" : "FAIL");
             ok = ok && okcl;
             err = ecl > err || ecl != ecl ? ecl : err;
         }
@@ -233,14 +258,17 @@ int main(int argc, char **argv) {
             float t2 = time_median(1, h, &plan, a, b, c, sh.m, sh.n, sh.k, reps);
             int g2 = tma_gemm_grid(&plan);
             plan.cluster = 1;
+            plan.kdepth = 1;
+            float t3 = time_median(1, h, &plan, a, b, c, sh.m, sh.n, sh.k, reps);
+            plan.kdepth = 0;
             double flop = 2.0 * sh.m * sh.n * (double)sh.k;
             double fc = flop / (tc * 1e-3) / 1e12, f1 = flop / (t1 * 1e-3) / 1e12, f2 = flop / (t2 * 1e-3) / 1e12;
-            double fn = flop / (tn * 1e-3) / 1e12;
+            double fn = flop / (tn * 1e-3) / 1e12, f3 = flop / (t3 * 1e-3) / 1e12;
             char name[64];
             snprintf(name, sizeof name, "%dx%dx%d", sh.m, sh.n, sh.k);
             tl += snprintf(table + tl, sizeof table - (size_t)tl,
-                           "%-18s %11.1f %11.1f %8.1f%% %11.1f %8.1f%% %9.1f %9.2e\n", name, fc, f1, 100.0 * f1 / fc,
-                           f2, 100.0 * f2 / fc, fn, err);
+                           "%-18s %11.1f %11.1f %8.1f%% %11.1f %8.1f%% %9.1f %9.1f %8.1f%% %9.2e\n", name, fc, f1,
+                           100.0 * f1 / fc, f2, 100.0 * f2 / fc, fn, f3, 100.0 * f3 / fc, err);
             printf("  grid: %d blocks (no clusters), %d blocks (clusters of 2)\n", tma_gemm_grid(&plan), g2);
         }
         if (sh.timed && ok && getenv("TMA_GEMM_SWEEP") && sh.k >= 4096) { /* rasterization group sweep */

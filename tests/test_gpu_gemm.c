@@ -1,5 +1,5 @@
 /* The TMA + wgmma GEMM (kernels/gemm.h) on the GPU against a double-precision CPU product:
- *   ragged      - both variants (clusters of two sharing B by multicast, and none); ragged M, N, K (odd N, M and N under one tile, K not a multiple of the 64-element
+ *   ragged      - every variant (default; clusters of two sharing B by multicast; 8 stages of 32 K, plan.kdepth); ragged M, N, K (odd N, M and N under one tile, K not a multiple of the 64-element
  *                 stage, more tiles than SMs): relative Frobenius error <= 1e-2, every element finite
  *                 (the output is poisoned with NaN first), fresh random data per shape.
  *   k_zero      - K = 0 gives zeros.
@@ -31,7 +31,8 @@ static double run_shape(int m, int n, int k, uint64_t seed, int cluster) {
     CUDA_OK(cudaMemset(c, 0xFF, nc * 2)); /* NaN poison */
     tma_gemm_plan plan;
     CUDA_OK(tma_gemm_plan_make(&plan, a, b, c, m, n, k));
-    plan.cluster = cluster;
+    plan.cluster = cluster == 2 ? 2 : 1; /* 3: the deep variant (8 stages of 32 K-elements), no clusters */
+    plan.kdepth = cluster == 3;
     CUDA_OK(tma_gemm_run(&plan, 0));
     CUDA_OK(cudaDeviceSynchronize());
     uint16_t *ha = malloc(na * 2 + 2), *hb = malloc(nb * 2 + 2), *hc = malloc(nc * 2 + 2);
@@ -67,7 +68,7 @@ Test(gpu_gemm, ragged) {
                              {129, 257, 72},  {300, 513, 1000}, {200, 3, 8},   {5, 1031, 64},   {1000, 999, 200},
                              {2500, 1100, 96}, {130, 600, 4104}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-        for (int cl = 1; cl <= 2; cl++) {
+        for (int cl = 1; cl <= 3; cl++) { /* 1: default, 2: clusters of two, 3: deep stages */
             double err = run_shape(shapes[s][0], shapes[s][1], shapes[s][2], seed + s * 0x9E3779B9ull + (uint64_t)cl, cl);
             cr_log_info("%d x %d x %d cluster %d: relative Frobenius error %.3e", shapes[s][0], shapes[s][1],
                         shapes[s][2], cl, err);

@@ -180,6 +180,26 @@ Test(wgmma, fields) {
     cr_assert_eq(tma_wgmma_desc_box(&box, 0x4000, 48), tma_wgmma_desc_kmajor(TMA_SWIZZLE_128B, 0x4000, 128, 256, 96));
 }
 
+/* Advancing a descriptor by whole swizzle periods equals deriving it afresh at the new address. */
+Test(wgmma, advance_equals_fresh_descriptor) {
+    for (size_t mi = 1; mi < 4; mi++) { /* the swizzled modes */
+        const tma_swizzle mode = MODES[mi];
+        const uint32_t span = tma_swizzle_span(mode), period = tma_swizzle_period(mode);
+        for (uint32_t base = 0; base < 64u * 1024u; base += period)
+            for (uint32_t steps = 0; steps < 8; steps++)
+                for (uint32_t kb = 0; kb < span; kb += TMA_WGMMA_K_BYTES) {
+                    uint32_t bytes = steps * 4u * period;
+                    if (base + bytes + kb >= 256u * 1024u)
+                        continue;
+                    uint64_t moved = tma_wgmma_desc_advance(tma_wgmma_desc_kmajor(mode, base, span, 64, kb), bytes);
+                    uint64_t fresh = tma_wgmma_desc_kmajor(mode, base + bytes, span, 64, kb);
+                    cr_assert_eq(moved, fresh, "%s: base %u + %u bytes, k byte %u: advanced 0x%llx, fresh 0x%llx",
+                                 tma_swizzle_name(mode), base, bytes, kb, (unsigned long long)moved,
+                                 (unsigned long long)fresh);
+                }
+    }
+}
+
 Test(wgmma, ok) {
     cr_assert(tma_wgmma_kmajor_ok(TMA_SWIZZLE_128B, 1024, 128, 64, 96));
     cr_assert(!tma_wgmma_kmajor_ok(TMA_SWIZZLE_128B, 512, 128, 64, 0), "off the 1024-byte period");
