@@ -3,10 +3,11 @@
  * Block: 384 threads = 3 warpgroups. Warpgroup 0 is the producer (setmaxnreg down to 40; one thread issues
  * the TMA loads), warpgroups 1 and 2 are consumers (setmaxnreg up to 232), each computing 64 rows x 256
  * columns of the 128 x 256 output tile with wgmma m64n256k16 (128 fp32 accumulators per thread).
- * Shared memory: a ring of TMA_GEMM_STAGES stages, each an A box (64 K x 128 rows, 16 KiB) and a B box
- * (64 K x 256 rows, 32 KiB), 128B-swizzled, 1024-byte aligned; full[s] (1 arrival + the boxes' bytes)
- * and empty[s] (one arrival per consumer warp, 8) mbarriers. Consumers keep one wgmma group in flight
- * and release a stage when the group that read it has completed.
+ * Shared memory (1024-byte aligned): a ring of TMA_GEMM_STAGES stages, each an A box (64 K x 128 rows,
+ * 16 KiB) and a B box (64 K x 256 rows, 32 KiB), 128B-swizzled; per consumer two 8 KiB epilogue boxes
+ * (64 x 64 bf16, 128B-swizzled); full[s] (1 arrival + the boxes' bytes) and empty[s] (one arrival per
+ * consumer warp, 8) mbarriers: 225 KiB of the 227 KiB a block may have.
+ * Consumers keep one wgmma group in flight and release a stage when the group that read it has completed.
  * Persistent: gridDim.x blocks walk tiles t = blockIdx.x, + gridDim.x, ... in tma_gemm_tile_of order. */
 #include "gemm.h"
 
@@ -23,15 +24,15 @@ namespace {
 constexpr uint32_t BM = TMA_GEMM_BM, BN = TMA_GEMM_BN, BK = TMA_GEMM_BK, STAGES = TMA_GEMM_STAGES;
 constexpr uint32_t THREADS = 384;
 constexpr uint32_t CONSUMER_WARPS = 8;
-/* Shared memory of a ring of ST stages of BKT K-elements (A box + B tile, bf16) plus 2 * ST barriers. */
-constexpr size_t smem_bytes(uint32_t bkt, uint32_t st) {
-    return 1024 + st * (BM + BN) * bkt * 2u + 2 * st * sizeof(uint64_t);
-}
-constexpr size_t SMEM_BYTES = smem_bytes(BK, STAGES);
-/* The deep variant (plan.kdepth = 1): stages of 32 K-elements (64B swizzle), twice as many of them in the
- * same shared memory, so that twice as many stages' worth of loads are in flight per byte consumers hold. */
-constexpr uint32_t BK_DEEP = TMA_GEMM_BK_DEEP, STAGES_DEEP = TMA_GEMM_STAGES_DEEP;
-constexpr size_t SMEM_BYTES_DEEP = smem_bytes(BK_DEEP, STAGES_DEEP);
+constexpr uint32_t A_BYTES = BM * BK * 2u, B_BYTES = BN * BK * 2u;
+/* The epilogue box: EPI x EPI bf16, rows of 128 bytes = the 128B swizzle span. The host encodes C's map
+ * with EPI_SWIZZLE; the kernel addresses the box through tma_gemm_epi_offset (gemm.h), which uses it too. */
+constexpr uint32_t EPI = TMA_GEMM_EPI_BOX, EPI_BYTES = EPI * EPI * 2u, EPI_BUFS = 2;
+constexpr tma_swizzle EPI_SWIZZLE = TMA_GEMM_EPI_SWIZZLE;
+static_assert(EPI * 2u == 128u && BM / 2u == EPI && BN % EPI == 0, "a consumer's 64 rows, 128-byte box rows");
+constexpr size_t SMEM_BYTES =
+    1024 + STAGES * (A_BYTES + B_BYTES) + 2u * EPI_BUFS * EPI_BYTES + 2u * STAGES * sizeof(uint64_t);
+static_assert(SMEM_BYTES <= 227u * 1024u, "over the 227 KiB a block may have on sm_90");
 } // namespace
 
 /* A consumer warp releases a stage: on its own block's empty barrier, and with CL = 2 on the peer's too
@@ -46,20 +47,91 @@ static __device__ __forceinline__ void release_stage(uint64_t *empty_bar) {
     }
 }
 
+static __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *(uint32_t *)&v;
+}
+
+/* Epilogue through shared memory: this consumer warpgroup's 64 x 256 accumulators (wgmma fragment: row
+ * 16 * warp + lane / 4 + 8 h, column 8 j + 2 (lane % 4) + {0, 1} in acc[4 j + 2 h + {0, 1}]) become four
+ * 64 x 64 bf16 boxes, written in turn into the warpgroup's two buffers and TMA-stored at (row0, col0 + 64 q)
+ * by thread 0 of the warpgroup (the `issuer`). One named barrier per box: before it, the issuer waits until
+ * the copy engine has read the previous box out of the other buffer, so after it every thread may write
+ * that buffer again (box q + 1), and the issuer may store box q. The last two boxes' stores are still in
+ * flight when this returns; the next tile's first boxes wait for them the same way.
+ * Writes: one 4-byte store covers 8 rows (lane / 4) x 16 bytes; rows r..r+7 have r % 8 = 0..7, so the
+ * 128B swizzle puts the eight 16-byte pieces in eight different bank groups: no conflict. */
+static __device__ __forceinline__ void epilogue_tma(const float (&acc)[128], const tma_tensor *tc, uint8_t *bufs,
+                                                    uint32_t row0, uint32_t col0, uint32_t barrier_id, bool issuer,
+                                                    bool no_store) {
+    const uint32_t warp = (threadIdx.x % 128u) / 32u, lane = threadIdx.x % 32u;
+#pragma unroll
+    for (uint32_t q = 0; q < BN / EPI; q++) {
+        uint8_t *buf = bufs + (q % EPI_BUFS) * EPI_BYTES;
+#pragma unroll
+        for (uint32_t jj = 0; jj < EPI / 8u; jj++) {
+            const uint32_t j = q * (EPI / 8u) + jj;
+#pragma unroll
+            for (uint32_t h = 0; h < 2; h++) {
+                const uint32_t row = 16u * warp + lane / 4u + 8u * h, col = 8u * jj + 2u * (lane % 4u);
+                *(uint32_t *)(buf + tma_gemm_epi_offset(row, col)) = pack_bf16x2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+            }
+        }
+        tma_fence_proxy_async(); /* this thread's writes, before the copy engine reads them */
+        if (issuer)
+            tma_store_wait_read<0>(); /* box q - 1 has left the other buffer */
+        tma_named_barrier_sync(barrier_id, 128);
+        if (issuer && !no_store) {
+            tma_store_2d(tc, buf, (int32_t)(col0 + q * EPI), (int32_t)row0);
+            tma_store_commit();
+        }
+    }
+}
+
+/* Epilogue from registers: bf16 pairs straight to global memory, clipped to M x N (any N). */
+static __device__ __forceinline__ void epilogue_direct(const float (&acc)[128], __nv_bfloat16 *__restrict__ c,
+                                                       int M, int N, uint32_t row_base, uint32_t col_base) {
+    const uint32_t warp = (threadIdx.x % 128u) / 32u, lane = threadIdx.x % 32u;
+    const uint32_t row0 = row_base + warp * 16u + lane / 4u;
+    const uint32_t col0 = col_base + 2u * (lane % 4u);
+    const bool pairs = (N % 2) == 0;
+#pragma unroll
+    for (uint32_t j = 0; j < 32; j++) {
+        const uint32_t col = col0 + 8u * j;
+#pragma unroll
+        for (uint32_t h = 0; h < 2; h++) {
+            const uint32_t row = row0 + 8u * h;
+            if (row >= (uint32_t)M || col >= (uint32_t)N)
+                continue;
+            __nv_bfloat16 *p = c + (size_t)row * (size_t)N + col;
+            const float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
+            if (pairs) {
+                *(__nv_bfloat162 *)p = __floats2bfloat162_rn(v0, v1);
+            } else {
+                p[0] = __float2bfloat16_rn(v0);
+                if (col + 1 < (uint32_t)N)
+                    p[1] = __float2bfloat16_rn(v1);
+            }
+        }
+    }
+}
+
 /* CL = 1: one block per tile. CL = 2: clusters of two blocks on vertically adjacent tiles (tile rows
  * 2 * i and 2 * i + 1, same tile column) that share B: each block loads its own A box and one half (128
  * rows) of the B tile, multicast into both blocks; a stage is free when the consumers of BOTH blocks
- * have released it (empty[s] counts 16 arrivals, made with cluster-scope arrives). */
-template <int CL, uint32_t BK, uint32_t STAGES>
+ * have released it (empty[s] counts 16 arrivals, made with cluster-scope arrives).
+ * TMA_EPI: the epilogue through shared memory and TMA stores (epilogue_tma), else epilogue_direct. */
+template <int CL, bool TMA_EPI>
 __global__ void __launch_bounds__(THREADS, 1)
     tma_gemm_kernel(const __grid_constant__ tma_tensor ta, const __grid_constant__ tma_tensor tb,
-                    __nv_bfloat16 *__restrict__ c, int M, int N, int K, uint32_t group_m, uint32_t no_store) {
-    constexpr uint32_t A_BYTES = BM * BK * 2u, B_BYTES = BN * BK * 2u;
+                    const __grid_constant__ tma_tensor tc, __nv_bfloat16 *__restrict__ c, int M, int N, int K,
+                    uint32_t group_m, uint32_t no_store) {
     extern __shared__ uint8_t dyn[];
     uint8_t *base = dyn + ((1024u - tma_smem_addr(dyn) % 1024u) % 1024u);
     uint8_t *sa = base;                    /* STAGES A boxes */
     uint8_t *sb = base + STAGES * A_BYTES; /* STAGES B tiles (one box, or two half boxes with CL = 2) */
-    uint64_t *full = (uint64_t *)(base + STAGES * (A_BYTES + B_BYTES));
+    uint8_t *se = sb + STAGES * B_BYTES;   /* 2 consumers x EPI_BUFS epilogue boxes */
+    uint64_t *full = (uint64_t *)(se + 2u * EPI_BUFS * EPI_BYTES);
     uint64_t *empty = full + STAGES;
 
     const uint32_t wg = threadIdx.x / 128u;
@@ -118,7 +190,10 @@ __global__ void __launch_bounds__(THREADS, 1)
         /* ---- consumers ---- */
         tma_setmaxnreg_inc<232>();
         const uint32_t cw = wg - 1u; /* rows 64 * cw .. of the tile */
-        const uint32_t warp = (threadIdx.x % 128u) / 32u, lane = threadIdx.x % 32u;
+        const uint32_t lane = threadIdx.x % 32u;
+        const bool issuer = threadIdx.x % 128u == 0; /* issues this warpgroup's epilogue stores */
+        if (TMA_EPI && issuer)
+            tma_prefetch_desc(&tc);
         float acc[128];
         /* The descriptors of stage 0, one per K step, derived once from the box facts (this warpgroup's 64
          * rows of A start 64 * row_pitch bytes into the box: on the swizzle period). Stage s's are these
@@ -167,38 +242,25 @@ __global__ void __launch_bounds__(THREADS, 1)
             if (nk > 0 && lane == 0)
                 release_stage<CL>(&empty[prev]);
 
-            /* epilogue: registers -> bf16 -> global, clipped to M x N */
-            const uint32_t row0 = tm * BM + cw * 64u + warp * 16u + lane / 4u;
-            const uint32_t col0 = tn * BN + 2u * (lane % 4u);
-            const bool pairs = (N % 2) == 0;
-            if (no_store)
-                continue; /* diagnostic timing only */
-#pragma unroll
-            for (uint32_t j = 0; j < 32; j++) {
-                const uint32_t col = col0 + 8u * j;
-#pragma unroll
-                for (uint32_t h = 0; h < 2; h++) {
-                    const uint32_t row = row0 + 8u * h;
-                    if (row >= (uint32_t)M || col >= (uint32_t)N)
-                        continue;
-                    __nv_bfloat16 *p = c + (size_t)row * (size_t)N + col;
-                    const float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
-                    if (pairs) {
-                        *(__nv_bfloat162 *)p = __floats2bfloat162_rn(v0, v1);
-                    } else {
-                        p[0] = __float2bfloat16_rn(v0);
-                        if (col + 1 < (uint32_t)N)
-                            p[1] = __float2bfloat16_rn(v1);
-                    }
-                }
-            }
+            const uint32_t row0 = tm * BM + cw * 64u, col0 = tn * BN;
+            if (row0 >= (uint32_t)M)
+                continue; /* a cluster's second tile row past the end of C (uniform in the warpgroup) */
+            if (TMA_EPI)
+                epilogue_tma(acc, &tc, se + cw * EPI_BUFS * EPI_BYTES, row0, col0, 1u + cw, issuer, no_store != 0);
+            else if (!no_store)
+                epilogue_direct(acc, c, M, N, row0, col0);
         }
+        if (TMA_EPI && issuer)
+            tma_store_wait<0>(); /* the block's shared memory stays until the last store has read it */
     }
     if (CL == 2) {
         tma_cluster_arrive(); /* no block leaves while its peer may still arrive on its barriers */
         tma_cluster_wait();
     }
 }
+
+/* Every instance of the kernel, for attributes and occupancy queries. */
+#define TMA_GEMM_INSTANCES(X) X(1, true) X(1, false) X(2, true) X(2, false)
 
 extern "C" cudaError_t tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const void *b, void *c, int m, int n,
                                           int k) {
@@ -211,8 +273,12 @@ extern "C" cudaError_t tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const
     }
     memset(p, 0, sizeof *p);
     p->cluster = 1;
+    p->group_m = TMA_GEMM_GROUP_M;
     p->c = c;
     p->m = m, p->n = n, p->k = k;
+    /* TMA can store C when its row pitch and address are multiples of 16 bytes; otherwise from registers */
+    p->epilogue = (n % 8 == 0 && (uintptr_t)c % 16 == 0) ? TMA_GEMM_EPILOGUE_TMA_STORE : TMA_GEMM_EPILOGUE_DIRECT;
+    p->smem = SMEM_BYTES;
     if (m == 0 || n == 0 || k == 0)
         return cudaSuccess; /* nothing to multiply; run() writes zeros when K == 0 */
     tma_tiled_desc da = tma_desc_2d(TMA_DTYPE_BF16, (void *)a, (uint64_t)m, (uint64_t)k, (uint64_t)k * 2u, BM, BK,
@@ -221,37 +287,32 @@ extern "C" cudaError_t tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const
                                     TMA_SWIZZLE_128B);
     tma_tiled_desc dbh = db;
     dbh.box_dim[1] = BN / 2;
-    tma_tiled_desc dad = tma_desc_2d(TMA_DTYPE_BF16, (void *)a, (uint64_t)m, (uint64_t)k, (uint64_t)k * 2u, BM,
-                                     BK_DEEP, TMA_SWIZZLE_64B);
-    tma_tiled_desc dbd = tma_desc_2d(TMA_DTYPE_BF16, (void *)b, (uint64_t)n, (uint64_t)k, (uint64_t)k * 2u, BN,
-                                     BK_DEEP, TMA_SWIZZLE_64B);
-    da.l2_promotion = db.l2_promotion = dbh.l2_promotion = dad.l2_promotion = dbd.l2_promotion = TMA_L2_256B;
+    da.l2_promotion = db.l2_promotion = dbh.l2_promotion = TMA_L2_256B;
     tma_diag diag;
     if (tma_tensor_make(&p->a, &da, &diag) != TMA_OK || tma_tensor_make(&p->b, &db, &diag) != TMA_OK ||
-        tma_tensor_make(&p->b_half, &dbh, &diag) != TMA_OK || tma_tensor_make(&p->a_deep, &dad, &diag) != TMA_OK ||
-        tma_tensor_make(&p->b_deep, &dbd, &diag) != TMA_OK) {
+        tma_tensor_make(&p->b_half, &dbh, &diag) != TMA_OK) {
         fprintf(stderr, "tma_gemm: %s: %s\n", tma_status_name(diag.status), diag.message);
         return cudaErrorInvalidValue;
+    }
+    if (p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE) {
+        tma_tiled_desc dc = tma_desc_2d(TMA_DTYPE_BF16, c, (uint64_t)m, (uint64_t)n, (uint64_t)n * 2u, EPI, EPI,
+                                        EPI_SWIZZLE);
+        if (tma_tensor_make(&p->c_map, &dc, &diag) != TMA_OK) {
+            fprintf(stderr, "tma_gemm: C: %s: %s\n", tma_status_name(diag.status), diag.message);
+            return cudaErrorInvalidValue;
+        }
     }
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
     if (e == cudaSuccess)
         e = cudaDeviceGetAttribute(&p->sms, cudaDevAttrMultiProcessorCount, dev);
-    if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(tma_gemm_kernel<1, BK, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+#define TMA_GEMM_SET_SMEM_(CL, EPI_TMA)                                                                   \
+    if (e == cudaSuccess)                                                                                 \
+        e = cudaFuncSetAttribute(tma_gemm_kernel<CL, EPI_TMA>, cudaFuncAttributeMaxDynamicSharedMemorySize, \
                                  (int)SMEM_BYTES);
-    if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(tma_gemm_kernel<2, BK, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)SMEM_BYTES);
-    if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(tma_gemm_kernel<1, BK_DEEP, STAGES_DEEP>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM_BYTES_DEEP);
-    if (e != cudaSuccess)
-        return e;
-    p->smem = SMEM_BYTES;
-    p->cluster = 1;
-    p->group_m = TMA_GEMM_GROUP_M;
-    return cudaSuccess;
+    TMA_GEMM_INSTANCES(TMA_GEMM_SET_SMEM_)
+#undef TMA_GEMM_SET_SMEM_
+    return e;
 }
 
 /* The launch configuration of a plan: persistent grid of min(co-resident blocks, work) blocks. */
@@ -267,14 +328,14 @@ static int launch_config(const tma_gemm_plan *p, cudaLaunchConfig_t *cfg, cudaLa
     attr[0].val.clusterDim.y = 1;
     attr[0].val.clusterDim.z = 1;
     cfg->blockDim = dim3(THREADS, 1, 1);
-    cfg->dynamicSmemBytes = p->kdepth == 1 && cl == 1 ? SMEM_BYTES_DEEP : p->smem;
+    cfg->dynamicSmemBytes = p->smem;
     cfg->attrs = attr;
     cfg->numAttrs = 1;
     long clusters = p->sms / cl;
     if (cl == 2) {
         int active = 0; /* co-resident clusters: GPCs with an odd SM count leave an SM out */
         cfg->gridDim = dim3((unsigned)(2 * clusters), 1, 1);
-        if (cudaOccupancyMaxActiveClusters(&active, tma_gemm_kernel<2, BK, STAGES>, cfg) == cudaSuccess && active > 0)
+        if (cudaOccupancyMaxActiveClusters(&active, tma_gemm_kernel<2, true>, cfg) == cudaSuccess && active > 0)
             clusters = active;
         (void)cudaGetLastError();
     }
@@ -297,6 +358,14 @@ extern "C" cudaError_t tma_gemm_run(const tma_gemm_plan *p, cudaStream_t stream)
         return cudaSuccess;
     if (p->k == 0)
         return cudaMemsetAsync(p->c, 0, (size_t)p->m * (size_t)p->n * 2u, stream);
+    const bool tma_epi = p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE;
+    if ((tma_epi && p->c_map.box.tx_bytes == 0) || (p->epilogue != TMA_GEMM_EPILOGUE_TMA_STORE &&
+                                                    p->epilogue != TMA_GEMM_EPILOGUE_DIRECT)) {
+        fprintf(stderr, "tma_gemm: epilogue %d is not available for this plan (TMA stores need N %% 8 == 0 and C "
+                        "16-byte aligned; N = %d)\n",
+                p->epilogue, p->n);
+        return cudaErrorInvalidValue;
+    }
     cudaLaunchConfig_t cfg;
     cudaLaunchAttribute attr[1];
     launch_config(p, &cfg, attr);
@@ -304,14 +373,14 @@ extern "C" cudaError_t tma_gemm_run(const tma_gemm_plan *p, cudaStream_t stream)
     __nv_bfloat16 *c = (__nv_bfloat16 *)p->c;
     const uint32_t group = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
     const uint32_t no_store = p->diag_no_store ? 1u : 0u;
-    if (p->cluster == 2)
-        return cudaLaunchKernelEx(&cfg, tma_gemm_kernel<2, BK, STAGES>, p->a, p->b_half, c, p->m, p->n, p->k, group,
-                                  no_store);
-    if (p->kdepth == 1)
-        return cudaLaunchKernelEx(&cfg, tma_gemm_kernel<1, BK_DEEP, STAGES_DEEP>, p->a_deep, p->b_deep, c, p->m,
-                                  p->n, p->k, group, no_store);
-    return cudaLaunchKernelEx(&cfg, tma_gemm_kernel<1, BK, STAGES>, p->a, p->b, c, p->m, p->n, p->k, group,
-                              no_store);
+    const tma_tensor *tb = p->cluster == 2 ? &p->b_half : &p->b;
+#define TMA_GEMM_LAUNCH_(CL, EPI_TMA)                                                                     \
+    if ((p->cluster == 2 ? 2 : 1) == CL && tma_epi == EPI_TMA)                                            \
+        return cudaLaunchKernelEx(&cfg, tma_gemm_kernel<CL, EPI_TMA>, p->a, *tb, p->c_map, c, p->m, p->n, p->k, \
+                                  group, no_store);
+    TMA_GEMM_INSTANCES(TMA_GEMM_LAUNCH_)
+#undef TMA_GEMM_LAUNCH_
+    return cudaErrorInvalidValue; /* not reached: the instances cover every case */
 }
 
 extern "C" cudaError_t tma_gemm_bf16(const void *a, const void *b, void *c, int m, int n, int k) {

@@ -4,11 +4,13 @@
  * Kernel (kernels/gemm.cu): TMA 128B-swizzled loads (boxes of 64 K-elements x 128 rows of A, x 256 rows of
  * B) into a 4-stage ring of full/empty mbarriers; a producer warpgroup (setmaxnreg down, one thread issues)
  * and two consumer warpgroups (setmaxnreg up) issuing wgmma.mma_async m64n256k16 with descriptors built by
- * tma_wgmma_desc_box from the same box facts as the copies; the epilogue converts to bf16 and stores from
- * registers; a persistent grid (one block per SM) walks the tiles in groups of TMA_GEMM_GROUP_M tile rows
- * (tma_gemm_tile_of) for L2 reuse; optionally in clusters of two blocks on vertically adjacent tiles that
- * load the shared B tile once, multicast (tma_gemm_plan.cluster = 2). Any M, N >= 0; any K >= 0 that is a multiple of 8 (TMA's 16-byte row
- * stride rule); ragged edges come from TMA's zero fill. */
+ * tma_wgmma_desc_box from the same box facts as the copies; the epilogue converts to bf16, writes 64 x 64
+ * swizzled boxes to shared memory and TMA-stores them while the consumers go on to the next tile (or,
+ * where TMA cannot describe C, stores from registers); a persistent grid (one block per SM) walks the
+ * tiles in groups of TMA_GEMM_GROUP_M tile rows (tma_gemm_tile_of) for L2 reuse; optionally in clusters
+ * of two blocks on vertically adjacent tiles that load the shared B tile once, multicast
+ * (tma_gemm_plan.cluster = 2). Any M, N >= 0; any K >= 0 that is a multiple of 8 (TMA's 16-byte row
+ * stride rule); ragged edges come from TMA's zero fill on loads and its clipping on stores. */
 #ifndef TMA_KERNELS_GEMM_H
 #define TMA_KERNELS_GEMM_H
 
@@ -28,8 +30,8 @@ extern "C" {
 #define TMA_GEMM_BN 256u     /* output tile columns (one m64n256 wgmma per warpgroup and K step) */
 #define TMA_GEMM_BK 64u      /* K elements per stage: one 128-byte swizzle span of bf16 */
 #define TMA_GEMM_STAGES 4u
-#define TMA_GEMM_BK_DEEP 32u     /* the deep variant (plan.kdepth = 1): 32 K-elements per stage (64B swizzle) */
-#define TMA_GEMM_STAGES_DEEP 8u  /* ... in 8 stages: the same 192 KiB */
+#define TMA_GEMM_EPI_BOX 64u /* the epilogue's C boxes: 64 x 64 bf16 (one 128-byte swizzle span per row) */
+#define TMA_GEMM_EPI_SWIZZLE TMA_SWIZZLE_128B
 #define TMA_GEMM_GROUP_M 16u /* tile rows per rasterization group */
 
 /** Tile scheduler: the t-th tile in launch order -> tile coordinates (tm, tn) of a tiles_m x tiles_n grid.
@@ -46,13 +48,28 @@ TMA_HD void tma_gemm_tile_of(uint32_t t, uint32_t tiles_m, uint32_t tiles_n, uin
 }
 
 
+/** How the epilogue writes C. */
+enum {
+    /* Each consumer warpgroup writes its 64 x 256 fp32 accumulators as bf16 into two 64 x 64 boxes of shared
+     * memory in turn (128B swizzle: conflict-free), and one of its threads TMA-stores each box; the stores
+     * run while the warpgroup starts the next tile. Needs C's row pitch (2 N bytes) and address to be
+     * multiples of 16 (TMA's rules). */
+    TMA_GEMM_EPILOGUE_TMA_STORE = 0,
+    /* Each thread stores its accumulators to global memory (bf16 pairs, clipped to M x N): any N. */
+    TMA_GEMM_EPILOGUE_DIRECT = 1,
+};
+/** Byte offset of element (row, col) of an epilogue box from the box's 1024-byte aligned start: where the
+ *  kernel writes it, and (by the swizzle rule) where the TMA store of C's map reads it. */
+TMA_HD uint32_t tma_gemm_epi_offset(uint32_t row, uint32_t col) {
+    return tma_swizzle_elem(TMA_GEMM_EPI_SWIZZLE, 0, TMA_GEMM_EPI_BOX * 2u, 2u, row, col);
+}
+
 /** Everything one launch needs, prepared once (tensor maps encoded, kernel attributes set). */
 typedef struct tma_gemm_plan {
     tma_tensor a;      /* the TMA map of A (boxes of 64 K x 128 rows), with its box facts */
     tma_tensor b;      /* B, boxes of 64 K x 256 rows: one per stage (cluster == 1) */
     tma_tensor b_half; /* B, boxes of 64 K x 128 rows: each block of a pair multicasts one (cluster == 2) */
-    tma_tensor a_deep; /* A and B, boxes of 32 K x 128 / 256 rows, 64B swizzle (kdepth == 1) */
-    tma_tensor b_deep;
+    tma_tensor c_map;  /* C, boxes of 64 x 64, 128B swizzle: the epilogue's TMA stores (epilogue == TMA_STORE) */
     void *c;
     int m, n, k;
     int cluster;       /* 1 (default): no clusters. 2: pairs of blocks share B through TMA multicast
@@ -61,7 +78,8 @@ typedef struct tma_gemm_plan {
     int sms;           /* multiprocessors of the device */
     int grid_blocks;   /* 0 (default): as many blocks as can be co-resident (cudaOccupancyMaxActiveClusters with
                           clusters); otherwise this many (rounded down to whole clusters, at least one) */
-    int kdepth;        /* 0 (default): 4 stages of 64 K-elements. 1: 8 stages of 32 (cluster == 1 only) */
+    int epilogue;      /* TMA_GEMM_EPILOGUE_TMA_STORE (default where TMA can describe C: N % 8 == 0 and C
+                          16-byte aligned) or TMA_GEMM_EPILOGUE_DIRECT (otherwise); DIRECT may be chosen */
     int diag_no_store; /* diagnostic, for timing only: 1 skips the epilogue's stores (C is not written) */
     size_t smem;       /* dynamic shared memory per block */
 } tma_gemm_plan;
@@ -74,7 +92,8 @@ cudaError_t tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const void *b, v
 /** Blocks tma_gemm_run launches for the plan as it stands (persistent grid; 0 when nothing is launched). */
 int tma_gemm_grid(const tma_gemm_plan *p);
 
-/** Launch a prepared plan on `stream` (asynchronous). @return the launch error. */
+/** Launch a prepared plan on `stream` (asynchronous). @return the launch error; cudaErrorInvalidValue for
+ *  a plan whose fields were changed to something it cannot run (the reason goes to stderr). */
 cudaError_t tma_gemm_run(const tma_gemm_plan *p, cudaStream_t stream);
 
 /** plan + run + synchronize: the one-call form. @return the first error. */

@@ -1,7 +1,10 @@
 /* The TMA + wgmma GEMM (kernels/gemm.h) on the GPU against a double-precision CPU product:
- *   ragged      - every variant (default; clusters of two sharing B by multicast; 8 stages of 32 K, plan.kdepth); ragged M, N, K (odd N, M and N under one tile, K not a multiple of the 64-element
- *                 stage, more tiles than SMs): relative Frobenius error <= 1e-2, every element finite
- *                 (the output is poisoned with NaN first), fresh random data per shape.
+ *   ragged      - every variant (default; clusters of two sharing B by multicast; the epilogue from
+ *                 registers) on ragged M, N, K (N odd or not a multiple of 8, where the default falls back
+ *                 to storing from registers, and multiples of 8 that are not of the 64-column store box;
+ *                 M and N under one tile, K not a multiple of the 64-element stage, more tiles than SMs):
+ *                 relative Frobenius error <= 1e-2, every element finite (the output is poisoned with NaN
+ *                 first), and the 4 KiB after C unchanged (TMA stores clip at C's edge); fresh random data.
  *   k_zero      - K = 0 gives zeros.
  *   refused     - K not a multiple of 8 and misaligned A are refused with cudaErrorInvalidValue. */
 #include <math.h>
@@ -19,27 +22,35 @@ static double bf16d(uint16_t h) {
     return f;
 }
 
-/* Runs one shape; returns the relative Frobenius error (NaN if any output is not finite). */
-static double run_shape(int m, int n, int k, uint64_t seed, int cluster) {
+enum { GUARD = 4096 }; /* bytes after C that no variant may write */
+
+/* Runs one shape with variant 1 (default), 2 (clusters of two) or 3 (epilogue from registers); returns the
+ * relative Frobenius error (NaN if any output is not finite or a byte after C changed). */
+static double run_shape(int m, int n, int k, uint64_t seed, int variant, int *tma_epilogue) {
     size_t na = (size_t)m * k, nb = (size_t)n * k, nc = (size_t)m * n;
     void *a, *b, *c;
     CUDA_OK(cudaMalloc(&a, na * 2 + 16));
     CUDA_OK(cudaMalloc(&b, nb * 2 + 16));
-    CUDA_OK(cudaMalloc(&c, nc * 2 + 16));
+    CUDA_OK(cudaMalloc(&c, nc * 2 + GUARD));
     CUDA_OK(tma_gemm_fill_random_bf16(a, na, seed, 0));
     CUDA_OK(tma_gemm_fill_random_bf16(b, nb, seed ^ 0xABCDEFull, 0));
-    CUDA_OK(cudaMemset(c, 0xFF, nc * 2)); /* NaN poison */
+    CUDA_OK(cudaMemset(c, 0xFF, nc * 2 + GUARD)); /* NaN poison, and the guard's pattern */
     tma_gemm_plan plan;
     CUDA_OK(tma_gemm_plan_make(&plan, a, b, c, m, n, k));
-    plan.cluster = cluster == 2 ? 2 : 1; /* 3: the deep variant (8 stages of 32 K-elements), no clusters */
-    plan.kdepth = cluster == 3;
+    plan.cluster = variant == 2 ? 2 : 1;
+    if (variant == 3)
+        plan.epilogue = TMA_GEMM_EPILOGUE_DIRECT;
+    *tma_epilogue = plan.epilogue == TMA_GEMM_EPILOGUE_TMA_STORE;
     CUDA_OK(tma_gemm_run(&plan, 0));
     CUDA_OK(cudaDeviceSynchronize());
-    uint16_t *ha = malloc(na * 2 + 2), *hb = malloc(nb * 2 + 2), *hc = malloc(nc * 2 + 2);
+    uint16_t *ha = malloc(na * 2 + 2), *hb = malloc(nb * 2 + 2), *hc = malloc(nc * 2 + GUARD);
     cr_assert(ha && hb && hc);
     CUDA_OK(cudaMemcpy(ha, a, na * 2, cudaMemcpyDeviceToHost));
     CUDA_OK(cudaMemcpy(hb, b, nb * 2, cudaMemcpyDeviceToHost));
-    CUDA_OK(cudaMemcpy(hc, c, nc * 2, cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(hc, c, nc * 2 + GUARD, cudaMemcpyDeviceToHost));
+    int guard_intact = 1;
+    for (size_t i = nc; i < nc + GUARD / 2; i++)
+        guard_intact &= hc[i] == 0xFFFFu;
     double num = 0, den = 0;
     int finite = 1;
     for (int i = 0; i < m; i++)
@@ -56,7 +67,7 @@ static double run_shape(int m, int n, int k, uint64_t seed, int cluster) {
     CUDA_OK(cudaFree(a));
     CUDA_OK(cudaFree(b));
     CUDA_OK(cudaFree(c));
-    if (!finite)
+    if (!finite || !guard_intact)
         return NAN;
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
@@ -64,18 +75,34 @@ static double run_shape(int m, int n, int k, uint64_t seed, int cluster) {
 Test(gpu_gemm, ragged) {
     require_sm90();
     uint64_t seed = seed_rng("gpu_gemm");
-    const int shapes[][3] = {{1, 1, 8},       {7, 3, 16},      {64, 256, 64},  {128, 256, 64},  {77, 300, 136},
-                             {129, 257, 72},  {300, 513, 1000}, {200, 3, 8},   {5, 1031, 64},   {1000, 999, 200},
-                             {2500, 1100, 96}, {130, 600, 4104}};
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-        for (int cl = 1; cl <= 3; cl++) { /* 1: default, 2: clusters of two, 3: deep stages */
-            double err = run_shape(shapes[s][0], shapes[s][1], shapes[s][2], seed + s * 0x9E3779B9ull + (uint64_t)cl, cl);
-            cr_log_info("%d x %d x %d cluster %d: relative Frobenius error %.3e", shapes[s][0], shapes[s][1],
-                        shapes[s][2], cl, err);
+    /* the first four are what the sanitizer runs see: TMA-store epilogue on a ragged tile, blocks that
+     * store more than one tile (192 tiles, 132 blocks: the epilogue buffers reused across tiles), and
+     * the fallback for an odd N */
+    const int shapes[][3] = {{1, 1, 8},         {129, 264, 72},   {3000, 2056, 64}, {7, 3, 16},
+                             {64, 256, 64},     {128, 256, 64},   {77, 300, 136},   {129, 257, 72},
+                             {300, 513, 1000},  {200, 3, 8},      {5, 1031, 64},    {1000, 999, 200},
+                             {2500, 1100, 96},  {130, 600, 4104}, {1, 8, 8},        {77, 296, 136},
+                             {300, 520, 1000},  {1000, 1000, 200}, {2500, 1104, 96}};
+    int tma_epilogues = 0, n_multiple_of_8 = 0;
+    /* all shapes, or the first TMA_GPU_CONFIGS (the sanitizer runs) */
+    const size_t nshapes = sizeof shapes / sizeof shapes[0], count = (size_t)config_count((int)nshapes);
+    for (size_t s = 0; s < nshapes && s < count; s++)
+        for (int v = 1; v <= 3; v++) { /* 1: default, 2: clusters of two, 3: epilogue from registers */
+            int tma_epi = 0;
+            double err = run_shape(shapes[s][0], shapes[s][1], shapes[s][2], seed + s * 0x9E3779B9ull + (uint64_t)v, v,
+                                   &tma_epi);
+            tma_epilogues += tma_epi;
+            n_multiple_of_8 += v < 3 && shapes[s][1] % 8 == 0;
+            cr_log_info("%d x %d x %d variant %d (%s epilogue): relative Frobenius error %.3e", shapes[s][0],
+                        shapes[s][1], shapes[s][2], v, tma_epi ? "TMA-store" : "direct", err);
             cr_assert(err <= 1e-2,
-                      "%d x %d x %d cluster %d: relative Frobenius error %g (NaN: an element unwritten or not finite)",
-                      shapes[s][0], shapes[s][1], shapes[s][2], cl, err);
+                      "%d x %d x %d variant %d: relative Frobenius error %g (NaN: an element unwritten or not finite, "
+                      "or a byte after C written)",
+                      shapes[s][0], shapes[s][1], shapes[s][2], v, err);
         }
+    cr_assert(n_multiple_of_8 > 0 && tma_epilogues == n_multiple_of_8,
+              "the default and clustered runs store with TMA exactly where N %% 8 == 0 (%d runs of %d)", tma_epilogues,
+              n_multiple_of_8);
 }
 
 Test(gpu_gemm, k_zero) {

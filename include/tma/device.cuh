@@ -108,6 +108,13 @@ TMA_DEV void tma_fence_mbar_init(void) { asm volatile("fence.mbarrier_init.relea
  *  copy-engine (async proxy) reads - needed before a TMA store of data the threads just wrote. */
 TMA_DEV void tma_fence_proxy_async(void) { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
+/** bar.sync id, threads: a named barrier among `threads` threads (a multiple of 32) of the block, id 1..15
+ *  (0 is __syncthreads's). Lets one warpgroup synchronise without stopping the others, e.g. before one of
+ *  its threads issues a TMA store of what the warpgroup just wrote. */
+TMA_DEV void tma_named_barrier_sync(uint32_t id, uint32_t threads) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 /** mbarrier.arrive: one arrival; returns the barrier state (unused by most callers). */
 TMA_DEV uint64_t tma_mbar_arrive(uint64_t *bar) {
     uint64_t state;
