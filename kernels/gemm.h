@@ -7,9 +7,9 @@
  * tma_wgmma_desc_box from the same box facts as the copies; the epilogue converts to bf16, writes 64 x 64
  * swizzled boxes to shared memory and TMA-stores them while the consumers go on to the next tile (or,
  * where TMA cannot describe C, stores from registers); a persistent grid (one block per SM) walks the
- * tiles in groups of TMA_GEMM_GROUP_M tile rows (tma_gemm_tile_of) for L2 reuse; optionally in clusters
- * of two blocks on vertically adjacent tiles that load the shared B tile once, multicast
- * (tma_gemm_plan.cluster = 2). Any M, N >= 0; any K >= 0 that is a multiple of 8 (TMA's 16-byte row
+ * tiles in groups of TMA_GEMM_GROUP_M tile rows (tma_gemm_tile_of) for L2 reuse; where each block has
+ * more than one tile, in clusters of two blocks on vertically adjacent tiles that load the shared B tile
+ * once, multicast (tma_gemm_plan.cluster). Any M, N >= 0; any K >= 0 that is a multiple of 8 (TMA's 16-byte row
  * stride rule); ragged edges come from TMA's zero fill on loads and its clipping on stores. */
 #ifndef TMA_KERNELS_GEMM_H
 #define TMA_KERNELS_GEMM_H
@@ -72,8 +72,9 @@ typedef struct tma_gemm_plan {
     tma_tensor c_map;  /* C, boxes of 64 x 64, 128B swizzle: the epilogue's TMA stores (epilogue == TMA_STORE) */
     void *c;
     int m, n, k;
-    int cluster;       /* 1 (default): no clusters. 2: pairs of blocks share B through TMA multicast
-                          (correct, but measured slower on an H200: docs/GEMM.md). May be changed. */
+    int cluster;       /* 1: no clusters. 2: pairs of blocks on vertically adjacent tiles share B through TMA
+                          multicast. tma_gemm_plan_make picks 2 where every block gets more than one tile
+                          (measured faster or equal there, docs/GEMM.md), else 1. May be changed. */
     int group_m;       /* tile rows per rasterization group (default TMA_GEMM_GROUP_M); may be changed */
     int sms;           /* multiprocessors of the device */
     int grid_blocks;   /* 0 (default): as many blocks as can be co-resident (cudaOccupancyMaxActiveClusters with

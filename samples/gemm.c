@@ -13,6 +13,7 @@
  *      by TMA multicast, the default with the epilogue storing from registers, and a diagnostic run of the
  *      default without the epilogue's stores (what the epilogue costs).
  * Exit status: 0 when every check passed. Usage: tma-gemm [reps] */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -149,12 +150,33 @@ static int cmp_float(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
-/* Median milliseconds of each of n GEMMs (plans[i], or cuBLAS where plans[i] is NULL) over `reps` rounds
- * after 3 warm-up rounds, each launch timed alone with CUDA events. Every round times each GEMM once,
- * starting from a different one in turn. Measured (H200, 2026-11-22): under sustained tensor load the SM
- * clock falls to 1.53-1.60 GHz (1.98 max), and when each GEMM's runs came in one block after cuBLAS's,
- * the variant timed first was up to 11% faster than the same kernel timed later. Interleaving gives every
- * GEMM the same mix of clock and temperature. */
+/* Milliseconds of one launch of plan p (cuBLAS where p is NULL), timed alone with CUDA events. */
+static float time_one(cublasHandle_t h, const tma_gemm_plan *p, const void *a, const void *b, void *c, int m, int n,
+                      int k, cudaEvent_t e0, cudaEvent_t e1) {
+    float t;
+    CUDA_CHECK(cudaEventRecord(e0, 0));
+    if (p)
+        CUDA_CHECK(tma_gemm_run(p, 0));
+    else
+        cublas_gemm(h, a, b, c, m, n, k);
+    CUDA_CHECK(cudaEventRecord(e1, 0));
+    CUDA_CHECK(cudaEventSynchronize(e1));
+    CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
+    return t;
+}
+
+/* GPU time before timing starts. Measured with TMA_GEMM_TRACE (H200, 2026-11-22): after an idle second,
+ * cuBLAS and libtma both ran ~790 TFLOP/s at 8192^3 for the first 30-70 ms of back-to-back launches, then
+ * ~680-700 from ~75 ms on (the clock falls under the power limit); at 4096^3 the drop came after 30-50 ms. */
+#define WARMUP_MS 500.f
+
+/* Median milliseconds of each of n GEMMs (plans[i], or cuBLAS where plans[i] is NULL) over `reps` rounds,
+ * each launch timed alone with CUDA events, after warm-up rounds (at least 3, and WARMUP_MS of GPU time).
+ * Every round times each GEMM once, starting from a different one in turn, so that all see the same mix of
+ * clock and temperature. Why (H200, 2026-11-22): when each GEMM's runs came in one block, cuBLAS, timed
+ * first after the host-side checks had left the card idle, ran 793 TFLOP/s at 8192^3 and the kernel timed
+ * after it 743, against 667-675 and 680-700 interleaved after warm-up: the first tens of milliseconds after
+ * idle run at a higher clock (WARMUP_MS). */
 static void time_interleaved(cublasHandle_t h, const tma_gemm_plan *const *plans, int n, const void *a,
                              const void *b, void *c, int m, int nn, int k, int reps, float *median_ms) {
     cudaEvent_t e0, e1;
@@ -165,25 +187,48 @@ static void time_interleaved(cublasHandle_t h, const tma_gemm_plan *const *plans
         fprintf(stderr, "out of memory\n");
         exit(1);
     }
-    for (int r = -3; r < reps; r++)
+    float warm = 0;
+    for (int r = 0; r < 3 || warm < WARMUP_MS; r++)
+        for (int g = 0; g < n; g++)
+            warm += time_one(h, plans[g], a, b, c, m, nn, k, e0, e1);
+    for (int r = 0; r < reps; r++)
         for (int i = 0; i < n; i++) {
-            const int g = (i + (r < 0 ? 0 : r)) % n;
-            CUDA_CHECK(cudaEventRecord(e0, 0));
-            if (plans[g])
-                CUDA_CHECK(tma_gemm_run(plans[g], 0));
-            else
-                cublas_gemm(h, a, b, c, m, nn, k);
-            CUDA_CHECK(cudaEventRecord(e1, 0));
-            CUDA_CHECK(cudaEventSynchronize(e1));
-            if (r >= 0)
-                CUDA_CHECK(cudaEventElapsedTime(&ms[(size_t)g * (size_t)reps + (size_t)r], e0, e1));
+            const int g = (i + r) % n;
+            ms[(size_t)g * (size_t)reps + (size_t)r] = time_one(h, plans[g], a, b, c, m, nn, k, e0, e1);
         }
-    CUDA_CHECK(cudaGetLastError());
     for (int g = 0; g < n; g++) {
         qsort(ms + (size_t)g * (size_t)reps, (size_t)reps, sizeof(float), cmp_float);
         median_ms[g] = ms[(size_t)g * (size_t)reps + (size_t)reps / 2];
     }
     free(ms);
+    CUDA_CHECK(cudaEventDestroy(e0));
+    CUDA_CHECK(cudaEventDestroy(e1));
+}
+
+/* TMA_GEMM_TRACE (diagnostic): after the card has idled for a second, 300 back-to-back launches of cuBLAS,
+ * then (after another second) of the default plan; prints TFLOP/s of single launches along the way and the
+ * GPU time elapsed, to show how long the clock takes to settle under this load. */
+static void trace_after_idle(cublasHandle_t h, const tma_gemm_plan *p, const void *a, const void *b, void *c, int m,
+                             int n, int k) {
+    static const int at[] = {0, 1, 2, 5, 10, 20, 50, 100, 150, 200, 250, 299};
+    cudaEvent_t e0, e1;
+    CUDA_CHECK(cudaEventCreate(&e0));
+    CUDA_CHECK(cudaEventCreate(&e1));
+    for (int which = 0; which < 2; which++) {
+        struct timespec idle = {1, 0};
+        nanosleep(&idle, NULL);
+        printf("  trace %dx%dx%d %s after 1 s idle:", m, n, k, which ? "libtma" : "cuBLAS");
+        float total = 0;
+        for (int i = 0, j = 0; i < 300; i++) {
+            const float t = time_one(h, which ? p : NULL, a, b, c, m, n, k, e0, e1);
+            total += t;
+            if (i == at[j]) {
+                printf(" #%d %.0f TF/s @%.0f ms%s", i, 2.0 * m * n * (double)k / (t * 1e-3) / 1e12, total,
+                       at[j] == 299 ? "\n" : ",");
+                j++;
+            }
+        }
+    }
     CUDA_CHECK(cudaEventDestroy(e0));
     CUDA_CHECK(cudaEventDestroy(e1));
 }
@@ -199,15 +244,26 @@ static float time_alone(cublasHandle_t h, const tma_gemm_plan *p, const void *a,
 /* The kernel variants checked and timed; the default (as tma_gemm_plan_make sets it) last. */
 typedef struct variant {
     const char *name;
-    int cluster; /* tma_gemm_plan.cluster */
+    int cluster; /* 0: the plan's default; 1 or 2: tma_gemm_plan.cluster */
     int direct;  /* 1: TMA_GEMM_EPILOGUE_DIRECT; 0: the plan's default epilogue */
 } variant;
-enum { NVARIANTS = 3 };
+enum { NVARIANTS = 4 };
 static const variant variants[NVARIANTS] = {
-    {"direct-store", 1, 1}, /* the epilogue from registers (the previous design), for comparison */
+    {"direct-store", 0, 1}, /* the epilogue from registers (the previous design), for comparison */
+    {"no-clusters", 1, 0},  /* one block per tile, no multicast */
     {"multicast2", 2, 0},   /* clusters of two sharing B through TMA multicast */
-    {"libtma", 1, 0},       /* the default */
+    {"libtma", 0, 0},       /* the default */
 };
+
+/* A plan set to variant v (the defaults taken from `def`, as tma_gemm_plan_make made it). */
+static tma_gemm_plan variant_plan(const tma_gemm_plan *def, int v) {
+    tma_gemm_plan p = *def;
+    if (variants[v].cluster)
+        p.cluster = variants[v].cluster;
+    if (variants[v].direct)
+        p.epilogue = TMA_GEMM_EPILOGUE_DIRECT;
+    return p;
+}
 
 typedef struct shape {
     int m, n, k, cpu_ref, timed;
@@ -253,9 +309,9 @@ int main(int argc, char **argv) {
     };
     const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
     char table[2048];
-    int tl = snprintf(table, sizeof table, "%-18s %11s %11s %9s %11s %9s %11s %9s %9s\n", "M x N x K",
-                      "cuBLAS TF/s", "libtma TF/s", "% cuBLAS", "multicast2", "% cuBLAS", "direct-st.", "no-store",
-                      "max err");
+    int tl = snprintf(table, sizeof table, "%-18s %11s %11s %9s %8s %11s %11s %11s %9s %9s\n", "M x N x K",
+                      "cuBLAS TF/s", "libtma TF/s", "% cuBLAS", "clusters", "no-clusters", "multicast2",
+                      "direct-st.", "no-store", "max err");
     int failures = 0;
     const char *only = getenv("TMA_GEMM_ONLY"); /* "MxNxK": run that shape alone (for profiling) */
     for (int s = 0; s < nshapes; s++) {
@@ -285,19 +341,17 @@ int main(int argc, char **argv) {
         /* every variant, the default last: its output stays in hc for the CPU comparison */
         double err = 0;
         int ok = 1;
-        const int default_epilogue = plan.epilogue;
         for (int v = 0; v < NVARIANTS; v++) {
-            plan.cluster = variants[v].cluster;
-            plan.epilogue = variants[v].direct ? TMA_GEMM_EPILOGUE_DIRECT : default_epilogue;
+            const tma_gemm_plan pv = variant_plan(&plan, v);
             CUDA_CHECK(cudaMemset(c, 0xFF, nc * 2)); /* poison: bf16 0xFFFF is a NaN */
-            CUDA_CHECK(tma_gemm_run(&plan, 0));
+            CUDA_CHECK(tma_gemm_run(&pv, 0));
             CUDA_CHECK(cudaDeviceSynchronize());
             CUDA_CHECK(cudaMemcpy(hc, c, nc * 2, cudaMemcpyDeviceToHost));
             double ev = rel_frobenius(hc, hr, NULL, nc);
             int okv = ev <= 1e-2; /* NaN fails */
-            printf("%s%5d x %5d x %5d %s (%s epilogue): vs cuBLAS rel. Frobenius error %.3e %s", v ? "\n" : "",
-                   sh.m, sh.n, sh.k, variants[v].name,
-                   plan.epilogue == TMA_GEMM_EPILOGUE_TMA_STORE ? "TMA-store" : "direct", ev, okv ? "ok" : "FAIL");
+            printf("%s%5d x %5d x %5d %-12s (clusters of %d, %s epilogue): vs cuBLAS rel. Frobenius error %.3e %s",
+                   v ? "\n" : "", sh.m, sh.n, sh.k, variants[v].name, pv.cluster,
+                   pv.epilogue == TMA_GEMM_EPILOGUE_TMA_STORE ? "TMA-store" : "direct", ev, okv ? "ok" : "FAIL");
             ok = ok && okv;
             err = ev > err || ev != ev ? ev : err;
         }
@@ -326,10 +380,7 @@ int main(int argc, char **argv) {
             tma_gemm_plan vp[NVARIANTS + 1];
             const tma_gemm_plan *order[NVARIANTS + 2] = {NULL};
             for (int v = 0; v <= NVARIANTS; v++) {
-                const variant *var = &variants[v < NVARIANTS ? v : NVARIANTS - 1];
-                vp[v] = plan;
-                vp[v].cluster = var->cluster;
-                vp[v].epilogue = var->direct ? TMA_GEMM_EPILOGUE_DIRECT : default_epilogue;
+                vp[v] = variant_plan(&plan, v < NVARIANTS ? v : NVARIANTS - 1);
                 vp[v].diag_no_store = v == NVARIANTS;
                 order[v + 1] = &vp[v];
             }
@@ -342,34 +393,33 @@ int main(int argc, char **argv) {
             char name[64];
             snprintf(name, sizeof name, "%dx%dx%d", sh.m, sh.n, sh.k);
             tl += snprintf(table + tl, sizeof table - (size_t)tl,
-                           "%-18s %11.1f %11.1f %8.1f%% %11.1f %8.1f%% %11.1f %9.1f %9.2e\n", name, f[0], f[3],
-                           100.0 * f[3] / f[0], f[2], 100.0 * f[2] / f[0], f[1], f[4], err);
-            plan.cluster = 2;
-            const int g2 = tma_gemm_grid(&plan);
-            plan.cluster = 1;
-            printf("  grid: %d blocks (no clusters), %d blocks (clusters of 2)\n", tma_gemm_grid(&plan), g2);
+                           "%-18s %11.1f %11.1f %8.1f%% %8d %11.1f %11.1f %11.1f %9.1f %9.2e\n", name, f[0], f[4],
+                           100.0 * f[4] / f[0], vp[NVARIANTS - 1].cluster, f[2], f[3], f[1], f[5], err);
+            printf("  grid: %d blocks (no clusters), %d blocks (clusters of 2)\n", tma_gemm_grid(&vp[1]),
+                   tma_gemm_grid(&vp[2]));
         }
         if (sh.timed && ok && getenv("TMA_GEMM_SWEEP") && sh.k >= 4096) { /* rasterization group sweep */
+            tma_gemm_plan sp = plan;
             for (int cl = 1; cl <= 2; cl++)
                 for (int g = 8; g <= 32; g *= 2) {
-                    plan.cluster = cl;
-                    plan.group_m = g;
-                    float t = time_alone(h, &plan, a, b, c, sh.m, sh.n, sh.k, reps);
+                    sp.cluster = cl;
+                    sp.group_m = g;
+                    float t = time_alone(h, &sp, a, b, c, sh.m, sh.n, sh.k, reps);
                     printf("  sweep %dx%dx%d cluster %d group_m %2d: %.1f TFLOP/s\n", sh.m, sh.n, sh.k, cl, g,
                            2.0 * sh.m * sh.n * (double)sh.k / (t * 1e-3) / 1e12);
                 }
-            plan.group_m = TMA_GEMM_GROUP_M;
+            sp.group_m = TMA_GEMM_GROUP_M;
             const int grids[] = {0, 132, 128, 120, 66};
             for (int gi = 0; gi < 5; gi++) { /* clusters of 2: is the co-resident estimate the limit? */
-                plan.cluster = 2;
-                plan.grid_blocks = grids[gi];
-                float t = time_alone(h, &plan, a, b, c, sh.m, sh.n, sh.k, reps);
+                sp.cluster = 2;
+                sp.grid_blocks = grids[gi];
+                float t = time_alone(h, &sp, a, b, c, sh.m, sh.n, sh.k, reps);
                 printf("  sweep %dx%dx%d cluster 2 grid_blocks %3d (launches %d): %.1f TFLOP/s\n", sh.m, sh.n, sh.k,
-                       grids[gi], tma_gemm_grid(&plan), 2.0 * sh.m * sh.n * (double)sh.k / (t * 1e-3) / 1e12);
+                       grids[gi], tma_gemm_grid(&sp), 2.0 * sh.m * sh.n * (double)sh.k / (t * 1e-3) / 1e12);
             }
-            plan.grid_blocks = 0;
-            plan.cluster = 1;
         }
+        if (sh.timed && ok && getenv("TMA_GEMM_TRACE")) /* how launch times drift after the card idles */
+            trace_after_idle(h, &plan, a, b, c, sh.m, sh.n, sh.k);
         free(hc), free(hr);
         CUDA_CHECK(cudaFree(a));
         CUDA_CHECK(cudaFree(b));
@@ -378,9 +428,10 @@ int main(int argc, char **argv) {
     }
     CB(cublasDestroy(h));
     printf("\n%s (TFLOP/s = 2*M*N*K / median of %d runs each, CUDA events, after 3 warm-up runs, all GEMMs of a row timed in interleaved rounds; libtma = "
-           "default, no clusters, TMA-store epilogue where N %% 8 == 0; multicast2 = clusters of 2 sharing B; "
-           "direct-st. = default with the epilogue storing from registers; no-store = default without the "
-           "epilogue's stores, diagnostic)\n%s",
+           "the default: TMA-store epilogue where N %% 8 == 0, clusters of 2 sharing B by multicast where every "
+           "block has more than one tile (clusters = what it chose); no-clusters / multicast2 = the default with "
+           "clusters of 1 / 2; direct-st. = the default with the epilogue storing from registers; no-store = the "
+           "default without the epilogue's stores, diagnostic)\n%s",
            prop.name, reps, table);
     printf("%s\n", failures ? "SOME CHECKS FAILED" : "all checks passed");
     return failures ? 1 : 0;
