@@ -313,7 +313,7 @@ extern "C" cudaError_t tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const
     TMA_GEMM_INSTANCES(TMA_GEMM_SET_SMEM_)
 #undef TMA_GEMM_SET_SMEM_
     /* Clusters of two sharing B where each block has more than one tile. Measured on an H200 (docs/GEMM.md,
-     * interleaved timing): equal at 4096^3 and 8192^3, +2-4% at 4000^3, +42% at 8192 x 8192 x 1000; 5-9%
+     * interleaved timing): within 1% at 4096^3, 4000^3 and 8192^3, +29-36% at 8192 x 8192 x 1000; 5-6%
      * slower at 2048^3, where each block has one tile. */
     const long tiles_m = (m + (long)BM - 1) / (long)BM, tiles_n = (n + (long)BN - 1) / (long)BN;
     p->cluster = tiles_m >= 2 && tiles_m * tiles_n > p->sms ? 2 : 1;

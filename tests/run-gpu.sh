@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run the gpu suites on a Hopper machine, then the same binaries under compute-sanitizer (memcheck,
+# Run the gpu suites on a Hopper machine, then the copy and GEMM suites under compute-sanitizer (memcheck,
 # racecheck, synccheck; fewer configurations there, they are slow), and print a summary last.
 #   tests/run-gpu.sh BUILD_DIR [LOG_DIR]
 # BUILD_DIR was configured with nvcc present (cmake -B build; kernels are built for sm_90a).
@@ -27,6 +27,9 @@ for tool in memcheck racecheck synccheck; do
     run "sanitizer_$tool" env TMA_GPU_CONFIGS=${SANITIZER_CONFIGS:-40} \
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
         "$build/tests/test_gpu_copies" --jobs=1 --filter='gpu_copies/[lrs]*'
+    run "sanitizer_${tool}_gemm" env TMA_GPU_CONFIGS=4 \
+        compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
+        "$build/tests/test_gpu_gemm" --jobs=1 --filter='gpu_gemm/ragged'
 done
 run bank_calibration "$(dirname "$0")/calibrate-banks.sh" "$build" "$build/bank-logs"
 grep -hE 'seed|loads:|stores:|reduce-stores:|checker vs driver|stricter|checked mode|INTERLEAVE' "$logs"/gpu_*.log

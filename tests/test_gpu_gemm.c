@@ -1,6 +1,7 @@
 /* The TMA + wgmma GEMM (kernels/gemm.h) on the GPU against a double-precision CPU product:
- *   ragged      - every variant (default; clusters of two sharing B by multicast; the epilogue from
- *                 registers) on ragged M, N, K (N odd or not a multiple of 8, where the default falls back
+ *   ragged      - every variant (no clusters; clusters of two sharing B by multicast, the default where
+ *                 blocks have more than one tile; no clusters with the epilogue from registers) on ragged
+ *                 M, N, K (N odd or not a multiple of 8, where the default falls back
  *                 to storing from registers, and multiples of 8 that are not of the 64-column store box;
  *                 M and N under one tile, K not a multiple of the 64-element stage, more tiles than SMs):
  *                 relative Frobenius error <= 1e-2, every element finite (the output is poisoned with NaN
@@ -24,7 +25,8 @@ static double bf16d(uint16_t h) {
 
 enum { GUARD = 4096 }; /* bytes after C that no variant may write */
 
-/* Runs one shape with variant 1 (default), 2 (clusters of two) or 3 (epilogue from registers); returns the
+/* Runs one shape with variant 1 (no clusters), 2 (clusters of two) or 3 (no clusters, epilogue from registers),
+ * each with the epilogue tma_gemm_plan_make chose unless told otherwise; returns the
  * relative Frobenius error (NaN if any output is not finite or a byte after C changed). */
 static double run_shape(int m, int n, int k, uint64_t seed, int variant, int *tma_epilogue) {
     size_t na = (size_t)m * k, nb = (size_t)n * k, nc = (size_t)m * n;
@@ -87,7 +89,7 @@ Test(gpu_gemm, ragged) {
     /* all shapes, or the first TMA_GPU_CONFIGS (the sanitizer runs) */
     const size_t nshapes = sizeof shapes / sizeof shapes[0], count = (size_t)config_count((int)nshapes);
     for (size_t s = 0; s < nshapes && s < count; s++)
-        for (int v = 1; v <= 3; v++) { /* 1: default, 2: clusters of two, 3: epilogue from registers */
+        for (int v = 1; v <= 3; v++) { /* 1: no clusters, 2: clusters of two, 3: epilogue from registers */
             int tma_epi = 0;
             double err = run_shape(shapes[s][0], shapes[s][1], shapes[s][2], seed + s * 0x9E3779B9ull + (uint64_t)v, v,
                                    &tma_epi);
@@ -101,7 +103,7 @@ Test(gpu_gemm, ragged) {
                       shapes[s][0], shapes[s][1], shapes[s][2], v, err);
         }
     cr_assert(n_multiple_of_8 > 0 && tma_epilogues == n_multiple_of_8,
-              "the default and clustered runs store with TMA exactly where N %% 8 == 0 (%d runs of %d)", tma_epilogues,
+              "variants 1 and 2 store with TMA exactly where N %% 8 == 0 (%d runs of %d)", tma_epilogues,
               n_multiple_of_8);
 }
 
