@@ -5,7 +5,7 @@
  * columns of the 128 x 256 output tile with wgmma m64n256k16 (128 fp32 accumulators per thread).
  * Shared memory (1024-byte aligned): a ring of TMA_GEMM_STAGES stages, each an A box (64 K x 128 rows,
  * 16 KiB) and a B box (64 K x 256 rows, 32 KiB), 128B-swizzled; per consumer two 8 KiB epilogue boxes
- * (64 x 64 bf16, 128B-swizzled); full[s] (1 arrival + the boxes' bytes) and empty[s] (one arrival per
+ * (64 rows x 128 bytes: 64 bf16 or 32 fp32 columns, 128B-swizzled); full[s] (1 arrival + the boxes' bytes) and empty[s] (one arrival per
  * consumer warp, 8) mbarriers: 225 KiB of the 227 KiB a block may have.
  * Consumers keep one wgmma group in flight and release a stage when the group that read it has completed.
  * Persistent: gridDim.x blocks walk tiles t = blockIdx.x, + gridDim.x, ... in tma_gemm_tile_of order. */
@@ -25,11 +25,12 @@ constexpr uint32_t BM = TMA_GEMM_BM, BN = TMA_GEMM_BN, BK = TMA_GEMM_BK, STAGES 
 constexpr uint32_t THREADS = 384;
 constexpr uint32_t CONSUMER_WARPS = 8;
 constexpr uint32_t A_BYTES = BM * BK * 2u, B_BYTES = BN * BK * 2u;
-/* The epilogue box: EPI x EPI bf16, rows of 128 bytes = the 128B swizzle span. The host encodes C's map
- * with EPI_SWIZZLE; the kernel addresses the box through tma_gemm_epi_offset (gemm.h), which uses it too. */
-constexpr uint32_t EPI = TMA_GEMM_EPI_BOX, EPI_BYTES = EPI * EPI * 2u, EPI_BUFS = 2;
+/* The epilogue box: EPI_ROWS rows of 128 bytes = the 128B swizzle span. The host encodes C's map with
+ * EPI_SWIZZLE; the kernel addresses the box through tma_gemm_epi_offset (gemm.h), which uses it too. */
+constexpr uint32_t EPI_ROWS = TMA_GEMM_EPI_ROWS, EPI_ROW_BYTES = TMA_GEMM_EPI_ROW_BYTES;
+constexpr uint32_t EPI_BYTES = EPI_ROWS * EPI_ROW_BYTES, EPI_BUFS = 2;
 constexpr tma_swizzle EPI_SWIZZLE = TMA_GEMM_EPI_SWIZZLE;
-static_assert(EPI * 2u == 128u && BM / 2u == EPI && BN % EPI == 0, "a consumer's 64 rows, 128-byte box rows");
+static_assert(BM / 2u == EPI_ROWS && EPI_ROW_BYTES == 128u, "a consumer's 64 rows, 128-byte box rows");
 constexpr size_t SMEM_BYTES =
     1024 + STAGES * (A_BYTES + B_BYTES) + 2u * EPI_BUFS * EPI_BYTES + 2u * STAGES * sizeof(uint64_t);
 static_assert(SMEM_BYTES <= 227u * 1024u, "over the 227 KiB a block may have on sm_90");
@@ -47,34 +48,57 @@ static __device__ __forceinline__ void release_stage(uint64_t *empty_bar) {
     }
 }
 
-static __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *(uint32_t *)&v;
+/* One accumulator pair (row, col), (row, col + 1) into the epilogue box at `box`, as C's type (gemm.h:
+ * tma_gemm_epi_offset, tma_gemm_epi_store_col). */
+template <typename OutT>
+static __device__ __forceinline__ void box_store_pair(uint8_t *box, uint32_t row, uint32_t col, float v0, float v1) {
+    if constexpr (sizeof(OutT) == 2) {
+        __nv_bfloat162 v = __floats2bfloat162_rn(v0, v1);
+        *(__nv_bfloat162 *)(box + tma_gemm_epi_offset(row, col, 2)) = v;
+    } else {
+#pragma unroll
+        for (uint32_t s = 0; s < 2; s++) {
+            const uint32_t c = tma_gemm_epi_store_col(s, row, col);
+            *(float *)(box + tma_gemm_epi_offset(row, c, 4)) = c == col ? v0 : v1;
+        }
+    }
 }
 
+/* C's element type: two adjacent accumulators (a pair) or one, converted and stored to global memory. */
+static __device__ __forceinline__ void store_pair(__nv_bfloat16 *p, float lo, float hi) {
+    *(__nv_bfloat162 *)p = __floats2bfloat162_rn(lo, hi);
+}
+static __device__ __forceinline__ void store_pair(float *p, float lo, float hi) { *(float2 *)p = make_float2(lo, hi); }
+static __device__ __forceinline__ void store_one(__nv_bfloat16 *p, float v) { *p = __float2bfloat16_rn(v); }
+static __device__ __forceinline__ void store_one(float *p, float v) { *p = v; }
+
 /* Epilogue through shared memory: this consumer warpgroup's 64 x 256 accumulators (wgmma fragment: row
- * 16 * warp + lane / 4 + 8 h, column 8 j + 2 (lane % 4) + {0, 1} in acc[4 j + 2 h + {0, 1}]) become four
- * 64 x 64 bf16 boxes, written in turn into the warpgroup's two buffers and TMA-stored at (row0, col0 + 64 q)
- * by thread 0 of the warpgroup (the `issuer`). One named barrier per box: before it, the issuer waits until
- * the copy engine has read the previous box out of the other buffer, so after it every thread may write
- * that buffer again (box q + 1), and the issuer may store box q. The last two boxes' stores are still in
- * flight when this returns; the next tile's first boxes wait for them the same way.
- * Writes: one 4-byte store covers 8 rows (lane / 4) x 16 bytes; rows r..r+7 have r % 8 = 0..7, so the
- * 128B swizzle puts the eight 16-byte pieces in eight different bank groups: no conflict. */
+ * 16 * warp + lane / 4 + 8 h, column 8 j + 2 (lane % 4) + {0, 1} in acc[4 j + 2 h + {0, 1}]) become boxes
+ * of 64 rows x 128 bytes (64 bf16 or 32 fp32 columns), written in turn into the warpgroup's two buffers and
+ * TMA-stored at (row0, col0 + q * box columns) by thread 0 of the warpgroup (the `issuer`). One named
+ * barrier per box: before it, the issuer waits until the copy engine has read the previous box out of the
+ * other buffer, so after it every thread may write that buffer again (box q + 1), and the issuer may store
+ * box q. The last two boxes' stores are still in flight when this returns; the next tile's first boxes wait
+ * for them the same way.
+ * Writes: 4-byte stores, each warp store 8 rows (lane / 4, all different mod 8) x 16 bytes; the 128B
+ * swizzle and, for fp32, the element order of tma_gemm_epi_store_col put them in 32 different banks (the
+ * sample's CPU self-check counts it). */
+template <typename OutT>
 static __device__ __forceinline__ void epilogue_tma(const float (&acc)[128], const tma_tensor *tc, uint8_t *bufs,
                                                     uint32_t row0, uint32_t col0, uint32_t barrier_id, bool issuer,
                                                     bool no_store) {
+    constexpr uint32_t COLS = EPI_ROW_BYTES / sizeof(OutT), GROUPS = COLS / 8u; /* 8-column groups per box */
     const uint32_t warp = (threadIdx.x % 128u) / 32u, lane = threadIdx.x % 32u;
 #pragma unroll
-    for (uint32_t q = 0; q < BN / EPI; q++) {
+    for (uint32_t q = 0; q < BN / COLS; q++) {
         uint8_t *buf = bufs + (q % EPI_BUFS) * EPI_BYTES;
 #pragma unroll
-        for (uint32_t jj = 0; jj < EPI / 8u; jj++) {
-            const uint32_t j = q * (EPI / 8u) + jj;
+        for (uint32_t jj = 0; jj < GROUPS; jj++) {
+            const uint32_t j = q * GROUPS + jj;
 #pragma unroll
             for (uint32_t h = 0; h < 2; h++) {
                 const uint32_t row = 16u * warp + lane / 4u + 8u * h, col = 8u * jj + 2u * (lane % 4u);
-                *(uint32_t *)(buf + tma_gemm_epi_offset(row, col)) = pack_bf16x2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+                box_store_pair<OutT>(buf, row, col, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
             }
         }
         tma_fence_proxy_async(); /* this thread's writes, before the copy engine reads them */
@@ -82,19 +106,21 @@ static __device__ __forceinline__ void epilogue_tma(const float (&acc)[128], con
             tma_store_wait_read<0>(); /* box q - 1 has left the other buffer */
         tma_named_barrier_sync(barrier_id, 128);
         if (issuer && !no_store) {
-            tma_store_2d(tc, buf, (int32_t)(col0 + q * EPI), (int32_t)row0);
+            tma_store_2d(tc, buf, (int32_t)(col0 + q * COLS), (int32_t)row0);
             tma_store_commit();
         }
     }
 }
 
-/* Epilogue from registers: bf16 pairs straight to global memory, clipped to M x N (any N). */
-static __device__ __forceinline__ void epilogue_direct(const float (&acc)[128], __nv_bfloat16 *__restrict__ c,
-                                                       int M, int N, uint32_t row_base, uint32_t col_base) {
+/* Epilogue from registers: pairs straight to global memory where N is even and C aligned to a pair,
+ * single elements otherwise, clipped to M x N (any N). */
+template <typename OutT>
+static __device__ __forceinline__ void epilogue_direct(const float (&acc)[128], OutT *__restrict__ c, int M, int N,
+                                                       uint32_t row_base, uint32_t col_base) {
     const uint32_t warp = (threadIdx.x % 128u) / 32u, lane = threadIdx.x % 32u;
     const uint32_t row0 = row_base + warp * 16u + lane / 4u;
     const uint32_t col0 = col_base + 2u * (lane % 4u);
-    const bool pairs = (N % 2) == 0;
+    const bool pairs = (N % 2) == 0 && (uintptr_t)c % (2u * sizeof(OutT)) == 0;
 #pragma unroll
     for (uint32_t j = 0; j < 32; j++) {
         const uint32_t col = col0 + 8u * j;
@@ -103,14 +129,14 @@ static __device__ __forceinline__ void epilogue_direct(const float (&acc)[128], 
             const uint32_t row = row0 + 8u * h;
             if (row >= (uint32_t)M || col >= (uint32_t)N)
                 continue;
-            __nv_bfloat16 *p = c + (size_t)row * (size_t)N + col;
+            OutT *p = c + (size_t)row * (size_t)N + col;
             const float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
             if (pairs) {
-                *(__nv_bfloat162 *)p = __floats2bfloat162_rn(v0, v1);
+                store_pair(p, v0, v1);
             } else {
-                p[0] = __float2bfloat16_rn(v0);
+                store_one(p, v0);
                 if (col + 1 < (uint32_t)N)
-                    p[1] = __float2bfloat16_rn(v1);
+                    store_one(p + 1, v1);
             }
         }
     }
@@ -120,11 +146,12 @@ static __device__ __forceinline__ void epilogue_direct(const float (&acc)[128], 
  * 2 * i and 2 * i + 1, same tile column) that share B: each block loads its own A box and one half (128
  * rows) of the B tile, multicast into both blocks; a stage is free when the consumers of BOTH blocks
  * have released it (empty[s] counts 16 arrivals, made with cluster-scope arrives).
- * TMA_EPI: the epilogue through shared memory and TMA stores (epilogue_tma), else epilogue_direct. */
-template <int CL, bool TMA_EPI>
+ * TMA_EPI: the epilogue through shared memory and TMA stores (epilogue_tma), else epilogue_direct.
+ * OutT: C's element type, __nv_bfloat16 or float. */
+template <int CL, bool TMA_EPI, typename OutT>
 __global__ void __launch_bounds__(THREADS, 1)
     tma_gemm_kernel(const __grid_constant__ tma_tensor ta, const __grid_constant__ tma_tensor tb,
-                    const __grid_constant__ tma_tensor tc, __nv_bfloat16 *__restrict__ c, int M, int N, int K,
+                    const __grid_constant__ tma_tensor tc, OutT *__restrict__ c, int M, int N, int K,
                     uint32_t group_m, uint32_t no_store) {
     extern __shared__ uint8_t dyn[];
     uint8_t *base = dyn + ((1024u - tma_smem_addr(dyn) % 1024u) % 1024u);
@@ -246,7 +273,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             if (row0 >= (uint32_t)M)
                 continue; /* a cluster's second tile row past the end of C (uniform in the warpgroup) */
             if (TMA_EPI)
-                epilogue_tma(acc, &tc, se + cw * EPI_BUFS * EPI_BYTES, row0, col0, 1u + cw, issuer, no_store != 0);
+                epilogue_tma<OutT>(acc, &tc, se + cw * EPI_BUFS * EPI_BYTES, row0, col0, 1u + cw, issuer, no_store != 0);
             else if (!no_store)
                 epilogue_direct(acc, c, M, N, row0, col0);
         }
@@ -260,24 +287,33 @@ __global__ void __launch_bounds__(THREADS, 1)
 }
 
 /* Every instance of the kernel, for attributes and occupancy queries. */
-#define TMA_GEMM_INSTANCES(X) X(1, true) X(1, false) X(2, true) X(2, false)
+#define TMA_GEMM_INSTANCES(X)                                                                               \
+    X(1, true, __nv_bfloat16) X(1, false, __nv_bfloat16) X(2, true, __nv_bfloat16) X(2, false, __nv_bfloat16)  \
+    X(1, true, float) X(1, false, float) X(2, true, float) X(2, false, float)
 
-extern "C" cudaError_t tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const void *b, void *c, int m, int n,
-                                          int k) {
+static size_t out_bytes(tma_gemm_out out) { return out == TMA_GEMM_OUT_F32 ? 4u : 2u; }
+
+extern "C" cudaError_t tma_gemm_plan_make_out(tma_gemm_plan *p, const void *a, const void *b, void *c,
+                                              tma_gemm_out out, int m, int n, int k) {
     if (!p || m < 0 || n < 0 || k < 0 || k % 8 != 0 || ((uintptr_t)a | (uintptr_t)b) % 16 != 0 ||
-        (m > 0 && n > 0 && !c) || (k > 0 && (!a || !b))) {
+        (m > 0 && n > 0 && !c) || (k > 0 && (!a || !b)) || (out != TMA_GEMM_OUT_BF16 && out != TMA_GEMM_OUT_F32) ||
+        (uintptr_t)c % out_bytes(out) != 0) {
         fprintf(stderr, "tma_gemm: needs M, N, K >= 0, K a multiple of 8 (16-byte TMA row stride), A and B "
-                        "16-byte aligned and non-NULL (got M=%d N=%d K=%d)\n",
-                m, n, k);
+                        "16-byte aligned and non-NULL, C aligned to its element, C bf16 or fp32 (got M=%d N=%d "
+                        "K=%d, C type %d)\n",
+                m, n, k, (int)out);
         return cudaErrorInvalidValue;
     }
     memset(p, 0, sizeof *p);
     p->cluster = 1;
     p->group_m = TMA_GEMM_GROUP_M;
     p->c = c;
+    p->out = out;
     p->m = m, p->n = n, p->k = k;
     /* TMA can store C when its row pitch and address are multiples of 16 bytes; otherwise from registers */
-    p->epilogue = (n % 8 == 0 && (uintptr_t)c % 16 == 0) ? TMA_GEMM_EPILOGUE_TMA_STORE : TMA_GEMM_EPILOGUE_DIRECT;
+    const size_t eb = out_bytes(out);
+    p->epilogue = ((size_t)n * eb % 16 == 0 && (uintptr_t)c % 16 == 0) ? TMA_GEMM_EPILOGUE_TMA_STORE
+                                                                       : TMA_GEMM_EPILOGUE_DIRECT;
     p->smem = SMEM_BYTES;
     if (m == 0 || n == 0 || k == 0)
         return cudaSuccess; /* nothing to multiply; run() writes zeros when K == 0 */
@@ -295,7 +331,8 @@ extern "C" cudaError_t tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const
         return cudaErrorInvalidValue;
     }
     if (p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE) {
-        tma_tiled_desc dc = tma_desc_2d(TMA_DTYPE_BF16, c, (uint64_t)m, (uint64_t)n, (uint64_t)n * 2u, EPI, EPI,
+        tma_tiled_desc dc = tma_desc_2d(out == TMA_GEMM_OUT_F32 ? TMA_DTYPE_F32 : TMA_DTYPE_BF16, c, (uint64_t)m,
+                                        (uint64_t)n, (uint64_t)n * eb, EPI_ROWS, (uint32_t)(EPI_ROW_BYTES / eb),
                                         EPI_SWIZZLE);
         if (tma_tensor_make(&p->c_map, &dc, &diag) != TMA_OK) {
             fprintf(stderr, "tma_gemm: C: %s: %s\n", tma_status_name(diag.status), diag.message);
@@ -306,9 +343,9 @@ extern "C" cudaError_t tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const
     cudaError_t e = cudaGetDevice(&dev);
     if (e == cudaSuccess)
         e = cudaDeviceGetAttribute(&p->sms, cudaDevAttrMultiProcessorCount, dev);
-#define TMA_GEMM_SET_SMEM_(CL, EPI_TMA)                                                                   \
+#define TMA_GEMM_SET_SMEM_(CL, EPI_TMA, T)                                                                \
     if (e == cudaSuccess)                                                                                 \
-        e = cudaFuncSetAttribute(tma_gemm_kernel<CL, EPI_TMA>, cudaFuncAttributeMaxDynamicSharedMemorySize, \
+        e = cudaFuncSetAttribute(tma_gemm_kernel<CL, EPI_TMA, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, \
                                  (int)SMEM_BYTES);
     TMA_GEMM_INSTANCES(TMA_GEMM_SET_SMEM_)
 #undef TMA_GEMM_SET_SMEM_
@@ -318,6 +355,11 @@ extern "C" cudaError_t tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const
     const long tiles_m = (m + (long)BM - 1) / (long)BM, tiles_n = (n + (long)BN - 1) / (long)BN;
     p->cluster = tiles_m >= 2 && tiles_m * tiles_n > p->sms ? 2 : 1;
     return e;
+}
+
+extern "C" cudaError_t tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const void *b, void *c, int m, int n,
+                                          int k) {
+    return tma_gemm_plan_make_out(p, a, b, c, TMA_GEMM_OUT_BF16, m, n, k);
 }
 
 /* The launch configuration of a plan: persistent grid of min(co-resident blocks, work) blocks. */
@@ -340,7 +382,8 @@ static int launch_config(const tma_gemm_plan *p, cudaLaunchConfig_t *cfg, cudaLa
     if (cl == 2) {
         int active = 0; /* co-resident clusters: GPCs with an odd SM count leave an SM out */
         cfg->gridDim = dim3((unsigned)(2 * clusters), 1, 1);
-        if (cudaOccupancyMaxActiveClusters(&active, tma_gemm_kernel<2, true>, cfg) == cudaSuccess && active > 0)
+        if (cudaOccupancyMaxActiveClusters(&active, tma_gemm_kernel<2, true, __nv_bfloat16>, cfg) == cudaSuccess &&
+            active > 0)
             clusters = active;
         (void)cudaGetLastError();
     }
@@ -362,12 +405,12 @@ extern "C" cudaError_t tma_gemm_run(const tma_gemm_plan *p, cudaStream_t stream)
     if (p->m == 0 || p->n == 0)
         return cudaSuccess;
     if (p->k == 0)
-        return cudaMemsetAsync(p->c, 0, (size_t)p->m * (size_t)p->n * 2u, stream);
+        return cudaMemsetAsync(p->c, 0, (size_t)p->m * (size_t)p->n * out_bytes(p->out), stream);
     const bool tma_epi = p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE;
     if ((tma_epi && p->c_map.box.tx_bytes == 0) || (p->epilogue != TMA_GEMM_EPILOGUE_TMA_STORE &&
                                                     p->epilogue != TMA_GEMM_EPILOGUE_DIRECT)) {
-        fprintf(stderr, "tma_gemm: epilogue %d is not available for this plan (TMA stores need N %% 8 == 0 and C "
-                        "16-byte aligned; N = %d)\n",
+        fprintf(stderr, "tma_gemm: epilogue %d is not available for this plan (TMA stores need N times the element "
+                        "size and C's address to be multiples of 16; N = %d)\n",
                 p->epilogue, p->n);
         return cudaErrorInvalidValue;
     }
@@ -375,14 +418,14 @@ extern "C" cudaError_t tma_gemm_run(const tma_gemm_plan *p, cudaStream_t stream)
     cudaLaunchAttribute attr[1];
     launch_config(p, &cfg, attr);
     cfg.stream = stream;
-    __nv_bfloat16 *c = (__nv_bfloat16 *)p->c;
     const uint32_t group = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
     const uint32_t no_store = p->diag_no_store ? 1u : 0u;
     const tma_tensor *tb = p->cluster == 2 ? &p->b_half : &p->b;
-#define TMA_GEMM_LAUNCH_(CL, EPI_TMA)                                                                     \
-    if ((p->cluster == 2 ? 2 : 1) == CL && tma_epi == EPI_TMA)                                            \
-        return cudaLaunchKernelEx(&cfg, tma_gemm_kernel<CL, EPI_TMA>, p->a, *tb, p->c_map, c, p->m, p->n, p->k, \
-                                  group, no_store);
+    const bool f32 = p->out == TMA_GEMM_OUT_F32;
+#define TMA_GEMM_LAUNCH_(CL, EPI_TMA, T)                                                                  \
+    if ((p->cluster == 2 ? 2 : 1) == CL && tma_epi == EPI_TMA && f32 == (sizeof(T) == 4))                 \
+        return cudaLaunchKernelEx(&cfg, tma_gemm_kernel<CL, EPI_TMA, T>, p->a, *tb, p->c_map, (T *)p->c, p->m, p->n, \
+                                  p->k, group, no_store);
     TMA_GEMM_INSTANCES(TMA_GEMM_LAUNCH_)
 #undef TMA_GEMM_LAUNCH_
     return cudaErrorInvalidValue; /* not reached: the instances cover every case */

@@ -91,58 +91,93 @@ static long cpu_selfcheck(void) {
     return bad;
 }
 
-/* 1b. The epilogue's box addressing (tma_gemm_epi_offset) through the CPU model of a TMA store: a box
- * written where the kernel writes each (row, col), stored at a ragged corner of C with C's map, must put
- * every element at C[row0 + row][col0 + col] inside C and write nothing else; and each of the kernel's
- * 4-byte shared stores (a warp covers 8 rows x 16 bytes) must touch 32 different banks.
+/* 1b. The epilogue's box addressing (tma_gemm_epi_offset), for both C types, through the CPU model of a
+ * TMA store: a box written where the kernel writes each (row, col), stored at a ragged corner of C with C's
+ * map, must put every element at C[row0 + row][col0 + col] inside C and write nothing else; and each of the
+ * kernel's 4-byte warp stores into the box (tma_gemm_epi_store_col for fp32) must touch 32 different banks.
  * Returns the number of mismatches. */
 static long cpu_epilogue_check(void) {
-    enum { E = TMA_GEMM_EPI_BOX, M = 100, N = 72, ROW0 = 64, COL0 = 64 };
-    static uint16_t box[E * E], c[M * N];
-    tma_tiled_desc d = tma_desc_2d(TMA_DTYPE_BF16, c, M, N, N * 2, E, E, TMA_GEMM_EPI_SWIZZLE);
+    enum { ROWS = TMA_GEMM_EPI_ROWS, M = 100, ROW0 = 64, COL0_BYTES = 128, N_BYTES = 144 };
+    static uint8_t box[ROWS * TMA_GEMM_EPI_ROW_BYTES], c[M * N_BYTES];
     long bad = 0;
-    for (uint32_t r = 0; r < E; r++)
-        for (uint32_t col = 0; col < E; col++)
-            box[tma_gemm_epi_offset(r, col) / 2u] = (uint16_t)(r * E + col + 1u);
-    for (int i = 0; i < M * N; i++)
-        c[i] = 0xFFFFu;
-    int32_t coord[5] = {COL0, ROW0, 0, 0, 0};
-    if (tma_model_store_tiled(&d, coord, box, sizeof box, 0) != TMA_OK)
-        return -1;
-    for (uint32_t i = 0; i < M; i++)
-        for (uint32_t j = 0; j < N; j++) {
-            const int inside = i >= ROW0 && j >= COL0;
-            const uint16_t want = inside ? (uint16_t)((i - ROW0) * E + (j - COL0) + 1u) : 0xFFFFu;
-            bad += c[i * N + j] != want;
-        }
-    for (uint32_t warp = 0; warp < 4; warp++)
-        for (uint32_t jj = 0; jj < E / 8u; jj++)
-            for (uint32_t h = 0; h < 2; h++) {
-                uint32_t banks = 0;
-                for (uint32_t lane = 0; lane < 32; lane++)
-                    banks |= 1u << (tma_gemm_epi_offset(16u * warp + lane / 4u + 8u * h, 8u * jj + 2u * (lane % 4u)) /
-                                    4u % 32u);
-                bad += banks != 0xFFFFFFFFu;
+    for (uint32_t eb = 2; eb <= 4; eb += 2) {
+        const uint32_t cols = TMA_GEMM_EPI_ROW_BYTES / eb, n = N_BYTES / eb, col0 = COL0_BYTES / eb;
+        tma_tiled_desc d = tma_desc_2d(eb == 2 ? TMA_DTYPE_BF16 : TMA_DTYPE_F32, c, M, n, N_BYTES, ROWS, cols,
+                                       TMA_GEMM_EPI_SWIZZLE);
+        for (uint32_t r = 0; r < ROWS; r++)
+            for (uint32_t col = 0; col < cols; col++) {
+                const uint32_t v = r * cols + col + 1u;
+                memcpy(box + tma_gemm_epi_offset(r, col, eb), &v, eb);
             }
+        memset(c, 0xFF, sizeof c);
+        int32_t coord[5] = {(int32_t)col0, ROW0, 0, 0, 0};
+        if (tma_model_store_tiled(&d, coord, box, sizeof box, 0) != TMA_OK)
+            return -1;
+        for (uint32_t i = 0; i < M; i++)
+            for (uint32_t j = 0; j < n; j++) {
+                const int inside = i >= ROW0 && j >= col0;
+                uint32_t want = inside ? (i - ROW0) * cols + (j - col0) + 1u : 0xFFFFFFFFu, got = 0xFFFFFFFFu;
+                memcpy(&got, c + i * N_BYTES + j * eb, eb);
+                if (eb == 2)
+                    want &= 0xFFFFu, got &= 0xFFFFu;
+                bad += got != want;
+            }
+        for (uint32_t warp = 0; warp < 4; warp++) /* each of the kernel's 4-byte warp stores: 32 banks */
+            for (uint32_t jj = 0; jj < cols / 8u; jj++)
+                for (uint32_t h = 0; h < 2; h++)
+                    for (uint32_t st = 0; st < eb / 2u; st++) {
+                        uint32_t banks = 0;
+                        for (uint32_t lane = 0; lane < 32; lane++) {
+                            const uint32_t row = 16u * warp + lane / 4u + 8u * h, col = 8u * jj + 2u * (lane % 4u);
+                            const uint32_t cw = eb == 2 ? col : tma_gemm_epi_store_col(st, row, col);
+                            banks |= 1u << (tma_gemm_epi_offset(row, cw, eb) / 4u % 32u);
+                        }
+                        bad += banks != 0xFFFFFFFFu;
+                    }
+    }
     return bad;
 }
 
-static double rel_frobenius(const uint16_t *c, const uint16_t *ref_bf16, const double *ref, size_t n) {
+/* Element i of a C of type out, as a double. */
+static double c_elem(const void *c, size_t i, tma_gemm_out out) {
+    if (out == TMA_GEMM_OUT_F32) {
+        float f;
+        memcpy(&f, (const uint8_t *)c + 4 * i, 4);
+        return f;
+    }
+    uint16_t h;
+    memcpy(&h, (const uint8_t *)c + 2 * i, 2);
+    return bf16_to_double(h);
+}
+
+/* Relative Frobenius error of c against ref_c (same type) or, where ref is not NULL, against ref.
+ * NaN anywhere in c makes it NaN. */
+static double rel_frobenius(const void *c, const void *ref_c, const double *ref, size_t n, tma_gemm_out out) {
     double num = 0, den = 0;
     for (size_t i = 0; i < n; i++) {
-        double r = ref ? ref[i] : bf16_to_double(ref_bf16[i]);
-        double dlt = bf16_to_double(c[i]) - r;
+        double r = ref ? ref[i] : c_elem(ref_c, i, out);
+        double dlt = c_elem(c, i, out) - r;
         num += dlt * dlt;
         den += r * r;
     }
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-static void cublas_gemm(cublasHandle_t h, const void *a, const void *b, void *c, int m, int n, int k) {
+/* One problem: device buffers, the cuBLAS handle and C's type. */
+typedef struct gemm_args {
+    cublasHandle_t h;
+    const void *a, *b;
+    void *c;
+    int m, n, k;
+    tma_gemm_out out;
+} gemm_args;
+
+static void cublas_gemm(const gemm_args *g, void *c) {
     const float one = 1.f, zero = 0.f;
     /* row-major C = A B^T is column-major C^T (n x m) = B (n x k, op T of its k x n view) * A^T (k x m) */
-    CB(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, b, CUDA_R_16BF, k, a, CUDA_R_16BF, k, &zero, c,
-                    CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    CB(cublasGemmEx(g->h, CUBLAS_OP_T, CUBLAS_OP_N, g->n, g->m, g->k, &one, g->b, CUDA_R_16BF, g->k, g->a,
+                    CUDA_R_16BF, g->k, &zero, c, g->out == TMA_GEMM_OUT_F32 ? CUDA_R_32F : CUDA_R_16BF, g->n,
+                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 static int cmp_float(const void *x, const void *y) {
@@ -151,14 +186,13 @@ static int cmp_float(const void *x, const void *y) {
 }
 
 /* Milliseconds of one launch of plan p (cuBLAS where p is NULL), timed alone with CUDA events. */
-static float time_one(cublasHandle_t h, const tma_gemm_plan *p, const void *a, const void *b, void *c, int m, int n,
-                      int k, cudaEvent_t e0, cudaEvent_t e1) {
+static float time_one(const gemm_args *g, const tma_gemm_plan *p, cudaEvent_t e0, cudaEvent_t e1) {
     float t;
     CUDA_CHECK(cudaEventRecord(e0, 0));
     if (p)
         CUDA_CHECK(tma_gemm_run(p, 0));
     else
-        cublas_gemm(h, a, b, c, m, n, k);
+        cublas_gemm(g, g->c);
     CUDA_CHECK(cudaEventRecord(e1, 0));
     CUDA_CHECK(cudaEventSynchronize(e1));
     CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
@@ -177,8 +211,8 @@ static float time_one(cublasHandle_t h, const tma_gemm_plan *p, const void *a, c
  * first after the host-side checks had left the card idle, ran 793 TFLOP/s at 8192^3 and the kernel timed
  * after it 743, against 667-675 and 680-700 interleaved after warm-up: the first tens of milliseconds after
  * idle run at a higher clock (WARMUP_MS). */
-static void time_interleaved(cublasHandle_t h, const tma_gemm_plan *const *plans, int n, const void *a,
-                             const void *b, void *c, int m, int nn, int k, int reps, float *median_ms) {
+static void time_interleaved(const gemm_args *g, const tma_gemm_plan *const *plans, int n, int reps,
+                             float *median_ms) {
     cudaEvent_t e0, e1;
     CUDA_CHECK(cudaEventCreate(&e0));
     CUDA_CHECK(cudaEventCreate(&e1));
@@ -189,27 +223,28 @@ static void time_interleaved(cublasHandle_t h, const tma_gemm_plan *const *plans
     }
     float warm = 0;
     for (int r = 0; r < 3 || warm < WARMUP_MS; r++)
-        for (int g = 0; g < n; g++)
-            warm += time_one(h, plans[g], a, b, c, m, nn, k, e0, e1);
+        for (int i = 0; i < n; i++)
+            warm += time_one(g, plans[i], e0, e1);
     for (int r = 0; r < reps; r++)
-        for (int i = 0; i < n; i++) {
-            const int g = (i + r) % n;
-            ms[(size_t)g * (size_t)reps + (size_t)r] = time_one(h, plans[g], a, b, c, m, nn, k, e0, e1);
+        for (int j = 0; j < n; j++) {
+            const int i = (j + r) % n;
+            ms[(size_t)i * (size_t)reps + (size_t)r] = time_one(g, plans[i], e0, e1);
         }
-    for (int g = 0; g < n; g++) {
-        qsort(ms + (size_t)g * (size_t)reps, (size_t)reps, sizeof(float), cmp_float);
-        median_ms[g] = ms[(size_t)g * (size_t)reps + (size_t)reps / 2];
+    for (int i = 0; i < n; i++) {
+        qsort(ms + (size_t)i * (size_t)reps, (size_t)reps, sizeof(float), cmp_float);
+        median_ms[i] = ms[(size_t)i * (size_t)reps + (size_t)reps / 2];
     }
     free(ms);
     CUDA_CHECK(cudaEventDestroy(e0));
     CUDA_CHECK(cudaEventDestroy(e1));
 }
 
+static double tflops(const gemm_args *g, float ms) { return 2.0 * g->m * g->n * (double)g->k / (ms * 1e-3) / 1e12; }
+
 /* TMA_GEMM_TRACE (diagnostic): after the card has idled for a second, 300 back-to-back launches of cuBLAS,
  * then (after another second) of the default plan; prints TFLOP/s of single launches along the way and the
  * GPU time elapsed, to show how long the clock takes to settle under this load. */
-static void trace_after_idle(cublasHandle_t h, const tma_gemm_plan *p, const void *a, const void *b, void *c, int m,
-                             int n, int k) {
+static void trace_after_idle(const gemm_args *g, const tma_gemm_plan *p) {
     static const int at[] = {0, 1, 2, 5, 10, 20, 50, 100, 150, 200, 250, 299};
     cudaEvent_t e0, e1;
     CUDA_CHECK(cudaEventCreate(&e0));
@@ -217,14 +252,13 @@ static void trace_after_idle(cublasHandle_t h, const tma_gemm_plan *p, const voi
     for (int which = 0; which < 2; which++) {
         struct timespec idle = {1, 0};
         nanosleep(&idle, NULL);
-        printf("  trace %dx%dx%d %s after 1 s idle:", m, n, k, which ? "libtma" : "cuBLAS");
+        printf("  trace %dx%dx%d %s after 1 s idle:", g->m, g->n, g->k, which ? "libtma" : "cuBLAS");
         float total = 0;
         for (int i = 0, j = 0; i < 300; i++) {
-            const float t = time_one(h, which ? p : NULL, a, b, c, m, n, k, e0, e1);
+            const float t = time_one(g, which ? p : NULL, e0, e1);
             total += t;
             if (i == at[j]) {
-                printf(" #%d %.0f TF/s @%.0f ms%s", i, 2.0 * m * n * (double)k / (t * 1e-3) / 1e12, total,
-                       at[j] == 299 ? "\n" : ",");
+                printf(" #%d %.0f TF/s @%.0f ms%s", i, tflops(g, t), total, at[j] == 299 ? "\n" : ",");
                 j++;
             }
         }
@@ -233,12 +267,27 @@ static void trace_after_idle(cublasHandle_t h, const tma_gemm_plan *p, const voi
     CUDA_CHECK(cudaEventDestroy(e1));
 }
 
-/* Median milliseconds of one GEMM alone (a sweep of one plan's settings). */
-static float time_alone(cublasHandle_t h, const tma_gemm_plan *p, const void *a, const void *b, void *c, int m, int n,
-                        int k, int reps) {
-    float med;
-    time_interleaved(h, &p, 1, a, b, c, m, n, k, reps, &med);
-    return med;
+/* TMA_GEMM_SWEEP (diagnostic): the rasterization group and the clusters' grid size, each timed alone. */
+static void sweep(const gemm_args *g, const tma_gemm_plan *plan, int reps) {
+    tma_gemm_plan sp = *plan;
+    const tma_gemm_plan *one = &sp;
+    float t;
+    for (int cl = 1; cl <= 2; cl++)
+        for (int gm = 8; gm <= 32; gm *= 2) {
+            sp.cluster = cl;
+            sp.group_m = gm;
+            time_interleaved(g, &one, 1, reps, &t);
+            printf("  sweep %dx%dx%d cluster %d group_m %2d: %.1f TFLOP/s\n", g->m, g->n, g->k, cl, gm, tflops(g, t));
+        }
+    sp.group_m = TMA_GEMM_GROUP_M;
+    const int grids[] = {0, 132, 128, 120, 66};
+    for (int gi = 0; gi < 5; gi++) { /* clusters of 2: is the co-resident estimate the limit? */
+        sp.cluster = 2;
+        sp.grid_blocks = grids[gi];
+        time_interleaved(g, &one, 1, reps, &t);
+        printf("  sweep %dx%dx%d cluster 2 grid_blocks %3d (launches %d): %.1f TFLOP/s\n", g->m, g->n, g->k,
+               grids[gi], tma_gemm_grid(&sp), tflops(g, t));
+    }
 }
 
 /* The kernel variants checked and timed; the default (as tma_gemm_plan_make sets it) last. */
@@ -266,8 +315,111 @@ static tma_gemm_plan variant_plan(const tma_gemm_plan *def, int v) {
 }
 
 typedef struct shape {
-    int m, n, k, cpu_ref, timed;
+    int m, n, k;
+    tma_gemm_out out;
+    int cpu_ref, timed;
 } shape;
+
+/* Checks every variant on one shape against cuBLAS (and a CPU fp64 product where sh.cpu_ref) on fresh
+ * random data, then, where sh.timed, times cuBLAS and the variants and appends a row to `table`.
+ * Returns 1 when every check passed. */
+static int run_shape(cublasHandle_t h, const shape *sh, uint64_t seed, int reps, char *table, size_t table_size) {
+    const size_t eb = sh->out == TMA_GEMM_OUT_F32 ? 4u : 2u;
+    const size_t na = (size_t)sh->m * sh->k, nb = (size_t)sh->n * sh->k, nc = (size_t)sh->m * sh->n;
+    void *a, *b, *c, *cref;
+    CUDA_CHECK(cudaMalloc(&a, na * 2 + 16));
+    CUDA_CHECK(cudaMalloc(&b, nb * 2 + 16));
+    CUDA_CHECK(cudaMalloc(&c, nc * eb));
+    CUDA_CHECK(cudaMalloc(&cref, nc * eb));
+    CUDA_CHECK(tma_gemm_fill_random_bf16(a, na, seed * 0x9E3779B97F4A7C15ull + 0x1000u, 0));
+    CUDA_CHECK(tma_gemm_fill_random_bf16(b, nb, seed * 0x9E3779B97F4A7C15ull + 0x2000u, 0));
+    CUDA_CHECK(cudaMemset(cref, 0xFF, nc * eb)); /* poison: all-ones bf16 and fp32 are NaN */
+    const gemm_args g = {h, a, b, c, sh->m, sh->n, sh->k, sh->out};
+    tma_gemm_plan plan;
+    CUDA_CHECK(tma_gemm_plan_make_out(&plan, a, b, c, sh->out, sh->m, sh->n, sh->k));
+    cublas_gemm(&g, cref);
+    void *hc = malloc(nc * eb), *hr = malloc(nc * eb);
+    if (!hc || !hr) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(hr, cref, nc * eb, cudaMemcpyDeviceToHost));
+    const char *type = sh->out == TMA_GEMM_OUT_F32 ? "fp32" : "bf16";
+    /* every variant, the default last: its output stays in hc for the CPU comparison */
+    double err = 0;
+    int ok = 1;
+    for (int v = 0; v < NVARIANTS; v++) {
+        const tma_gemm_plan pv = variant_plan(&plan, v);
+        CUDA_CHECK(cudaMemset(c, 0xFF, nc * eb)); /* poison */
+        CUDA_CHECK(tma_gemm_run(&pv, 0));
+        CUDA_CHECK(cudaDeviceSynchronize());
+        CUDA_CHECK(cudaMemcpy(hc, c, nc * eb, cudaMemcpyDeviceToHost));
+        double ev = rel_frobenius(hc, hr, NULL, nc, sh->out);
+        int okv = ev <= 1e-2; /* NaN fails */
+        printf("%s%5d x %5d x %5d %s C %-12s (clusters of %d, %s epilogue): vs cuBLAS rel. Frobenius error %.3e %s",
+               v ? "\n" : "", sh->m, sh->n, sh->k, type, variants[v].name, pv.cluster,
+               pv.epilogue == TMA_GEMM_EPILOGUE_TMA_STORE ? "TMA-store" : "direct", ev, okv ? "ok" : "FAIL");
+        ok = ok && okv;
+        err = ev > err || ev != ev ? ev : err;
+    }
+    if (sh->cpu_ref) {
+        uint16_t *ha = malloc(na * 2), *hb = malloc(nb * 2);
+        double *ref = malloc(nc * sizeof(double));
+        if (!ha || !hb || !ref) {
+            fprintf(stderr, "out of memory\n");
+            exit(1);
+        }
+        CUDA_CHECK(cudaMemcpy(ha, a, na * 2, cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemcpy(hb, b, nb * 2, cudaMemcpyDeviceToHost));
+        for (int i = 0; i < sh->m; i++)
+            for (int j = 0; j < sh->n; j++) {
+                double acc = 0;
+                for (int k = 0; k < sh->k; k++)
+                    acc += bf16_to_double(ha[(size_t)i * sh->k + k]) * bf16_to_double(hb[(size_t)j * sh->k + k]);
+                ref[(size_t)i * sh->n + j] = acc;
+            }
+        double e64 = rel_frobenius(hc, NULL, ref, nc, sh->out), eb64 = rel_frobenius(hr, NULL, ref, nc, sh->out);
+        /* bf16 C: rounding alone gives ~1.6e-3; fp32 C: only the fp32 accumulation differs from fp64 */
+        int ok64 = e64 <= (sh->out == TMA_GEMM_OUT_F32 ? 1e-5 : 1e-2);
+        printf("; vs CPU fp64 %.3e %s (cuBLAS vs fp64 %.3e)", e64, ok64 ? "ok" : "FAIL", eb64);
+        ok = ok && ok64;
+        free(ha), free(hb), free(ref);
+    }
+    printf("\n");
+    if (sh->timed && ok) {
+        /* cuBLAS, the variants, then the default without stores: timed in interleaved rounds */
+        tma_gemm_plan vp[NVARIANTS + 1];
+        const tma_gemm_plan *order[NVARIANTS + 2] = {NULL};
+        for (int v = 0; v <= NVARIANTS; v++) {
+            vp[v] = variant_plan(&plan, v < NVARIANTS ? v : NVARIANTS - 1);
+            vp[v].diag_no_store = v == NVARIANTS;
+            order[v + 1] = &vp[v];
+        }
+        float ms[NVARIANTS + 2];
+        time_interleaved(&g, order, NVARIANTS + 2, reps, ms);
+        double f[NVARIANTS + 2]; /* cuBLAS, the variants, the default without stores */
+        for (int v = 0; v < NVARIANTS + 2; v++)
+            f[v] = tflops(&g, ms[v]);
+        char name[64];
+        snprintf(name, sizeof name, "%dx%dx%d %s", sh->m, sh->n, sh->k, type);
+        size_t tl = strlen(table);
+        snprintf(table + tl, table_size - tl, "%-20s %11.1f %11.1f %8.1f%% %8d %11.1f %11.1f %11.1f %9.1f %9.2e\n",
+                 name, f[0], f[4], 100.0 * f[4] / f[0], vp[NVARIANTS - 1].cluster, f[2], f[3], f[1], f[5], err);
+        printf("  grid: %d blocks (no clusters), %d blocks (clusters of 2)\n", tma_gemm_grid(&vp[1]),
+               tma_gemm_grid(&vp[2]));
+        if (getenv("TMA_GEMM_SWEEP") && sh->k >= 4096)
+            sweep(&g, &plan, reps);
+        if (getenv("TMA_GEMM_TRACE")) /* how launch times drift after the card idles */
+            trace_after_idle(&g, &plan);
+    }
+    free(hc), free(hr);
+    CUDA_CHECK(cudaFree(a));
+    CUDA_CHECK(cudaFree(b));
+    CUDA_CHECK(cudaFree(c));
+    CUDA_CHECK(cudaFree(cref));
+    return ok;
+}
 
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 30;
@@ -280,8 +432,8 @@ int main(int argc, char **argv) {
     if (bad != 0)
         return 1;
     bad = cpu_epilogue_check();
-    printf("CPU self-check: epilogue box addressing vs the model of a TMA store, and bank conflicts: %s "
-           "(%ld mismatches)\n",
+    printf("CPU self-check: epilogue box addressing (bf16 and fp32) vs the model of a TMA store, and bank "
+           "wavefronts: %s (%ld mismatches)\n",
            bad == 0 ? "ok" : "FAILED", bad);
     if (bad != 0)
         return 1;
@@ -302,137 +454,39 @@ int main(int argc, char **argv) {
     const uint64_t seed = seed_env ? strtoull(seed_env, NULL, 0) : (uint64_t)time(NULL);
     printf("data seed %llu (replay with TMA_GEMM_SEED=%llu)\n", (unsigned long long)seed, (unsigned long long)seed);
 
+    const tma_gemm_out BF = TMA_GEMM_OUT_BF16, F32 = TMA_GEMM_OUT_F32;
     const shape shapes[] = {
-        {256, 256, 256, 1, 0},      {1000, 777, 200, 1, 0},     {129, 300, 72, 1, 0},  {333, 1000, 1032, 1, 0},
-        {2048, 2048, 2048, 0, 1},   {4096, 4096, 4096, 0, 1},   {8192, 8192, 8192, 0, 1},
-        {4000, 4000, 4000, 0, 1},   {8192, 8192, 1000, 0, 1},
+        {256, 256, 256, BF, 1, 0},    {1000, 777, 200, BF, 1, 0},   {129, 300, 72, BF, 1, 0},
+        {333, 1000, 1032, BF, 1, 0},  {333, 1000, 1032, F32, 1, 0}, {1000, 777, 200, F32, 1, 0},
+        {2048, 2048, 2048, BF, 0, 1}, {4096, 4096, 4096, BF, 0, 1}, {8192, 8192, 8192, BF, 0, 1},
+        {4000, 4000, 4000, BF, 0, 1}, {8192, 8192, 1000, BF, 0, 1}, {4096, 4096, 4096, F32, 0, 1},
+        {8192, 8192, 8192, F32, 0, 1},
     };
     const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
-    char table[2048];
-    int tl = snprintf(table, sizeof table, "%-18s %11s %11s %9s %8s %11s %11s %11s %9s %9s\n", "M x N x K",
-                      "cuBLAS TF/s", "libtma TF/s", "% cuBLAS", "clusters", "no-clusters", "multicast2",
-                      "direct-st.", "no-store", "max err");
+    char table[4096];
+    snprintf(table, sizeof table, "%-20s %11s %11s %9s %8s %11s %11s %11s %9s %9s\n", "M x N x K, C",
+             "cuBLAS TF/s", "libtma TF/s", "% cuBLAS", "clusters", "no-clusters", "multicast2", "direct-st.",
+             "no-store", "max err");
     int failures = 0;
-    const char *only = getenv("TMA_GEMM_ONLY"); /* "MxNxK": run that shape alone (for profiling) */
+    const char *only = getenv("TMA_GEMM_ONLY"); /* "MxNxK" or "MxNxK fp32": that shape alone (for profiling) */
     for (int s = 0; s < nshapes; s++) {
-        const shape sh = shapes[s];
+        const shape *sh = &shapes[s];
         if (only) {
             char nm[64];
-            snprintf(nm, sizeof nm, "%dx%dx%d", sh.m, sh.n, sh.k);
+            snprintf(nm, sizeof nm, "%dx%dx%d%s", sh->m, sh->n, sh->k, sh->out == F32 ? " fp32" : "");
             if (strcmp(nm, only) != 0)
                 continue;
         }
-        size_t na = (size_t)sh.m * sh.k, nb = (size_t)sh.n * sh.k, nc = (size_t)sh.m * sh.n;
-        void *a, *b, *c, *cref;
-        CUDA_CHECK(cudaMalloc(&a, na * 2 + 16));
-        CUDA_CHECK(cudaMalloc(&b, nb * 2 + 16));
-        CUDA_CHECK(cudaMalloc(&c, nc * 2));
-        CUDA_CHECK(cudaMalloc(&cref, nc * 2));
-        CUDA_CHECK(tma_gemm_fill_random_bf16(a, na, seed * 0x9E3779B97F4A7C15ull + 0x1000u + (uint64_t)s * 7919u, 0));
-        CUDA_CHECK(tma_gemm_fill_random_bf16(b, nb, seed * 0x9E3779B97F4A7C15ull + 0x2000u + (uint64_t)s * 104729u, 0));
-        CUDA_CHECK(cudaMemset(c, 0xFF, nc * 2)); /* poison: bf16 0xFFFF is a NaN */
-        CUDA_CHECK(cudaMemset(cref, 0xFF, nc * 2));
-        tma_gemm_plan plan;
-        CUDA_CHECK(tma_gemm_plan_make(&plan, a, b, c, sh.m, sh.n, sh.k));
-        cublas_gemm(h, a, b, cref, sh.m, sh.n, sh.k);
-        uint16_t *hc = malloc(nc * 2), *hr = malloc(nc * 2);
-        CUDA_CHECK(cudaDeviceSynchronize());
-        CUDA_CHECK(cudaMemcpy(hr, cref, nc * 2, cudaMemcpyDeviceToHost));
-        /* every variant, the default last: its output stays in hc for the CPU comparison */
-        double err = 0;
-        int ok = 1;
-        for (int v = 0; v < NVARIANTS; v++) {
-            const tma_gemm_plan pv = variant_plan(&plan, v);
-            CUDA_CHECK(cudaMemset(c, 0xFF, nc * 2)); /* poison: bf16 0xFFFF is a NaN */
-            CUDA_CHECK(tma_gemm_run(&pv, 0));
-            CUDA_CHECK(cudaDeviceSynchronize());
-            CUDA_CHECK(cudaMemcpy(hc, c, nc * 2, cudaMemcpyDeviceToHost));
-            double ev = rel_frobenius(hc, hr, NULL, nc);
-            int okv = ev <= 1e-2; /* NaN fails */
-            printf("%s%5d x %5d x %5d %-12s (clusters of %d, %s epilogue): vs cuBLAS rel. Frobenius error %.3e %s",
-                   v ? "\n" : "", sh.m, sh.n, sh.k, variants[v].name, pv.cluster,
-                   pv.epilogue == TMA_GEMM_EPILOGUE_TMA_STORE ? "TMA-store" : "direct", ev, okv ? "ok" : "FAIL");
-            ok = ok && okv;
-            err = ev > err || ev != ev ? ev : err;
-        }
-        if (sh.cpu_ref) {
-            uint16_t *ha = malloc(na * 2), *hb = malloc(nb * 2);
-            double *ref = malloc(nc * sizeof(double));
-            CUDA_CHECK(cudaMemcpy(ha, a, na * 2, cudaMemcpyDeviceToHost));
-            CUDA_CHECK(cudaMemcpy(hb, b, nb * 2, cudaMemcpyDeviceToHost));
-            for (int i = 0; i < sh.m; i++)
-                for (int j = 0; j < sh.n; j++) {
-                    double acc = 0;
-                    for (int k = 0; k < sh.k; k++)
-                        acc += bf16_to_double(ha[(size_t)i * sh.k + k]) * bf16_to_double(hb[(size_t)j * sh.k + k]);
-                    ref[(size_t)i * sh.n + j] = acc;
-                }
-            double e64 = rel_frobenius(hc, NULL, ref, nc), eb = rel_frobenius(hr, NULL, ref, nc);
-            int ok64 = e64 <= 1e-2;
-            printf("; vs CPU fp64 %.3e %s (cuBLAS vs fp64 %.3e)", e64, ok64 ? "ok" : "FAIL", eb);
-            ok = ok && ok64;
-            free(ha), free(hb), free(ref);
-        }
-        printf("\n");
-        failures += !ok;
-        if (sh.timed && ok) {
-            /* cuBLAS, the variants, then the default without stores: timed in interleaved rounds */
-            tma_gemm_plan vp[NVARIANTS + 1];
-            const tma_gemm_plan *order[NVARIANTS + 2] = {NULL};
-            for (int v = 0; v <= NVARIANTS; v++) {
-                vp[v] = variant_plan(&plan, v < NVARIANTS ? v : NVARIANTS - 1);
-                vp[v].diag_no_store = v == NVARIANTS;
-                order[v + 1] = &vp[v];
-            }
-            float ms[NVARIANTS + 2];
-            time_interleaved(h, order, NVARIANTS + 2, a, b, c, sh.m, sh.n, sh.k, reps, ms);
-            const double flop = 2.0 * sh.m * sh.n * (double)sh.k;
-            double f[NVARIANTS + 2]; /* cuBLAS, the variants, the default without stores */
-            for (int v = 0; v < NVARIANTS + 2; v++)
-                f[v] = flop / (ms[v] * 1e-3) / 1e12;
-            char name[64];
-            snprintf(name, sizeof name, "%dx%dx%d", sh.m, sh.n, sh.k);
-            tl += snprintf(table + tl, sizeof table - (size_t)tl,
-                           "%-18s %11.1f %11.1f %8.1f%% %8d %11.1f %11.1f %11.1f %9.1f %9.2e\n", name, f[0], f[4],
-                           100.0 * f[4] / f[0], vp[NVARIANTS - 1].cluster, f[2], f[3], f[1], f[5], err);
-            printf("  grid: %d blocks (no clusters), %d blocks (clusters of 2)\n", tma_gemm_grid(&vp[1]),
-                   tma_gemm_grid(&vp[2]));
-        }
-        if (sh.timed && ok && getenv("TMA_GEMM_SWEEP") && sh.k >= 4096) { /* rasterization group sweep */
-            tma_gemm_plan sp = plan;
-            for (int cl = 1; cl <= 2; cl++)
-                for (int g = 8; g <= 32; g *= 2) {
-                    sp.cluster = cl;
-                    sp.group_m = g;
-                    float t = time_alone(h, &sp, a, b, c, sh.m, sh.n, sh.k, reps);
-                    printf("  sweep %dx%dx%d cluster %d group_m %2d: %.1f TFLOP/s\n", sh.m, sh.n, sh.k, cl, g,
-                           2.0 * sh.m * sh.n * (double)sh.k / (t * 1e-3) / 1e12);
-                }
-            sp.group_m = TMA_GEMM_GROUP_M;
-            const int grids[] = {0, 132, 128, 120, 66};
-            for (int gi = 0; gi < 5; gi++) { /* clusters of 2: is the co-resident estimate the limit? */
-                sp.cluster = 2;
-                sp.grid_blocks = grids[gi];
-                float t = time_alone(h, &sp, a, b, c, sh.m, sh.n, sh.k, reps);
-                printf("  sweep %dx%dx%d cluster 2 grid_blocks %3d (launches %d): %.1f TFLOP/s\n", sh.m, sh.n, sh.k,
-                       grids[gi], tma_gemm_grid(&sp), 2.0 * sh.m * sh.n * (double)sh.k / (t * 1e-3) / 1e12);
-            }
-        }
-        if (sh.timed && ok && getenv("TMA_GEMM_TRACE")) /* how launch times drift after the card idles */
-            trace_after_idle(h, &plan, a, b, c, sh.m, sh.n, sh.k);
-        free(hc), free(hr);
-        CUDA_CHECK(cudaFree(a));
-        CUDA_CHECK(cudaFree(b));
-        CUDA_CHECK(cudaFree(c));
-        CUDA_CHECK(cudaFree(cref));
+        failures += !run_shape(h, sh, seed + (uint64_t)s * 7919u, reps, table, sizeof table);
     }
     CB(cublasDestroy(h));
-    printf("\n%s (TFLOP/s = 2*M*N*K / median of %d runs each, CUDA events, after 3 warm-up runs, all GEMMs of a row timed in interleaved rounds; libtma = "
-           "the default: TMA-store epilogue where N %% 8 == 0, clusters of 2 sharing B by multicast where every "
-           "block has more than one tile (clusters = what it chose); no-clusters / multicast2 = the default with "
-           "clusters of 1 / 2; direct-st. = the default with the epilogue storing from registers; no-store = the "
-           "default without the epilogue's stores, diagnostic)\n%s",
-           prop.name, reps, table);
+    printf("\n%s (TFLOP/s = 2*M*N*K / median of %d runs each, CUDA events, all GEMMs of a row timed in interleaved "
+           "rounds after >= %.0f ms of warm-up rounds; libtma = the default: TMA-store epilogue where C's row "
+           "pitch is a multiple of 16 bytes, clusters of 2 sharing B by multicast where every block has more "
+           "than one tile (clusters = what it chose); no-clusters / multicast2 = the default with clusters of "
+           "1 / 2; direct-st. = the default with the epilogue storing from registers; no-store = the default "
+           "without the epilogue's stores, diagnostic; cuBLAS writes C in the same type)\n%s",
+           prop.name, reps, WARMUP_MS, table);
     printf("%s\n", failures ? "SOME CHECKS FAILED" : "all checks passed");
     return failures ? 1 : 0;
 }

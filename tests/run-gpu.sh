@@ -29,7 +29,7 @@ for tool in memcheck racecheck synccheck; do
         "$build/tests/test_gpu_copies" --jobs=1 --filter='gpu_copies/[lrs]*'
     run "sanitizer_${tool}_gemm" env TMA_GPU_CONFIGS=4 \
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
-        "$build/tests/test_gpu_gemm" --jobs=1 --filter='gpu_gemm/ragged'
+        "$build/tests/test_gpu_gemm" --jobs=1 --filter='gpu_gemm/ragged*'
 done
 run bank_calibration "$(dirname "$0")/calibrate-banks.sh" "$build" "$build/bank-logs"
 grep -hE 'seed|loads:|stores:|reduce-stores:|checker vs driver|stricter|checked mode|INTERLEAVE' "$logs"/gpu_*.log
