@@ -6,12 +6,13 @@
  *      stores, through the model of a TMA store, every element where C wants it, without bank conflicts.
  *   2. Without a Hopper GPU: says so and exits 0.
  *   3. Correctness: small shapes against a double-precision CPU product, every shape against cuBLAS
- *      (cublasGemmEx, bf16 in, fp32 compute, bf16 out): relative Frobenius error <= 1e-2, NaN never
- *      passes; fresh random data for every shape; outputs poisoned (NaN) before each run.
- *   4. Table: cuBLAS and libtma TFLOP/s (2*M*N*K over the median of >= 20 event-timed runs after warm-up),
- *      libtma's default (no clusters, TMA-store epilogue), the variant with clusters of two blocks sharing B
- *      by TMA multicast, the default with the epilogue storing from registers, and a diagnostic run of the
- *      default without the epilogue's stores (what the epilogue costs).
+ *      (cublasGemmEx, bf16 in, fp32 compute, C in the same type, bf16 or fp32): relative Frobenius error
+ *      <= 1e-2 (1e-5 for fp32 C against fp64), NaN never passes; fresh random data for every shape; outputs
+ *      poisoned (NaN) before each run; every variant.
+ *   4. Table: cuBLAS and libtma TFLOP/s (2*M*N*K over the median of >= 20 event-timed runs, all GEMMs of a
+ *      row in interleaved rounds after warm-up, bench.h): libtma's default (TMA-store epilogue, clusters of
+ *      two where every block has more than one tile), the default with clusters of 1 and of 2, with the
+ *      epilogue storing from registers, and a diagnostic run without the epilogue's stores.
  * Exit status: 0 when every check passed. Usage: tma-gemm [reps] */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <math.h>
@@ -24,6 +25,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "bench.h"
 #include "cuda_check.h"
 #include "gemm.h"
 #include "tma/tma.h"
@@ -180,63 +182,26 @@ static void cublas_gemm(const gemm_args *g, void *c) {
                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
-static int cmp_float(const void *x, const void *y) {
-    float a = *(const float *)x, b = *(const float *)y;
-    return (a > b) - (a < b);
-}
+/* bench_launch for a row of GEMMs: launch i runs plans[i], or cuBLAS where plans[i] is NULL. */
+typedef struct gemm_row {
+    const gemm_args *g;
+    const tma_gemm_plan *const *plans;
+} gemm_row;
 
-/* Milliseconds of one launch of plan p (cuBLAS where p is NULL), timed alone with CUDA events. */
-static float time_one(const gemm_args *g, const tma_gemm_plan *p, cudaEvent_t e0, cudaEvent_t e1) {
-    float t;
-    CUDA_CHECK(cudaEventRecord(e0, 0));
-    if (p)
-        CUDA_CHECK(tma_gemm_run(p, 0));
+static void launch_gemm(void *ctx, int i) {
+    const gemm_row *row = ctx;
+    if (row->plans[i])
+        CUDA_CHECK(tma_gemm_run(row->plans[i], 0));
     else
-        cublas_gemm(g, g->c);
-    CUDA_CHECK(cudaEventRecord(e1, 0));
-    CUDA_CHECK(cudaEventSynchronize(e1));
-    CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
-    return t;
+        cublas_gemm(row->g, row->g->c);
 }
 
-/* GPU time before timing starts. Measured with TMA_GEMM_TRACE (H200, 2026-11-22): after an idle second,
- * cuBLAS and libtma both ran ~790 TFLOP/s at 8192^3 for the first 30-70 ms of back-to-back launches, then
- * ~680-700 from ~75 ms on (the clock falls under the power limit); at 4096^3 the drop came after 30-50 ms. */
-#define WARMUP_MS 500.f
-
-/* Median milliseconds of each of n GEMMs (plans[i], or cuBLAS where plans[i] is NULL) over `reps` rounds,
- * each launch timed alone with CUDA events, after warm-up rounds (at least 3, and WARMUP_MS of GPU time).
- * Every round times each GEMM once, starting from a different one in turn, so that all see the same mix of
- * clock and temperature. Why (H200, 2026-11-22): when each GEMM's runs came in one block, cuBLAS, timed
- * first after the host-side checks had left the card idle, ran 793 TFLOP/s at 8192^3 and the kernel timed
- * after it 743, against 667-675 and 680-700 interleaved after warm-up: the first tens of milliseconds after
- * idle run at a higher clock (WARMUP_MS). */
+/* Median milliseconds of each of n GEMMs (plans[i], or cuBLAS where plans[i] is NULL), timed in
+ * interleaved rounds after warm-up (bench.h: why). */
 static void time_interleaved(const gemm_args *g, const tma_gemm_plan *const *plans, int n, int reps,
                              float *median_ms) {
-    cudaEvent_t e0, e1;
-    CUDA_CHECK(cudaEventCreate(&e0));
-    CUDA_CHECK(cudaEventCreate(&e1));
-    float *ms = malloc(sizeof(float) * (size_t)reps * (size_t)n);
-    if (!ms) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
-    float warm = 0;
-    for (int r = 0; r < 3 || warm < WARMUP_MS; r++)
-        for (int i = 0; i < n; i++)
-            warm += time_one(g, plans[i], e0, e1);
-    for (int r = 0; r < reps; r++)
-        for (int j = 0; j < n; j++) {
-            const int i = (j + r) % n;
-            ms[(size_t)i * (size_t)reps + (size_t)r] = time_one(g, plans[i], e0, e1);
-        }
-    for (int i = 0; i < n; i++) {
-        qsort(ms + (size_t)i * (size_t)reps, (size_t)reps, sizeof(float), cmp_float);
-        median_ms[i] = ms[(size_t)i * (size_t)reps + (size_t)reps / 2];
-    }
-    free(ms);
-    CUDA_CHECK(cudaEventDestroy(e0));
-    CUDA_CHECK(cudaEventDestroy(e1));
+    gemm_row row = {g, plans};
+    bench_interleaved(launch_gemm, &row, n, reps, median_ms);
 }
 
 static double tflops(const gemm_args *g, float ms) { return 2.0 * g->m * g->n * (double)g->k / (ms * 1e-3) / 1e12; }
@@ -246,16 +211,15 @@ static double tflops(const gemm_args *g, float ms) { return 2.0 * g->m * g->n * 
  * GPU time elapsed, to show how long the clock takes to settle under this load. */
 static void trace_after_idle(const gemm_args *g, const tma_gemm_plan *p) {
     static const int at[] = {0, 1, 2, 5, 10, 20, 50, 100, 150, 200, 250, 299};
-    cudaEvent_t e0, e1;
-    CUDA_CHECK(cudaEventCreate(&e0));
-    CUDA_CHECK(cudaEventCreate(&e1));
+    const tma_gemm_plan *plans[2] = {NULL, p};
+    gemm_row row = {g, plans};
     for (int which = 0; which < 2; which++) {
         struct timespec idle = {1, 0};
         nanosleep(&idle, NULL);
         printf("  trace %dx%dx%d %s after 1 s idle:", g->m, g->n, g->k, which ? "libtma" : "cuBLAS");
         float total = 0;
         for (int i = 0, j = 0; i < 300; i++) {
-            const float t = time_one(g, which ? p : NULL, e0, e1);
+            const float t = bench_once(launch_gemm, &row, which);
             total += t;
             if (i == at[j]) {
                 printf(" #%d %.0f TF/s @%.0f ms%s", i, tflops(g, t), total, at[j] == 299 ? "\n" : ",");
@@ -263,8 +227,6 @@ static void trace_after_idle(const gemm_args *g, const tma_gemm_plan *p) {
             }
         }
     }
-    CUDA_CHECK(cudaEventDestroy(e0));
-    CUDA_CHECK(cudaEventDestroy(e1));
 }
 
 /* TMA_GEMM_SWEEP (diagnostic): the rasterization group and the clusters' grid size, each timed alone. */
@@ -486,7 +448,7 @@ int main(int argc, char **argv) {
            "than one tile (clusters = what it chose); no-clusters / multicast2 = the default with clusters of "
            "1 / 2; direct-st. = the default with the epilogue storing from registers; no-store = the default "
            "without the epilogue's stores, diagnostic; cuBLAS writes C in the same type)\n%s",
-           prop.name, reps, WARMUP_MS, table);
+           prop.name, reps, BENCH_WARMUP_MS, table);
     printf("%s\n", failures ? "SOME CHECKS FAILED" : "all checks passed");
     return failures ? 1 : 0;
 }

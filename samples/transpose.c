@@ -19,9 +19,9 @@
  *                     per row (rows of 128 x elem bytes, so still conflict-free), one TMA store per tile
  *     For each size (8192^2, 16384^2 and the ragged 12345 x 6789) and type, every variant is first
  *     verified against a CPU transpose of fresh random data (output poisoned first, every element compared
- *     bitwise); then each is timed (median of N launches after 3 warm-ups, CUDA events), with
- *     cudaMemcpy device-to-device of the same bytes timed in the same run. GB/s counts bytes read plus
- *     bytes written. One table is printed last.
+ *     bitwise); then all are timed with cudaMemcpy device-to-device of the same bytes, in interleaved
+ *     rounds after >= 500 ms of warm-up rounds (median of N launches each, CUDA events; bench.h). GB/s
+ *     counts bytes read plus bytes written. One table is printed last.
  *
  *     Without a CUDA device, or on one that is not Hopper (sm_90), it says so and runs the libtma tile
  *     pipeline through libtma's CPU model of the copy engine instead (tma_model_load_tiled -> reads and
@@ -52,6 +52,7 @@
 
 #include "transpose.h"
 
+#include "bench.h"
 #include "cuda_check.h"
 
 static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
@@ -142,36 +143,6 @@ typedef struct row {
     int ok;
 } row;
 
-static int cmp_float(const void *a, const void *b) {
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median time of `reps` runs of the plan (p != NULL) or of a D2D memcpy of `bytes`. */
-static float time_it(const tr_plan *p, void *dst, const void *src, size_t bytes, int reps) {
-    cudaEvent_t a, b;
-    CUDA_CHECK(cudaEventCreate(&a));
-    CUDA_CHECK(cudaEventCreate(&b));
-    float *t = malloc(sizeof(float) * (size_t)reps);
-    for (int i = -3; i < reps; i++) {
-        CUDA_CHECK(cudaEventRecord(a, 0));
-        if (p)
-            CUDA_CHECK(tr_plan_run(p, 0));
-        else
-            CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, 0));
-        CUDA_CHECK(cudaEventRecord(b, 0));
-        CUDA_CHECK(cudaEventSynchronize(b));
-        if (i >= 0)
-            CUDA_CHECK(cudaEventElapsedTime(&t[i], a, b));
-    }
-    qsort(t, (size_t)reps, sizeof(float), cmp_float);
-    float m = reps % 2 ? t[reps / 2] : 0.5f * (t[reps / 2 - 1] + t[reps / 2]);
-    free(t);
-    CUDA_CHECK(cudaEventDestroy(a));
-    CUDA_CHECK(cudaEventDestroy(b));
-    return m;
-}
-
 /* One test matrix on both sides: device input and output; on the host the input, the CPU reference and
  * a buffer for results (all three NULL when the matrix is only launched, for ncu). */
 typedef struct matrix {
@@ -220,6 +191,27 @@ static size_t verify_plan(const tr_plan *p, matrix *m, char *where, size_t where
     return tr_compare(m->eb, m->got, m->want, m->cols, m->rows, m->op, where, wherelen);
 }
 
+/* bench_launch for one matrix: launch i runs plans[i], or cudaMemcpy D2D of the matrix's bytes where
+ * plans[i] is NULL. */
+typedef struct transpose_row {
+    const matrix *m;
+    const tr_plan *const *plans;
+} transpose_row;
+
+static void launch_transpose(void *ctx, int i) {
+    const transpose_row *tr = ctx;
+    if (tr->plans[i])
+        CUDA_CHECK(tr_plan_run(tr->plans[i], 0));
+    else
+        CUDA_CHECK(cudaMemcpyAsync(tr->m->dout, tr->m->din, tr->m->logical, cudaMemcpyDeviceToDevice, 0));
+}
+
+/* Median milliseconds of each launch (plans[i], or the memcpy where NULL) in interleaved rounds (bench.h). */
+static void time_row(const matrix *m, const tr_plan *const *plans, int n, int reps, float *median_ms) {
+    transpose_row tr = {m, plans};
+    bench_interleaved(launch_transpose, &tr, n, reps, median_ms);
+}
+
 static int run_isolated(void) {
     for (int wide = 0; wide < 2; wide++)
     for (uint32_t eb = 4; eb >= 2; eb -= 2) {
@@ -246,12 +238,15 @@ static int run_isolated(void) {
     return 0;
 }
 
-/* Sweep the libtma kernel's tile order and L2 promotion; every setting verified, then timed. */
+/* Sweep the libtma kernel's tile order and L2 promotion; every setting verified, then all timed together
+ * with the memcpy in interleaved rounds. */
 static int run_tune(int reps) {
     static const uint32_t sizes[][2] = {{16384, 16384}, {12345, 6789}};
     static const uint32_t groups[] = {0, 4, 8, 16};
     static const tma_l2_promotion l2s[] = {TMA_L2_128B, TMA_L2_256B};
     static const tr_variant vs[] = {TR_TMA, TR_TMA_WIDE};
+    static const char *l2n[] = {"none", "64B", "128B", "256B"};
+    enum { NSET = 2 * 4 * 2 };
     int failed = 0;
     printf("\nTune: libtma, tile order (G = 0: row-major, else bands of G tile columns) x L2 promotion\n");
     printf("%-12s %-5s %-13s %4s %5s %10s %9s %9s\n", "variant", "dtype", "size", "G", "L2", "time (ms)", "GB/s",
@@ -260,34 +255,40 @@ static int run_tune(int reps) {
         for (int si = 0; si < 2; si++) {
             matrix m;
             matrix_open(&m, eb, sizes[si][0], sizes[si][1], 1);
-            const double copy_gbs = 2.0 * m.logical / (time_it(NULL, m.dout, m.din, m.logical, reps) * 1e6);
             char size[32];
             snprintf(size, sizeof size, "%ux%u", m.rows, m.cols);
-            printf("%-12s %-5s %-13s %4s %5s %10s %9.0f %8.1f%%\n", "memcpy", dtype_name(eb), size, "-", "-", "-",
-                   copy_gbs, 100.0);
-            for (size_t vi = 0; vi < 2; vi++)
-            for (size_t gi = 0; gi < sizeof groups / sizeof groups[0]; gi++)
-                for (size_t li = 0; li < sizeof l2s / sizeof l2s[0]; li++) {
-                    tr_plan plan;
-                    char err[512], where[160] = "";
-                    if (tr_plan_make(&plan, vs[vi], eb, m.din, m.dout, m.rows, m.cols, m.ip, m.op, err, sizeof err) !=
-                            cudaSuccess ||
-                        tr_plan_tune(&plan, groups[gi], l2s[li], err, sizeof err) != cudaSuccess) {
-                        fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, err);
-                        return 1;
-                    }
-                    static const char *l2n[] = {"none", "64B", "128B", "256B"};
-                    if (verify_plan(&plan, &m, where, sizeof where)) {
-                        printf("%-12s %-5s %-13s %4u %5s WRONG: %s\n", tr_variant_name(vs[vi]), dtype_name(eb), size,
-                               groups[gi], l2n[l2s[li]], where);
-                        failed = 1;
-                        continue;
-                    }
-                    float ms = time_it(&plan, NULL, NULL, 0, reps);
-                    double gbs = 2.0 * m.logical / (ms * 1e6);
-                    printf("%-12s %-5s %-13s %4u %5s %10.3f %9.0f %8.1f%%\n", tr_variant_name(vs[vi]), dtype_name(eb),
-                           size, groups[gi], l2n[l2s[li]], ms, gbs, 100.0 * gbs / copy_gbs);
+            tr_plan plans[NSET];
+            const tr_plan *timed[NSET + 1] = {NULL}; /* the memcpy first, then the verified settings */
+            int ntimed = 1, setting_of[NSET + 1];
+            for (int i = 0; i < NSET; i++) {
+                const int vi = i / 8, gi = i / 2 % 4, li = i % 2;
+                char err[512], where[160] = "";
+                if (tr_plan_make(&plans[i], vs[vi], eb, m.din, m.dout, m.rows, m.cols, m.ip, m.op, err, sizeof err) !=
+                        cudaSuccess ||
+                    tr_plan_tune(&plans[i], groups[gi], l2s[li], err, sizeof err) != cudaSuccess) {
+                    fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, err);
+                    return 1;
                 }
+                if (verify_plan(&plans[i], &m, where, sizeof where)) {
+                    printf("%-12s %-5s %-13s %4u %5s WRONG: %s\n", tr_variant_name(vs[vi]), dtype_name(eb), size,
+                           groups[gi], l2n[l2s[li]], where);
+                    failed = 1;
+                    continue;
+                }
+                setting_of[ntimed] = i;
+                timed[ntimed++] = &plans[i];
+            }
+            float ms[NSET + 1];
+            time_row(&m, timed, ntimed, reps, ms);
+            const double copy_gbs = 2.0 * m.logical / (ms[0] * 1e6);
+            printf("%-12s %-5s %-13s %4s %5s %10.3f %9.0f %8.1f%%\n", "memcpy", dtype_name(eb), size, "-", "-", ms[0],
+                   copy_gbs, 100.0);
+            for (int t = 1; t < ntimed; t++) {
+                const int i = setting_of[t], vi = i / 8, gi = i / 2 % 4, li = i % 2;
+                const double gbs = 2.0 * m.logical / (ms[t] * 1e6);
+                printf("%-12s %-5s %-13s %4u %5s %10.3f %9.0f %8.1f%%\n", tr_variant_name(vs[vi]), dtype_name(eb), size,
+                       groups[gi], l2n[l2s[li]], ms[t], gbs, 100.0 * gbs / copy_gbs);
+            }
             matrix_close(&m);
         }
     return failed;
@@ -344,35 +345,53 @@ int main(int argc, char **argv) {
         for (int si = 0; si < nsizes; si++) {
             matrix m;
             matrix_open(&m, eb, sizes[si][0], sizes[si][1], !ncu);
-            double copy_gbs = 0;
-            if (!ncu) {
-                float ms = time_it(NULL, m.dout, m.din, m.logical, reps);
-                copy_gbs = 2.0 * m.logical / (ms * 1e6);
-                table[nt++] = (row){"cudaMemcpy D2D", eb, m.rows, m.cols, ms, copy_gbs, 100.0, 1};
-            }
-            for (int v = 0; v < TR_VARIANT_COUNT; v++) {
-                tr_plan plan;
-                char err[512];
-                if (tr_plan_make(&plan, (tr_variant)v, eb, m.din, m.dout, m.rows, m.cols, m.ip, m.op, err, sizeof err) !=
-                    cudaSuccess) {
-                    fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, tr_variant_name((tr_variant)v), err);
-                    return 1;
-                }
-                if (ncu) {
+            if (ncu) {
+                for (int v = 0; v < TR_VARIANT_COUNT; v++) {
+                    tr_plan plan;
+                    char err[512];
+                    if (tr_plan_make(&plan, (tr_variant)v, eb, m.din, m.dout, m.rows, m.cols, m.ip, m.op, err,
+                                     sizeof err) != cudaSuccess) {
+                        fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, tr_variant_name((tr_variant)v), err);
+                        return 1;
+                    }
                     CUDA_CHECK(tr_plan_run(&plan, 0));
                     CUDA_CHECK(cudaDeviceSynchronize());
                     printf("ran %s %s %ux%u once\n", tr_variant_name((tr_variant)v), dtype_name(eb), m.rows, m.cols);
-                    continue;
                 }
-                char where[160] = "";
-                size_t bad = verify_plan(&plan, &m, where, sizeof where);
-                row r = {tr_variant_name((tr_variant)v), eb, m.rows, m.cols, 0, 0, 0, bad == 0};
+                matrix_close(&m);
+                continue;
+            }
+            /* every variant verified first; then the memcpy and the verified ones timed in interleaved rounds */
+            tr_plan plans[TR_VARIANT_COUNT];
+            const tr_plan *timed[TR_VARIANT_COUNT + 1] = {NULL};
+            int ntimed = 1, slot[TR_VARIANT_COUNT]; /* slot[v]: v's index in timed, 0 if it failed */
+            for (int v = 0; v < TR_VARIANT_COUNT; v++) {
+                char err[512], where[160] = "";
+                if (tr_plan_make(&plans[v], (tr_variant)v, eb, m.din, m.dout, m.rows, m.cols, m.ip, m.op, err,
+                                 sizeof err) != cudaSuccess) {
+                    fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, tr_variant_name((tr_variant)v), err);
+                    return 1;
+                }
+                size_t bad = verify_plan(&plans[v], &m, where, sizeof where);
+                slot[v] = 0;
                 if (bad) {
-                    printf("FAILED: %s %s %ux%u: %zu of %zu elements differ; first: %s\n", r.variant, dtype_name(eb),
-                           m.rows, m.cols, bad, (size_t)m.rows * m.cols, where);
+                    printf("FAILED: %s %s %ux%u: %zu of %zu elements differ; first: %s\n",
+                           tr_variant_name((tr_variant)v), dtype_name(eb), m.rows, m.cols, bad,
+                           (size_t)m.rows * m.cols, where);
                     failed = 1;
                 } else {
-                    r.ms = time_it(&plan, NULL, NULL, 0, reps);
+                    slot[v] = ntimed;
+                    timed[ntimed++] = &plans[v];
+                }
+            }
+            float ms[TR_VARIANT_COUNT + 1];
+            time_row(&m, timed, ntimed, reps, ms);
+            const double copy_gbs = 2.0 * m.logical / (ms[0] * 1e6);
+            table[nt++] = (row){"cudaMemcpy D2D", eb, m.rows, m.cols, ms[0], copy_gbs, 100.0, 1};
+            for (int v = 0; v < TR_VARIANT_COUNT; v++) {
+                row r = {tr_variant_name((tr_variant)v), eb, m.rows, m.cols, 0, 0, 0, slot[v] != 0};
+                if (slot[v]) {
+                    r.ms = ms[slot[v]];
                     r.gbs = 2.0 * m.logical / (r.ms * 1e6);
                     r.pct = 100.0 * r.gbs / copy_gbs;
                 }
@@ -384,8 +403,9 @@ int main(int argc, char **argv) {
         return 0;
 
     printf("\nAll variants verified bitwise against a CPU transpose before timing: %s\n", failed ? "NO" : "yes");
-    printf("Median of %d launches after 3 warm-ups (CUDA events); GB/s = (bytes read + bytes written) / time.\n\n",
-           reps);
+    printf("Median of %d launches each (CUDA events), the memcpy and every variant of a size timed in interleaved "
+           "rounds after >= %.0f ms of warm-up rounds; GB/s = (bytes read + bytes written) / time.\n\n",
+           reps, BENCH_WARMUP_MS);
     printf("%-15s %-5s %-13s %10s %9s %9s\n", "variant", "dtype", "size", "time (ms)", "GB/s", "% memcpy");
     for (int i = 0; i < nt; i++) {
         char size[32];

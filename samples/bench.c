@@ -1,0 +1,63 @@
+/* Timing for the samples (bench.h). */
+#include "bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cuda_runtime.h>
+
+#include "cuda_check.h"
+
+static int cmp_float(const void *x, const void *y) {
+    float a = *(const float *)x, b = *(const float *)y;
+    return (a > b) - (a < b);
+}
+
+static float once(bench_launch launch, void *ctx, int which, cudaEvent_t e0, cudaEvent_t e1) {
+    float ms;
+    CUDA_CHECK(cudaEventRecord(e0, 0));
+    launch(ctx, which);
+    CUDA_CHECK(cudaEventRecord(e1, 0));
+    CUDA_CHECK(cudaEventSynchronize(e1));
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    return ms;
+}
+
+float bench_once(bench_launch launch, void *ctx, int which) {
+    cudaEvent_t e0, e1;
+    CUDA_CHECK(cudaEventCreate(&e0));
+    CUDA_CHECK(cudaEventCreate(&e1));
+    const float ms = once(launch, ctx, which, e0, e1);
+    CUDA_CHECK(cudaEventDestroy(e0));
+    CUDA_CHECK(cudaEventDestroy(e1));
+    return ms;
+}
+
+void bench_interleaved(bench_launch launch, void *ctx, int n, int reps, float *median_ms) {
+    cudaEvent_t e0, e1;
+    CUDA_CHECK(cudaEventCreate(&e0));
+    CUDA_CHECK(cudaEventCreate(&e1));
+    float *ms = malloc(sizeof(float) * (size_t)reps * (size_t)n);
+    if (!ms) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit(1);
+    }
+    float warm = 0;
+    for (int r = 0; r < 3 || warm < BENCH_WARMUP_MS; r++)
+        for (int i = 0; i < n; i++)
+            warm += once(launch, ctx, i, e0, e1);
+    for (int r = 0; r < reps; r++)
+        for (int j = 0; j < n; j++) {
+            const int i = (j + r) % n;
+            ms[(size_t)i * (size_t)reps + (size_t)r] = once(launch, ctx, i, e0, e1);
+        }
+    for (int i = 0; i < n; i++) {
+        float *t = ms + (size_t)i * (size_t)reps;
+        qsort(t, (size_t)reps, sizeof(float), cmp_float);
+        median_ms[i] = reps % 2 ? t[reps / 2] : 0.5f * (t[reps / 2 - 1] + t[reps / 2]);
+    }
+    free(ms);
+    CUDA_CHECK(cudaEventDestroy(e0));
+    CUDA_CHECK(cudaEventDestroy(e1));
+}

@@ -1,0 +1,26 @@
+/* Timing for the samples: each launch alone between two CUDA events, launches compared in interleaved
+ * rounds, the median.
+ *
+ * Why interleaved (measured on an H200, docs/GEMM.md): under sustained load the SM clock falls with the
+ * power limit (1.98 GHz at rest, ~1.5 GHz under bf16 GEMMs) some 50-150 ms after the card starts working,
+ * so launches timed in a block right after an idle gap (host-side checks, data generation) ran up to 18%
+ * faster than the same launches later. Each round runs every launch once, starting from a different one
+ * in turn, after warm-up rounds: all see the same mix of clock and temperature. */
+#ifndef TMA_SAMPLES_BENCH_H
+#define TMA_SAMPLES_BENCH_H
+
+/** Enqueue launch number `which` on the default stream (exits the program on a CUDA error). */
+typedef void (*bench_launch)(void *ctx, int which);
+
+/** Warm-up before the timed rounds: at least 3 rounds and this much GPU time. */
+#define BENCH_WARMUP_MS 500.f
+
+/** Milliseconds of one launch, timed alone (events around it, then synchronize). */
+float bench_once(bench_launch launch, void *ctx, int which);
+
+/** Median milliseconds of each of launches 0..n-1 over `reps` rounds (reps >= 1), after warm-up rounds
+ *  (at least 3 and BENCH_WARMUP_MS of GPU time). Every round runs each launch once, round r starting
+ *  with launch r % n. */
+void bench_interleaved(bench_launch launch, void *ctx, int n, int reps, float *median_ms);
+
+#endif /* TMA_SAMPLES_BENCH_H */
