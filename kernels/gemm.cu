@@ -1,12 +1,13 @@
-/* libtma GEMM sample kernel (see gemm.h): C = A * B^T, bf16 in, fp32 accumulate, bf16 out.
+/* libtma GEMM sample kernel (see gemm.h): C = A * B^T, bf16 in, fp32 accumulate, bf16 or fp32 out.
  *
  * Block: 384 threads = 3 warpgroups. Warpgroup 0 is the producer (setmaxnreg down to 40; one thread issues
  * the TMA loads), warpgroups 1 and 2 are consumers (setmaxnreg up to 232), each computing 64 rows x 256
  * columns of the 128 x 256 output tile with wgmma m64n256k16 (128 fp32 accumulators per thread).
  * Shared memory (1024-byte aligned): a ring of TMA_GEMM_STAGES stages, each an A box (64 K x 128 rows,
  * 16 KiB) and a B box (64 K x 256 rows, 32 KiB), 128B-swizzled; per consumer two 8 KiB epilogue boxes
- * (64 rows x 128 bytes: 64 bf16 or 32 fp32 columns, 128B-swizzled); full[s] (1 arrival + the boxes' bytes) and empty[s] (one arrival per
- * consumer warp, 8) mbarriers: 225 KiB of the 227 KiB a block may have.
+ * (64 rows x 128 bytes: 64 bf16 or 32 fp32 columns, 128B-swizzled); full[s] (1 arrival + the boxes'
+ * bytes) and empty[s] (one arrival per consumer warp, 8; 16 with clusters) mbarriers: 225 KiB of the
+ * 227 KiB a block may have.
  * Consumers keep one wgmma group in flight and release a stage when the group that read it has completed.
  * Persistent: gridDim.x blocks walk tiles t = blockIdx.x, + gridDim.x, ... in tma_gemm_tile_of order. */
 #include "gemm.h"
@@ -273,7 +274,8 @@ __global__ void __launch_bounds__(THREADS, 1)
             if (row0 >= (uint32_t)M)
                 continue; /* a cluster's second tile row past the end of C (uniform in the warpgroup) */
             if (TMA_EPI)
-                epilogue_tma<OutT>(acc, &tc, se + cw * EPI_BUFS * EPI_BYTES, row0, col0, 1u + cw, issuer, no_store != 0);
+                epilogue_tma<OutT>(acc, &tc, se + cw * EPI_BUFS * EPI_BYTES, row0, col0, 1u + cw, issuer,
+                                   no_store != 0);
             else if (!no_store)
                 epilogue_direct(acc, c, M, N, row0, col0);
         }

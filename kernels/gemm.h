@@ -1,16 +1,18 @@
 /* libtma GEMM sample (issue 5): C = A * B^T, A (M x K) and B (N x K) row-major (K-major) bf16, fp32
- * accumulation, C (M x N) row-major bf16 or fp32. C linkage: C programs and the Criterion tests call it directly.
+ * accumulation, C (M x N) row-major bf16 or fp32. C linkage: C programs and the Criterion tests call it
+ * directly.
  *
  * Kernel (kernels/gemm.cu): TMA 128B-swizzled loads (boxes of 64 K-elements x 128 rows of A, x 256 rows of
  * B) into a 4-stage ring of full/empty mbarriers; a producer warpgroup (setmaxnreg down, one thread issues)
  * and two consumer warpgroups (setmaxnreg up) issuing wgmma.mma_async m64n256k16 with descriptors built by
  * tma_wgmma_desc_box from the same box facts as the copies; the epilogue converts to C's type (bf16 or
  * fp32), writes 64-row x 128-byte swizzled boxes to shared memory and TMA-stores them while the consumers go
- * on to the next tile (or, where TMA cannot describe C, stores from registers); a persistent grid (one block per SM) walks the
- * tiles in groups of TMA_GEMM_GROUP_M tile rows (tma_gemm_tile_of) for L2 reuse; where each block has
- * more than one tile, in clusters of two blocks on vertically adjacent tiles that load the shared B tile
- * once, multicast (tma_gemm_plan.cluster). Any M, N >= 0; any K >= 0 that is a multiple of 8 (TMA's 16-byte row
- * stride rule); ragged edges come from TMA's zero fill on loads and its clipping on stores. */
+ * on to the next tile (or, where TMA cannot describe C, stores from registers); a persistent grid (one
+ * block per SM) walks the tiles in groups of TMA_GEMM_GROUP_M tile rows (tma_gemm_tile_of) for L2 reuse;
+ * where each block has more than one tile, in clusters of two blocks on vertically adjacent tiles that
+ * load the shared B tile once, multicast (tma_gemm_plan.cluster). Any M, N >= 0; any K >= 0 that is a
+ * multiple of 8 (TMA's 16-byte row stride rule); ragged edges come from TMA's zero fill on loads and its
+ * clipping on stores. */
 #ifndef TMA_KERNELS_GEMM_H
 #define TMA_KERNELS_GEMM_H
 
