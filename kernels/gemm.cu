@@ -49,29 +49,28 @@ static __device__ __forceinline__ void release_stage(uint64_t *empty_bar) {
     }
 }
 
-/* One accumulator pair (row, col), (row, col + 1) into the epilogue box at `box`, as C's type (gemm.h:
- * tma_gemm_epi_offset, tma_gemm_epi_store_col). */
-template <typename OutT>
-static __device__ __forceinline__ void box_store_pair(uint8_t *box, uint32_t row, uint32_t col, float v0, float v1) {
-    if constexpr (sizeof(OutT) == 2) {
-        __nv_bfloat162 v = __floats2bfloat162_rn(v0, v1);
-        *(__nv_bfloat162 *)(box + tma_gemm_epi_offset(row, col, 2)) = v;
-    } else {
-#pragma unroll
-        for (uint32_t s = 0; s < 2; s++) {
-            const uint32_t c = tma_gemm_epi_store_col(s, row, col);
-            *(float *)(box + tma_gemm_epi_offset(row, c, 4)) = c == col ? v0 : v1;
-        }
-    }
-}
-
-/* C's element type: two adjacent accumulators (a pair) or one, converted and stored to global memory. */
+/* C's element type: two adjacent accumulators (a pair) or one, converted and stored. */
 static __device__ __forceinline__ void store_pair(__nv_bfloat16 *p, float lo, float hi) {
     *(__nv_bfloat162 *)p = __floats2bfloat162_rn(lo, hi);
 }
 static __device__ __forceinline__ void store_pair(float *p, float lo, float hi) { *(float2 *)p = make_float2(lo, hi); }
 static __device__ __forceinline__ void store_one(__nv_bfloat16 *p, float v) { *p = __float2bfloat16_rn(v); }
 static __device__ __forceinline__ void store_one(float *p, float v) { *p = v; }
+
+/* One accumulator pair (row, col), (row, col + 1) into the epilogue box at `box`, as C's type (gemm.h:
+ * tma_gemm_epi_offset, tma_gemm_epi_store_col). */
+template <typename OutT>
+static __device__ __forceinline__ void box_store_pair(uint8_t *box, uint32_t row, uint32_t col, float v0, float v1) {
+    if constexpr (sizeof(OutT) == 2) {
+        store_pair((OutT *)(box + tma_gemm_epi_offset(row, col, 2)), v0, v1);
+    } else {
+#pragma unroll
+        for (uint32_t s = 0; s < 2; s++) {
+            const uint32_t c = tma_gemm_epi_store_col(s, row, col);
+            store_one((OutT *)(box + tma_gemm_epi_offset(row, c, 4)), c == col ? v0 : v1);
+        }
+    }
+}
 
 /* Epilogue through shared memory: this consumer warpgroup's 64 x 256 accumulators (wgmma fragment: row
  * 16 * warp + lane / 4 + 8 h, column 8 j + 2 (lane % 4) + {0, 1} in acc[4 j + 2 h + {0, 1}]) become boxes
