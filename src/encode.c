@@ -8,7 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <cuda.h> /* the driver's types, for the function pointer and the checks below; private to src/ */
+
 #include "internal.h"
+
+/* tma_map is the driver's CUtensorMap, byte for byte, whatever alignment a CUDA version declares. */
+_Static_assert(sizeof(tma_map) == sizeof(CUtensorMap), "tma_map holds a CUtensorMap");
+_Static_assert(_Alignof(tma_map) % _Alignof(CUtensorMap) == 0, "tma_map is at least as aligned as CUtensorMap");
+_Static_assert(sizeof(tma_tensor) == 256 && _Alignof(tma_tensor) == 128, "tma_tensor: 256 bytes, 128-aligned");
 
 /* The tma_* enums are the driver's enums: a value passes straight through. */
 _Static_assert(TMA_DTYPE_U8 == (int)CU_TENSOR_MAP_DATA_TYPE_UINT8, "dtype");
@@ -96,13 +103,13 @@ static tma_status fail(tma_diag *diag, tma_status status, const char *message) {
     return status;
 }
 
-tma_status tma_encode_tiled(CUtensorMap *map, const tma_tiled_desc *d, tma_diag *diag) {
+tma_status tma_encode_tiled(struct CUtensorMap_st *map, const tma_tiled_desc *d, tma_diag *diag) {
     if (map == NULL)
         return fail(diag, TMA_ERR_NULL_ARG, "map = NULL: pass the address of a CUtensorMap");
     tma_status st = tma_check_tiled(d, diag);
     if (st != TMA_OK)
         return st;
-    if ((uintptr_t)map % 64 != 0)
+    if ((uintptr_t)map % TMA_MAP_ALIGN != 0)
         return fail(diag, TMA_ERR_MAP_ALIGN,
                     "map is not 64-byte aligned: declare it as a CUtensorMap (its type carries the alignment) "
                     "instead of casting a byte buffer");
@@ -123,7 +130,7 @@ tma_status tma_encode_tiled(CUtensorMap *map, const tma_tiled_desc *d, tma_diag 
     for (uint32_t i = 0; i < d->rank; i++) {
         gdim[i] = d->global_dim[i];
         box[i] = d->box_dim[i];
-        estride[i] = tma_estride_(d, i);
+        estride[i] = tma_rule_estride(d, i);
         if (i + 1 < d->rank)
             gstride[i] = d->global_stride[i];
     }
@@ -148,21 +155,23 @@ tma_box_info tma_box_info_of(const tma_tiled_desc *d) {
     if (tma_check_tiled(d, NULL) != TMA_OK)
         return b;
     b.rank = d->rank;
-    b.elem_bytes = (uint32_t)tma_dtype_size(d->dtype);
+    b.elem_bytes = tma_rule_dtype_bytes(d->dtype);
     b.swizzle = (uint32_t)d->swizzle;
-    b.tx_bytes = (uint32_t)tma_box_tx_bytes(d); /* <= 227 KiB: checked */
-    b.smem_bytes = (uint32_t)tma_box_smem_bytes(d);
-    b.row_pitch = (uint32_t)tma_box_row_pitch(d);
-    b.rows = (uint32_t)tma_box_rows(d);
+    b.tx_bytes = (uint32_t)tma_rule_box_tx_bytes(d); /* <= 227 KiB: checked */
+    b.smem_bytes = (uint32_t)tma_rule_box_smem_bytes(d);
+    b.row_pitch = (uint32_t)tma_rule_box_row_pitch(d);
+    b.rows = (uint32_t)tma_rule_box_rows(d);
     for (uint32_t i = 0; i < d->rank; i++)
         b.box_dim[i] = d->box_dim[i];
+    const tma_copy_facts facts = tma_rule_copy_facts(d);
+    b.flags = (facts.load_only ? TMA_BOX_LOAD_ONLY : 0u) | (facts.interleaved ? TMA_BOX_INTERLEAVED : 0u);
     return b;
 }
 
 tma_status tma_tensor_make(tma_tensor *t, const tma_tiled_desc *d, tma_diag *diag) {
     if (t == NULL)
         return fail(diag, TMA_ERR_NULL_ARG, "tensor = NULL: pass the address of a tma_tensor");
-    tma_status st = tma_encode_tiled(&t->map, d, diag);
+    tma_status st = tma_encode_tiled((struct CUtensorMap_st *)(void *)&t->map, d, diag);
     if (st == TMA_OK)
         t->box = tma_box_info_of(d);
     return st;

@@ -30,25 +30,23 @@ typedef struct box_walk {
 
 static tma_status prepare(box_walk *w, const tma_tiled_desc *d, const int32_t coord[5], size_t smem_bytes,
                           uint32_t offset, bool store) {
-    tma_status st = store ? tma_check_store_coords(d, coord) : tma_check_coords(d, coord);
-    if (st != TMA_OK)
-        return st;
+    tma_rule_sink s = tma_rule_sink_make(NULL, 0);
+    if (tma_rules_tiled_copy_(d, coord, offset, store, &s) != TMA_OK) /* the offset has the address's low bits */
+        return s.first;
     if (d->interleave != TMA_INTERLEAVE_NONE)
-        return TMA_ERR_UNSUPPORTED;
-    if (offset % TMA_SMEM_ALIGN != 0)
-        return TMA_ERR_SMEM_ALIGN;
-    size_t need = tma_box_smem_bytes(d);
+        return tma_rule_status(TMA_RULE_MODEL_INTERLEAVE);
+    const uint64_t need = tma_rule_box_smem_bytes(d);
     if (offset > smem_bytes || need > smem_bytes - offset || (uint64_t)offset + need > UINT32_MAX)
-        return TMA_ERR_SMEM_BOUNDS; /* shared addresses are 32-bit */
+        return tma_rule_status(TMA_RULE_MODEL_SMEM_BOUNDS); /* shared addresses are 32-bit */
 
     w->d = d;
-    w->esize = (uint32_t)tma_dtype_size(d->dtype);
-    w->pitch = (uint32_t)tma_box_row_pitch(d);
+    w->esize = tma_rule_dtype_bytes(d->dtype);
+    w->pitch = (uint32_t)tma_rule_box_row_pitch(d);
     for (uint32_t i = 0; i < 5; i++) {
-        w->count[i] = tma_box_count_(d, i);
-        w->estride[i] = i < d->rank ? tma_estride_(d, i) : 1;
+        w->count[i] = tma_rule_box_count(d, i);
+        w->estride[i] = i < d->rank ? tma_rule_estride(d, i) : 1;
     }
-    w->limit0 = store ? tma_round_up_u64_(d->global_dim[0] * w->esize, 16) / w->esize : d->global_dim[0];
+    w->limit0 = store ? tma_rule_store_row_bytes(d->global_dim[0], w->esize) / w->esize : d->global_dim[0];
     return TMA_OK;
 }
 
@@ -103,7 +101,7 @@ tma_status tma_model_load_tiled(const tma_tiled_desc *d, const int32_t coord[5],
 
     const uint8_t *global = (const uint8_t *)d->global_address;
     uint8_t *sm = (uint8_t *)smem;
-    const uint32_t rows = (uint32_t)tma_box_rows(d);
+    const uint32_t rows = (uint32_t)tma_rule_box_rows(d);
     for (uint32_t r = 0; r < rows; r++) {
         uint64_t row_off;
         bool row_inside = row_position(&w, coord, r, &row_off);
@@ -134,7 +132,7 @@ typedef void (*combine_fn)(uint8_t *global, const uint8_t *shared, tma_dtype dty
 
 static void combine_copy(uint8_t *global, const uint8_t *shared, tma_dtype dtype, tma_reduce op) {
     (void)op;
-    memcpy(global, shared, tma_dtype_size(dtype));
+    memcpy(global, shared, tma_rule_dtype_bytes(dtype));
 }
 
 /* One reduction per representation. Integer adds wrap (signed ones are added as unsigned: same bits);
@@ -169,7 +167,7 @@ static void combine_reduce(uint8_t *global, const uint8_t *shared, tma_dtype dty
         g += v;
         memcpy(global, &g, 4);
     } else if (op == TMA_REDUCE_ADD) {
-        add_wrapping(global, shared, tma_dtype_size(dtype));
+        add_wrapping(global, shared, tma_rule_dtype_bytes(dtype));
     } else if (dtype == TMA_DTYPE_U32) {
         minmax_u32(global, shared, op);
     } else if (dtype == TMA_DTYPE_I32) {
@@ -198,7 +196,7 @@ static tma_status store_like(const tma_tiled_desc *d, const int32_t coord[5], co
 
     uint8_t *global = (uint8_t *)d->global_address;
     const uint8_t *sm = (const uint8_t *)smem;
-    const uint32_t rows = (uint32_t)tma_box_rows(d);
+    const uint32_t rows = (uint32_t)tma_rule_box_rows(d);
     for (uint32_t r = 0; r < rows; r++) {
         uint64_t row_off;
         if (!row_position(&w, coord, r, &row_off))
@@ -221,7 +219,7 @@ tma_status tma_model_store_tiled(const tma_tiled_desc *d, const int32_t coord[5]
 
 tma_status tma_model_reduce_tiled(const tma_tiled_desc *d, const int32_t coord[5], const void *smem,
                                   size_t smem_bytes, uint32_t src_offset, tma_reduce op) {
-    if (d != NULL && tma_dtype_size(d->dtype) != 0 && !reduce_modelled(d->dtype, op))
+    if (d != NULL && tma_rule_dtype_bytes(d->dtype) != 0 && !reduce_modelled(d->dtype, op))
         return TMA_ERR_UNSUPPORTED;
     return store_like(d, coord, smem, smem_bytes, src_offset, combine_reduce, op);
 }

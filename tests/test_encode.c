@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cuda.h> /* the driver API, for the raw CUtensorMap */
+
 #include "tma/tma.h"
 
 #define MISSING_LIBCUDA "/nonexistent/libtma-test/libcuda.so.1"

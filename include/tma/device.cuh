@@ -16,8 +16,13 @@
  * CHECKED MODE. Compile with -DTMA_CHECKED and, before each copy, the device functions verify what the
  * hardware would otherwise punish with "misaligned address" or "illegal instruction": shared-memory
  * destination 128-byte aligned, coord[0] * elem a multiple of 16 bytes, no negative coordinate in a
- * store, the copy's rank equal to the map's. A violation prints the rule, the values, the block and the
- * thread, then traps. Without TMA_CHECKED those checks are not compiled at all.
+ * store, no store through a load-only map, the copy's rank equal to the map's. They are the host's rules
+ * (tma_rules_copy, tma/rules.h) with the host's messages: a violation prints the status, the message, the
+ * block and the thread, then traps. Without TMA_CHECKED those checks are not compiled at all.
+ *
+ * ARCHITECTURES. The instructions here need sm_90 (TMA, mbarrier try_wait, clusters). In a build for several
+ * architectures (-gencode for sm_80 and sm_90a, say) this header still compiles: for targets below sm_90 every
+ * function traps instead (TMA_DEVICE_ARCH_OK is 0 there), so a kernel must only take its TMA path on sm_90.
  *
  * BOUNDED WAITS. tma_mbar_wait never spins forever: after TMA_WAIT_TIMEOUT_NS (default 2 s) it prints
  * the barrier, phase, block and thread and traps (tma_mbar_wait_quiet: the same without the message, for
@@ -27,10 +32,10 @@
 #ifndef TMA_DEVICE_CUH
 #define TMA_DEVICE_CUH
 
-#include <cuda.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "tma/rules.h"
 #include "tma/swizzle.h"
 #include "tma/tensor.h"
 
@@ -39,6 +44,15 @@
 #endif
 
 #define TMA_DEV static __device__ __forceinline__
+
+/* 1 where this compilation pass targets sm_90 or newer (and in the host pass); 0 below sm_90. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define TMA_DEVICE_ARCH_OK 0
+#define TMA_PTX(...) __trap() /* below sm_90: no TMA; a kernel must not reach this (see ARCHITECTURES) */
+#else
+#define TMA_DEVICE_ARCH_OK 1
+#define TMA_PTX(...) asm volatile(__VA_ARGS__)
+#endif
 
 /* ---------------------------------------------------------------------------------------------
  * Addresses
@@ -52,41 +66,28 @@ TMA_DEV uint32_t tma_smem_addr(const void *p) { return (uint32_t)__cvta_generic_
  * ------------------------------------------------------------------------------------------- */
 
 #ifdef TMA_CHECKED
-#define TMA_DEVICE_CHECK(cond, ...)                                                                 \
-    do {                                                                                            \
-        if (!(cond)) {                                                                              \
-            printf("libtma checked mode: block (%d,%d,%d) thread %d: ", blockIdx.x, blockIdx.y, blockIdx.z, \
-                   threadIdx.x);                                                                    \
-            printf(__VA_ARGS__);                                                                    \
-            __trap();                                                                               \
-        }                                                                                           \
-    } while (0)
-#else
-#define TMA_DEVICE_CHECK(cond, ...) ((void)0)
+/* The cold path: the rule's message, formatted on the device exactly as the host formats it, then a trap. */
+static __device__ __noinline__ void tma_checked_fail_(const tma_violation *v) {
+    char msg[TMA_DIAG_MESSAGE_BYTES];
+    tma_rule_format(v, msg, sizeof msg);
+    printf("libtma checked mode: block (%d,%d,%d) thread %d: %s: %s\n", blockIdx.x, blockIdx.y, blockIdx.z,
+           threadIdx.x, tma_rule_status_name(tma_rule_status((tma_rule)v->rule)), msg);
+    __trap();
+}
 #endif
 
-/* The per-copy rules of the hardware (docs/HARDWARE.md 8-10), checked in TMA_CHECKED builds. */
+/* The per-copy rules of the hardware (tma_rules_copy), checked in TMA_CHECKED builds. */
 TMA_DEV void tma_check_copy_(const tma_tensor *t, const void *smem, int rank, const int32_t *c, bool store) {
 #ifdef TMA_CHECKED
-    uint32_t addr = tma_smem_addr(smem);
-    TMA_DEVICE_CHECK(addr % 128u == 0,
-                     "shared-memory address 0x%x of a TMA %s is not 128-byte aligned (the copy would fault with "
-                     "\"misaligned address\"): align the tile to 128 bytes (1024 for a swizzle pattern at phase 0)\n",
-                     addr, store ? "store" : "load");
-    TMA_DEVICE_CHECK(rank == (int)t->box.rank, "TMA %s of rank %d through a map of rank %u: use tma_%s_%ud\n",
-                     store ? "store" : "load", rank, t->box.rank, store ? "store" : "load", t->box.rank);
-    TMA_DEVICE_CHECK(((int64_t)c[0] * t->box.elem_bytes) % 16 == 0,
-                     "TMA %s at coord[0] = %d with %u-byte elements: coord[0] * elem = %lld bytes is not a "
-                     "multiple of 16 (the copy would raise \"illegal instruction\"): use a coord[0] that is a "
-                     "multiple of %u\n",
-                     store ? "store" : "load", c[0], t->box.elem_bytes, (long long)c[0] * t->box.elem_bytes,
-                     16u / t->box.elem_bytes);
-    if (store)
-        for (int i = 0; i < rank; i++)
-            TMA_DEVICE_CHECK(c[i] >= 0,
-                             "TMA store at coord[%d] = %d: stores take no negative coordinate (the copy would "
-                             "raise \"illegal instruction\"): clip the box on the host side\n",
-                             i, c[i]);
+    tma_violation v;
+    tma_rule_sink s = tma_rule_sink_make(&v, 1);
+    tma_copy_facts f;
+    f.rank = t->box.rank;
+    f.elem_bytes = t->box.elem_bytes;
+    f.interleaved = (t->box.flags & TMA_BOX_INTERLEAVED) != 0u;
+    f.load_only = (t->box.flags & TMA_BOX_LOAD_ONLY) != 0u;
+    if (tma_rules_copy(&f, (uint32_t)rank, c, tma_smem_addr(smem), store, &s) != TMA_OK)
+        tma_checked_fail_(&v);
 #else
     (void)t, (void)smem, (void)rank, (void)c, (void)store;
 #endif
@@ -98,33 +99,33 @@ TMA_DEV void tma_check_copy_(const tma_tensor *t, const void *smem, int rank, co
 
 /** mbarrier.init: `count` arrivals complete a phase. One thread, before any use. */
 TMA_DEV void tma_mbar_init(uint64_t *bar, uint32_t count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(tma_smem_addr(bar)), "r"(count) : "memory");
+    TMA_PTX("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(tma_smem_addr(bar)), "r"(count) : "memory");
 }
 
 /** fence.mbarrier_init: makes initialised barriers visible to the copy engine (and the cluster). */
-TMA_DEV void tma_fence_mbar_init(void) { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+TMA_DEV void tma_fence_mbar_init(void) { TMA_PTX("fence.mbarrier_init.release.cluster;" ::: "memory"); }
 
 /** fence.proxy.async.shared::cta: orders this thread's ordinary shared-memory writes before later
  *  copy-engine (async proxy) reads - needed before a TMA store of data the threads just wrote. */
-TMA_DEV void tma_fence_proxy_async(void) { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+TMA_DEV void tma_fence_proxy_async(void) { TMA_PTX("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 /** bar.sync id, threads: a named barrier among `threads` threads (a multiple of 32) of the block, id 1..15
  *  (0 is __syncthreads's). Lets one warpgroup synchronise without stopping the others, e.g. before one of
  *  its threads issues a TMA store of what the warpgroup just wrote. */
 TMA_DEV void tma_named_barrier_sync(uint32_t id, uint32_t threads) {
-    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+    TMA_PTX("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
 /** mbarrier.arrive: one arrival; returns the barrier state (unused by most callers). */
 TMA_DEV uint64_t tma_mbar_arrive(uint64_t *bar) {
-    uint64_t state;
-    asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];" : "=l"(state) : "r"(tma_smem_addr(bar)) : "memory");
+    uint64_t state = 0;
+    TMA_PTX("mbarrier.arrive.shared::cta.b64 %0, [%1];" : "=l"(state) : "r"(tma_smem_addr(bar)) : "memory");
     return state;
 }
 
 /** mbarrier.arrive.expect_tx: one arrival that also announces `bytes` of copy-engine transactions. */
 TMA_DEV void tma_mbar_arrive_expect_tx(uint64_t *bar, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(tma_smem_addr(bar)), "r"(bytes)
+    TMA_PTX("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(tma_smem_addr(bar)), "r"(bytes)
                  : "memory");
 }
 
@@ -136,8 +137,8 @@ TMA_DEV void tma_mbar_expect_box(uint64_t *bar, const tma_tensor *t, uint32_t bo
 /** mbarrier.try_wait.parity: true once the phase with parity `phase` has completed. May suspend the
  *  thread for a short, hardware-chosen time before answering false. */
 TMA_DEV bool tma_mbar_try_wait(uint64_t *bar, uint32_t phase) {
-    uint32_t done;
-    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+    uint32_t done = 0;
+    TMA_PTX("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
                  : "=r"(done)
                  : "r"(tma_smem_addr(bar)), "r"(phase & 1u)
                  : "memory");
@@ -145,8 +146,8 @@ TMA_DEV bool tma_mbar_try_wait(uint64_t *bar, uint32_t phase) {
 }
 
 TMA_DEV uint64_t tma_globaltimer_ns(void) {
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    uint64_t t = 0;
+    TMA_PTX("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
 }
 
@@ -198,17 +199,17 @@ TMA_DEV void tma_mbar_wait_quiet(uint64_t *bar, uint32_t phase) {
 
 /** %cluster_ctarank: this block's rank inside its cluster. */
 TMA_DEV uint32_t tma_cluster_ctarank(void) {
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    uint32_t r = 0;
+    TMA_PTX("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
     return r;
 }
 
 /** barrier.cluster.arrive.release: this thread arrives at the cluster barrier (all threads of every block
  *  of the cluster must arrive before a wait returns). */
-TMA_DEV void tma_cluster_arrive(void) { asm volatile("barrier.cluster.arrive.release;" ::: "memory"); }
+TMA_DEV void tma_cluster_arrive(void) { TMA_PTX("barrier.cluster.arrive.release;" ::: "memory"); }
 
 /** barrier.cluster.wait.acquire: wait for the cluster barrier's current phase. */
-TMA_DEV void tma_cluster_wait(void) { asm volatile("barrier.cluster.wait.acquire;" ::: "memory"); }
+TMA_DEV void tma_cluster_wait(void) { TMA_PTX("barrier.cluster.wait.acquire;" ::: "memory"); }
 
 /** mapa + mbarrier.arrive.shared::cluster: one arrival on the barrier at the same shared offset as `bar`
  *  in the block of cluster rank `cta` (this block's own rank included), with the instruction's default
@@ -217,9 +218,9 @@ TMA_DEV void tma_cluster_wait(void) { asm volatile("barrier.cluster.wait.acquire
  *  Measured (SASS, CUDA 13.0, sm_90a): the explicit `.release.cluster` form compiled to MEMBAR.ALL.CTA +
  *  MEMBAR.ALL.GPU before every arrive, and made the GEMM's multicast variant run at about half speed. */
 TMA_DEV void tma_mbar_arrive_cluster(uint64_t *bar, uint32_t cta) {
-    uint32_t remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(tma_smem_addr(bar)), "r"(cta));
-    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+    uint32_t remote = 0;
+    TMA_PTX("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(tma_smem_addr(bar)), "r"(cta));
+    TMA_PTX("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -253,7 +254,7 @@ TMA_DEV void tma_load(void *smem, const tma_tensor *t, uint64_t *bar, const int3
     static_assert(Rank >= 1 && Rank <= 5, "TMA rank is 1..5");
     tma_check_copy_(t, smem, Rank, c, false);
 #define TMA_LOAD_(N)                                                                                \
-    asm volatile("cp.async.bulk.tensor." #N "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%5], [%6, " \
+    TMA_PTX("cp.async.bulk.tensor." #N "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%5], [%6, " \
                  TMA_COORDS_##N "], [%7];" ::TMA_COORD_OPERANDS(c),                                 \
                  "r"(tma_smem_addr(smem)), "l"(&t->map), "r"(tma_smem_addr(bar))                    \
                  : "memory")
@@ -263,13 +264,13 @@ TMA_DEV void tma_load(void *smem, const tma_tensor *t, uint64_t *bar, const int3
 
 /** createpolicy: an L2 policy for the *_hint loads: keep the data (evict_last) or let it go first. */
 TMA_DEV uint64_t tma_l2_policy_evict_last(void) {
-    uint64_t p;
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+    uint64_t p = 0;
+    TMA_PTX("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
     return p;
 }
 TMA_DEV uint64_t tma_l2_policy_evict_first(void) {
-    uint64_t p;
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+    uint64_t p = 0;
+    TMA_PTX("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
     return p;
 }
 
@@ -279,7 +280,7 @@ TMA_DEV void tma_load_hint(void *smem, const tma_tensor *t, uint64_t *bar, const
     static_assert(Rank >= 1 && Rank <= 5, "TMA rank is 1..5");
     tma_check_copy_(t, smem, Rank, c, false);
 #define TMA_LOAD_HINT_(N)                                                                           \
-    asm volatile("cp.async.bulk.tensor." #N "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint" \
+    TMA_PTX("cp.async.bulk.tensor." #N "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint" \
                  " [%5], [%6, " TMA_COORDS_##N "], [%7], %8;" ::TMA_COORD_OPERANDS(c),              \
                  "r"(tma_smem_addr(smem)), "l"(&t->map), "r"(tma_smem_addr(bar)), "l"(policy)       \
                  : "memory")
@@ -295,7 +296,7 @@ TMA_DEV void tma_load_multicast(void *smem, const tma_tensor *t, uint64_t *bar, 
     static_assert(Rank >= 1 && Rank <= 5, "TMA rank is 1..5");
     tma_check_copy_(t, smem, Rank, c, false);
 #define TMA_LOAD_MC_(N)                                                                             \
-    asm volatile("cp.async.bulk.tensor." #N "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster" \
+    TMA_PTX("cp.async.bulk.tensor." #N "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster" \
                  " [%5], [%6, " TMA_COORDS_##N "], [%7], %8;" ::TMA_COORD_OPERANDS(c),              \
                  "r"(tma_smem_addr(smem)), "l"(&t->map), "r"(tma_smem_addr(bar)), "h"(cta_mask)     \
                  : "memory")
@@ -311,7 +312,7 @@ TMA_DEV void tma_store(const tma_tensor *t, const void *smem, const int32_t (&c)
     static_assert(Rank >= 1 && Rank <= 5, "TMA rank is 1..5");
     tma_check_copy_(t, smem, Rank, c, true);
 #define TMA_STORE_(N)                                                                               \
-    asm volatile("cp.async.bulk.tensor." #N "d.global.shared::cta.tile.bulk_group [%5, " TMA_COORDS_##N "], [%6];" \
+    TMA_PTX("cp.async.bulk.tensor." #N "d.global.shared::cta.tile.bulk_group [%5, " TMA_COORDS_##N "], [%6];" \
                  ::TMA_COORD_OPERANDS(c), "l"(&t->map), "r"(tma_smem_addr(smem))                    \
                  : "memory")
     TMA_FOR_RANK(Rank, TMA_STORE_);
@@ -325,7 +326,7 @@ TMA_DEV void tma_reduce_store(const tma_tensor *t, const void *smem, const int32
     static_assert(Rank >= 1 && Rank <= 5, "TMA rank is 1..5");
     tma_check_copy_(t, smem, Rank, c, true);
 #define TMA_REDUCE_(N, OP)                                                                          \
-    asm volatile("cp.reduce.async.bulk.tensor." #N "d.global.shared::cta." OP ".tile.bulk_group [%5, "  \
+    TMA_PTX("cp.reduce.async.bulk.tensor." #N "d.global.shared::cta." OP ".tile.bulk_group [%5, "  \
                  TMA_COORDS_##N "], [%6];" ::TMA_COORD_OPERANDS(c), "l"(&t->map), "r"(tma_smem_addr(smem)) \
                  : "memory")
 #define TMA_REDUCE_ADD_(N) TMA_REDUCE_(N, "add")
@@ -344,20 +345,20 @@ TMA_DEV void tma_reduce_store(const tma_tensor *t, const void *smem, const int32
 }
 
 /** cp.async.bulk.commit_group: close the bulk group of this thread's stores issued so far. */
-TMA_DEV void tma_store_commit(void) { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+TMA_DEV void tma_store_commit(void) { TMA_PTX("cp.async.bulk.commit_group;" ::: "memory"); }
 
 /** cp.async.bulk.wait_group N: wait until at most N of this thread's bulk groups are pending
  *  (their writes to global memory done). */
 template <int N = 0>
 TMA_DEV void tma_store_wait(void) {
-    asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
+    TMA_PTX("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
 }
 
 /** cp.async.bulk.wait_group.read N: wait until at most N groups still read their shared memory (the
  *  source buffers of the others may be overwritten; their global writes may still be in flight). */
 template <int N = 0>
 TMA_DEV void tma_store_wait_read(void) {
-    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+    TMA_PTX("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
 }
 
 /** cp.async.bulk.prefetch.tensor: bring the box at c into L2, no shared memory involved. */
@@ -365,7 +366,7 @@ template <int Rank>
 TMA_DEV void tma_prefetch(const tma_tensor *t, const int32_t (&c)[5]) {
     static_assert(Rank >= 1 && Rank <= 5, "TMA rank is 1..5");
 #define TMA_PREFETCH_(N)                                                                            \
-    asm volatile("cp.async.bulk.prefetch.tensor." #N "d.L2.global.tile [%5, " TMA_COORDS_##N "];"   \
+    TMA_PTX("cp.async.bulk.prefetch.tensor." #N "d.L2.global.tile [%5, " TMA_COORDS_##N "];"   \
                  ::TMA_COORD_OPERANDS(c), "l"(&t->map)                                              \
                  : "memory")
     TMA_FOR_RANK(Rank, TMA_PREFETCH_);
@@ -374,7 +375,7 @@ TMA_DEV void tma_prefetch(const tma_tensor *t, const int32_t (&c)[5]) {
 
 /** prefetch.tensormap: fetch the descriptor itself ahead of the first copy. */
 TMA_DEV void tma_prefetch_desc(const tma_tensor *t) {
-    asm volatile("prefetch.tensormap [%0];" ::"l"(&t->map) : "memory");
+    TMA_PTX("prefetch.tensormap [%0];" ::"l"(&t->map) : "memory");
 }
 
 /* Named forms for the common ranks, so kernels read like the algorithm. */

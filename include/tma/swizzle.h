@@ -29,13 +29,8 @@
 
 #include <stdint.h>
 
+#include "tma/hd.h"
 #include "tma/types.h"
-
-#if defined(__CUDACC__)
-#define TMA_HD static __host__ __device__ __forceinline__
-#else
-#define TMA_HD static inline
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -60,9 +55,13 @@ TMA_HD uint32_t tma_swizzle_period(tma_swizzle mode) {
     return b ? (128u << b) : 16u;
 }
 
-/** CuTe's Swizzle<B, M, S> on an integer offset: bits [M, M+B) ^= bits [M+S, M+S+B). */
+/** CuTe's Swizzle<B, M, S> on an integer offset: bits [M, M+B) ^= bits [M+S, M+S+B).
+ *  Defined for b + m + s <= 32 (the source bits exist in 32 bits; every TMA mode has b + m + s <= 10);
+ *  outside that range, and for b = 0, it is the identity. */
 TMA_HD uint32_t tma_cute_swizzle(uint32_t b, uint32_t m, uint32_t s, uint32_t offset) {
-    uint32_t yyy_mask = ((1u << b) - 1u) << (m + s);
+    if (b == 0u || b > 32u || m > 32u || s > 32u || b + m + s > 32u)
+        return offset;
+    uint32_t yyy_mask = (0xFFFFFFFFu >> (32u - b)) << (m + s); /* b >= 1: no shift by 32 */
     return offset ^ ((offset & yyy_mask) >> s);
 }
 

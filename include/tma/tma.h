@@ -6,6 +6,10 @@
  * ask what a kernel must keep in step with it (tma_box_tx_bytes, tma_box_smem_bytes). The CPU model
  * (tma_model_load_tiled / tma_model_store_tiled) writes exactly the bytes a TMA copy writes.
  *
+ * The rules themselves, their numbers and their messages live in tma/rules.h (shared with the device code);
+ * this header is the host library's interface to them. No CUDA header is needed: the driver's
+ * CUtensorMap is only ever passed by address (struct CUtensorMap_st *, which a CUtensorMap * is).
+ *
  * Thread safety: every function is reentrant; tma_encode_tiled loads the driver once (pthread_once).
  * Platform: Linux (the driver is opened with dlopen). */
 #ifndef TMA_TMA_H
@@ -14,118 +18,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <cuda.h> /* CUtensorMap */
-
+#include "tma/rules.h"
 #include "tma/swizzle.h"
 #include "tma/tensor.h"
 #include "tma/types.h"
+#include "tma/version.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define TMA_VERSION_MAJOR 0
-#define TMA_VERSION_MINOR 1
-#define TMA_VERSION_PATCH 0
-
-/* ---------------------------------------------------------------------------------------------
- * Status codes. One X-macro table generates the enum, tma_status_name() and tma_strerror().
- * Values are stable once published: append, never renumber.
- * ------------------------------------------------------------------------------------------- */
-#define TMA_STATUS_MAP(X)                                                                           \
-    X(OK, 0, "success")                                                                             \
-    X(ERR_NULL_ARG, 1, "a required pointer argument is NULL")                                       \
-    X(ERR_DTYPE, 2, "unknown or unsupported element type")                                          \
-    X(ERR_RANK, 3, "tensor rank out of range")                                                      \
-    X(ERR_GLOBAL_ADDRESS_NULL, 4, "global address is NULL")                                         \
-    X(ERR_GLOBAL_ADDRESS_ALIGN, 5, "global address misaligned")                                     \
-    X(ERR_GLOBAL_DIM, 6, "global dimension out of range")                                           \
-    X(ERR_GLOBAL_STRIDE_ALIGN, 7, "global stride misaligned")                                       \
-    X(ERR_GLOBAL_STRIDE_RANGE, 8, "global stride too large")                                        \
-    X(ERR_GLOBAL_STRIDE_OVERLAP, 9, "global stride smaller than the extent it steps over")          \
-    X(ERR_GLOBAL_EXTENT, 10, "tensor extent overflows the 64-bit address space")                    \
-    X(ERR_BOX_DIM, 11, "box dimension out of range")                                                \
-    X(ERR_BOX_INNER_BYTES, 12, "box inner dimension not a multiple of 16 bytes")                    \
-    X(ERR_BOX_SWIZZLE_SPAN, 13, "box inner dimension wider than the swizzle span")                  \
-    X(ERR_BOX_SMEM, 14, "box larger than a block's shared memory")                                  \
-    X(ERR_ELEMENT_STRIDE, 15, "element stride out of range")                                        \
-    X(ERR_INTERLEAVE, 16, "unknown interleave mode")                                                \
-    X(ERR_INTERLEAVE_RANK, 17, "interleaved layout needs rank >= 3")                                \
-    X(ERR_INTERLEAVE_SWIZZLE, 18, "interleave and swizzle modes do not go together")                \
-    X(ERR_SWIZZLE, 19, "unknown swizzle mode")                                                      \
-    X(ERR_SWIZZLE_UNSUPPORTED, 20, "swizzle mode not implemented on Hopper")                        \
-    X(ERR_L2_PROMOTION, 21, "unknown L2 promotion")                                                 \
-    X(ERR_OOB_FILL, 22, "unknown out-of-bounds fill")                                               \
-    X(ERR_OOB_FILL_NAN_INTEGER, 23, "NaN fill requested for an integer type")                       \
-    X(ERR_COORD_ALIGN, 24, "innermost coordinate not 16-byte aligned")                              \
-    X(ERR_COORD_NEGATIVE_STORE, 25, "negative coordinate in a store")                               \
-    X(ERR_SMEM_ALIGN, 26, "shared-memory address not 128-byte aligned")                             \
-    X(ERR_SMEM_BOUNDS, 27, "box does not fit in the shared-memory buffer")                          \
-    X(ERR_UNSUPPORTED, 28, "not supported by libtma")                                               \
-    X(ERR_NO_DRIVER, 29, "CUDA driver library not found")                                           \
-    X(ERR_DRIVER, 30, "the CUDA driver returned an error")                                          \
-    X(ERR_MAP_ALIGN, 31, "CUtensorMap object not 64-byte aligned")
-
-typedef enum tma_status {
-#define TMA_STATUS_ENUM_(name, value, text) TMA_##name = value,
-    TMA_STATUS_MAP(TMA_STATUS_ENUM_)
-#undef TMA_STATUS_ENUM_
-} tma_status;
+/** The library's version as MAJOR * 10000 + MINOR * 100 + PATCH (TMA_VERSION_NUMBER of the headers it was
+ *  built with): compare with TMA_VERSION_NUMBER to detect a header/library mismatch. */
+unsigned tma_version(void);
+/** The library's version as "MAJOR.MINOR.PATCH". */
+const char *tma_version_string(void);
 
 /** Name of a status, e.g. "TMA_ERR_RANK"; "TMA_UNKNOWN_STATUS" for a value not in the table. */
 const char *tma_status_name(tma_status s);
 /** One-line description of a status; "unknown status" for a value not in the table. */
 const char *tma_strerror(tma_status s);
 
-/* ---------------------------------------------------------------------------------------------
- * Limits, as data (the rules' numbers; messages quote them).
- * ------------------------------------------------------------------------------------------- */
-#define TMA_MAX_RANK 5
-#define TMA_MAX_BOX_DIM 256u
-#define TMA_MAX_ELEMENT_STRIDE 8u
-#define TMA_MAX_GLOBAL_DIM (1ull << 32)     /* inclusive */
-#define TMA_GLOBAL_STRIDE_LIMIT (1ull << 40) /* exclusive */
-#define TMA_SMEM_ALIGN 128u                  /* measured: any mode, NONE included */
-/** Largest dynamic shared memory of one Hopper block (227 KiB): a box bigger than this can never be
- *  loaded. The driver does not check it; libtma does (TMA_ERR_BOX_SMEM). */
-#define TMA_MAX_BOX_SMEM_BYTES (227u * 1024u)
-
-/* ---------------------------------------------------------------------------------------------
- * Descriptor of a tiled tensor map. A plain struct: fill it with designated initializers; fields
- * left out are zero, and zero is the common choice for every optional field.
- * ------------------------------------------------------------------------------------------- */
-typedef struct tma_tiled_desc {
-    tma_dtype dtype;
-    uint32_t rank;                /* 1..5 */
-    void *global_address;         /* device address (encode) or host address (model); 16-byte aligned */
-    uint64_t global_dim[5];       /* elements, dimension 0 innermost; 1..2^32 */
-    uint64_t global_stride[4];    /* bytes between consecutive indices of dimensions 1..rank-1 */
-    uint32_t box_dim[5];          /* elements per copy along each dimension; 1..256 */
-    uint32_t element_stride[5];   /* 1..8, 0 means 1; element_stride[0] is ignored without interleave */
-    tma_interleave interleave;
-    tma_swizzle swizzle;
-    tma_l2_promotion l2_promotion;
-    tma_oob_fill oob_fill;
-    uint32_t flags;               /* TMA_DESC_* bits */
-} tma_tiled_desc;
-
-/** Allow global strides smaller than the extent they step over (rows that overlap in memory). The
- *  driver accepts such views; loads through them are well defined, but two elements of a box then
- *  share an address, so a store races with itself. libtma rejects them (TMA_ERR_GLOBAL_STRIDE_OVERLAP)
- *  unless the caller says, with this flag, that the map is only loaded from. */
-#define TMA_DESC_ALLOW_OVERLAP 1u
-
 /** The common 2-D case: a row-major matrix of `rows` x `cols` elements, `row_stride_bytes` apart,
  *  copied in boxes of box_rows x box_cols. Dimension 0 is the column index. Nothing is checked. */
 tma_tiled_desc tma_desc_2d(tma_dtype dtype, void *base, uint64_t rows, uint64_t cols, uint64_t row_stride_bytes,
                            uint32_t box_rows, uint32_t box_cols, tma_swizzle swizzle);
-
-/** What a check found: the first broken rule's status and a message that names the field, its value,
- *  the limit and a fix. status == TMA_OK and message "" when nothing is wrong. */
-typedef struct tma_diag {
-    tma_status status;
-    char message[320];
-} tma_diag;
 
 /* ---------------------------------------------------------------------------------------------
  * Checks (no GPU, no driver).
@@ -145,19 +62,20 @@ tma_status tma_check_tiled(const tma_tiled_desc *d, tma_diag *diag);
  *  @return TMA_OK or the status of the first broken rule */
 tma_status tma_check_tiled_all(const tma_tiled_desc *d, tma_diag *diags, size_t cap, size_t *count);
 
-/** The per-copy rules every TMA copy must meet, checked for a descriptor that passed
- *  tma_check_tiled: coord[0] * element size must be a multiple of 16 bytes (measured: otherwise the
- *  copy raises "illegal instruction", negative coordinates included). coord[i] for i >= rank is ignored.
- *  Interleaved layouts are not checked for this rule (not measured).
+/** The per-copy rules every TMA load must meet, checked for a descriptor that passed tma_check_tiled:
+ *  coord[0] * element size must be a multiple of 16 bytes (measured: otherwise the copy raises "illegal
+ *  instruction", negative coordinates included). coord[i] for i >= rank is ignored. Interleaved layouts
+ *  are not checked for this rule (not measured).
+ *  @param diag  optional; receives the first broken rule and its explanation, as tma_check_tiled's does
  *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_COORD_ALIGN, or the descriptor's own error */
-tma_status tma_check_coords(const tma_tiled_desc *d, const int32_t coord[5]);
+tma_status tma_check_coords(const tma_tiled_desc *d, const int32_t coord[5], tma_diag *diag);
 
 /** tma_check_coords plus the rules for stores: no coordinate below zero (measured: a store with a
  *  negative coordinate raises "illegal instruction"; loads accept them and fill), and no store through
- *  rows that overlap (a map that needed TMA_DESC_ALLOW_OVERLAP is for loads only).
+ *  a view whose dimensions overlap (one that needs TMA_DESC_ALLOW_OVERLAP is for loads only).
  *  @return TMA_OK, TMA_ERR_COORD_NEGATIVE_STORE, TMA_ERR_GLOBAL_STRIDE_OVERLAP, or what tma_check_coords
  *          returns */
-tma_status tma_check_store_coords(const tma_tiled_desc *d, const int32_t coord[5]);
+tma_status tma_check_store_coords(const tma_tiled_desc *d, const int32_t coord[5], tma_diag *diag);
 
 /* ---------------------------------------------------------------------------------------------
  * What a kernel must keep in step with a descriptor. These read only the fields they need (dtype,
@@ -185,19 +103,21 @@ size_t tma_box_rows(const tma_tiled_desc *d);
 size_t tma_box_smem_bytes(const tma_tiled_desc *d);
 /** Bytes from global_address to one past the last byte a copy through this map can touch: the last
  *  row ends at global_dim[0] * elem rounded up to 16 bytes, because a store writes whole 16-byte
- *  chunks in dimension 0 (measured). Allocate this much for stores. */
+ *  chunks in dimension 0 (measured). Allocate this much for stores. Strides may come in any order. */
 size_t tma_global_extent_bytes(const tma_tiled_desc *d);
 
 /* ---------------------------------------------------------------------------------------------
  * Encoding (needs the CUDA driver at run time; no GPU is needed to link or to call the rest).
  * ------------------------------------------------------------------------------------------- */
 
+struct CUtensorMap_st; /* cuda.h's CUtensorMap; a CUtensorMap * converts to this without a cast */
+
 /** Check `d`, then encode it with cuTensorMapEncodeTiled, found in libcuda.so.1 at run time
  *  (the environment variable TMA_LIBCUDA names another file).
- *  @param map   64-byte aligned (CUtensorMap is declared with that alignment, so a plain variable is)
+ *  @param map   a CUtensorMap (64-byte aligned by its type), or the map of a tma_tensor
  *  @return TMA_OK; a check's status; TMA_ERR_MAP_ALIGN; TMA_ERR_NO_DRIVER when the driver library or
  *          the function is missing; TMA_ERR_DRIVER when the driver refused (diag names its CUresult) */
-tma_status tma_encode_tiled(CUtensorMap *map, const tma_tiled_desc *d, tma_diag *diag);
+tma_status tma_encode_tiled(struct CUtensorMap_st *map, const tma_tiled_desc *d, tma_diag *diag);
 
 /** The box facts of a descriptor that passes tma_check_tiled (all zero for one that does not). */
 tma_box_info tma_box_info_of(const tma_tiled_desc *d);

@@ -1,11 +1,14 @@
-/* libtma: enums shared by the host API (tma.h) and the header-only swizzle helpers (swizzle.h).
+/* libtma: the types every layer shares - the enums, the status codes, the tiled descriptor and the
+ * diagnostic - for the host API (tma.h), the rules (rules.h), the device API and the kernels.
  *
- * Every value equals the CUDA driver's enum of the same meaning (CUtensorMapDataType,
+ * Every enum value equals the CUDA driver's enum of the same meaning (CUtensorMapDataType,
  * CUtensorMapSwizzle, ...), so a tma_* value can be passed to cuTensorMapEncodeTiled as it is.
  * src/encode.c checks that equality at compile time against the cuda.h it is built with.
  * This header needs neither cuda.h nor a GPU, so host-only C code and CUDA device code can use it. */
 #ifndef TMA_TYPES_H
 #define TMA_TYPES_H
+
+#include <stdint.h>
 
 /** Element types of a tiled tensor map (CUtensorMapDataType). The three packed sub-byte types that
  *  follow TF32_FTZ in cuda.h (16U4_ALIGN8B = 13 ...) belong to compute capability 10.x and are not
@@ -24,7 +27,8 @@ typedef enum tma_dtype {
     TMA_DTYPE_F32_FTZ = 10,
     TMA_DTYPE_TF32 = 11,
     TMA_DTYPE_TF32_FTZ = 12,
-    TMA_DTYPE_COUNT_ = 13 /* number of supported types; not a type */
+    TMA_DTYPE_COUNT_ = 13,        /**< number of supported types; not a type */
+    TMA_DTYPE_LAST_DRIVER_ = 15   /**< the driver's last type (16U6_ALIGN16B); 13..15 are the packed ones */
 } tma_dtype;
 
 /** Shared-memory swizzle (CUtensorMapSwizzle). Hopper (sm_90) implements NONE, 32B, 64B and 128B;
@@ -69,5 +73,88 @@ typedef enum tma_reduce {
     TMA_REDUCE_MIN = 1,
     TMA_REDUCE_MAX = 2
 } tma_reduce;
+
+/* ---------------------------------------------------------------------------------------------
+ * Status codes. One X-macro table generates the enum, tma_status_name() and tma_strerror().
+ * Values are stable once published: append, never renumber.
+ * ------------------------------------------------------------------------------------------- */
+#define TMA_STATUS_MAP(X)                                                                           \
+    X(OK, 0, "success")                                                                             \
+    X(ERR_NULL_ARG, 1, "a required pointer argument is NULL")                                       \
+    X(ERR_DTYPE, 2, "unknown or unsupported element type")                                          \
+    X(ERR_RANK, 3, "tensor rank out of range")                                                      \
+    X(ERR_GLOBAL_ADDRESS_NULL, 4, "global address is NULL")                                         \
+    X(ERR_GLOBAL_ADDRESS_ALIGN, 5, "global address misaligned")                                     \
+    X(ERR_GLOBAL_DIM, 6, "global dimension out of range")                                           \
+    X(ERR_GLOBAL_STRIDE_ALIGN, 7, "global stride misaligned")                                       \
+    X(ERR_GLOBAL_STRIDE_RANGE, 8, "global stride too large")                                        \
+    X(ERR_GLOBAL_STRIDE_OVERLAP, 9, "two coordinates of the tensor reach the same bytes")           \
+    X(ERR_GLOBAL_EXTENT, 10, "tensor extent overflows the 64-bit address space")                    \
+    X(ERR_BOX_DIM, 11, "box dimension out of range")                                                \
+    X(ERR_BOX_INNER_BYTES, 12, "box inner dimension not a multiple of 16 bytes")                    \
+    X(ERR_BOX_SWIZZLE_SPAN, 13, "box inner dimension wider than the swizzle span")                  \
+    X(ERR_BOX_SMEM, 14, "box larger than a block's shared memory")                                  \
+    X(ERR_ELEMENT_STRIDE, 15, "element stride out of range")                                        \
+    X(ERR_INTERLEAVE, 16, "unknown interleave mode")                                                \
+    X(ERR_INTERLEAVE_RANK, 17, "interleaved layout needs rank >= 3")                                \
+    X(ERR_INTERLEAVE_SWIZZLE, 18, "interleave and swizzle modes do not go together")                \
+    X(ERR_SWIZZLE, 19, "unknown swizzle mode")                                                      \
+    X(ERR_SWIZZLE_UNSUPPORTED, 20, "swizzle mode not implemented on Hopper")                        \
+    X(ERR_L2_PROMOTION, 21, "unknown L2 promotion")                                                 \
+    X(ERR_OOB_FILL, 22, "unknown out-of-bounds fill")                                               \
+    X(ERR_OOB_FILL_NAN_INTEGER, 23, "NaN fill requested for an integer type")                       \
+    X(ERR_COORD_ALIGN, 24, "innermost coordinate not 16-byte aligned")                              \
+    X(ERR_COORD_NEGATIVE_STORE, 25, "negative coordinate in a store")                               \
+    X(ERR_SMEM_ALIGN, 26, "shared-memory address not 128-byte aligned")                             \
+    X(ERR_SMEM_BOUNDS, 27, "box does not fit in the shared-memory buffer")                          \
+    X(ERR_UNSUPPORTED, 28, "not supported by libtma")                                               \
+    X(ERR_NO_DRIVER, 29, "CUDA driver library not found")                                           \
+    X(ERR_DRIVER, 30, "the CUDA driver returned an error")                                          \
+    X(ERR_MAP_ALIGN, 31, "CUtensorMap object not 64-byte aligned")                                  \
+    X(ERR_ARG, 32, "argument outside the range the function accepts")                               \
+    X(ERR_CUDA, 33, "a CUDA runtime call failed")                                                   \
+    X(ERR_DEVICE, 34, "no Hopper (sm_90) GPU is the current device")
+
+typedef enum tma_status {
+#define TMA_STATUS_ENUM_(name, value, text) TMA_##name = value,
+    TMA_STATUS_MAP(TMA_STATUS_ENUM_)
+#undef TMA_STATUS_ENUM_
+} tma_status;
+
+/* ---------------------------------------------------------------------------------------------
+ * Descriptor of a tiled tensor map. A plain struct: fill it with designated initializers; fields
+ * left out are zero, and zero is the common choice for every optional field.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct tma_tiled_desc {
+    tma_dtype dtype;              /**< element type */
+    uint32_t rank;                /**< number of dimensions, 1..5 */
+    void *global_address;         /**< device address (encode) or host address (model); 16-byte aligned */
+    uint64_t global_dim[5];       /**< elements per dimension, dimension 0 innermost; 1..2^32 */
+    uint64_t global_stride[4];    /**< bytes between consecutive indices of dimensions 1..rank-1, in any
+                                       order, as long as no two coordinates reach the same bytes */
+    uint32_t box_dim[5];          /**< elements per copy along each dimension; 1..256 */
+    uint32_t element_stride[5];   /**< 1..8, 0 means 1; element_stride[0] is ignored without interleave */
+    tma_interleave interleave;    /**< interleaved global layout (NC/8HWC8 and the like); usually NONE */
+    tma_swizzle swizzle;          /**< shared-memory swizzle of the box */
+    tma_l2_promotion l2_promotion; /**< L2 fetch granularity */
+    tma_oob_fill oob_fill;        /**< what loads write for elements outside the tensor */
+    uint32_t flags;               /**< TMA_DESC_* bits */
+} tma_tiled_desc;
+
+/** Allow a view in which two coordinates reach the same bytes (dimensions whose strides do not nest).
+ *  The driver accepts such views, and loads through them are well defined, but a store through one
+ *  writes some bytes twice and races with itself. libtma refuses them (TMA_ERR_GLOBAL_STRIDE_OVERLAP)
+ *  unless the caller says, with this flag, that the map is only loaded from. */
+#define TMA_DESC_ALLOW_OVERLAP 1u
+
+/** Bytes of tma_diag's message, terminator included. */
+#define TMA_DIAG_MESSAGE_BYTES 512
+
+/** What a check found: the first broken rule's status and a message that names the field, its value,
+ *  the limit and a fix. status == TMA_OK and message "" when nothing is wrong. */
+typedef struct tma_diag {
+    tma_status status;                    /**< TMA_OK or the broken rule's status */
+    char message[TMA_DIAG_MESSAGE_BYTES]; /**< field, value, limit and fix; "" for TMA_OK */
+} tma_diag;
 
 #endif /* TMA_TYPES_H */

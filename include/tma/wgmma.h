@@ -1,6 +1,6 @@
 /* libtma: the wgmma shared-memory matrix descriptor, derived from the TMA box that fills the tile.
  *
- * Header-only, for host C and CUDA device code (TMA_HD from swizzle.h). A wgmma.mma_async operand in
+ * Header-only, for host C and CUDA device code (TMA_HD, tma/hd.h). A wgmma.mma_async operand in
  * shared memory is named by a 64-bit descriptor (PTX ISA, "Matrix Descriptor Format"):
  *
  *     bits  0-13  start address >> 4          bits 32-45  stride byte offset (SBO) >> 4

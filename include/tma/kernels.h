@@ -1,0 +1,190 @@
+/* libtma kernels (tma::kernels, libtma_kernels): reusable TMA kernels for Hopper with a small C API.
+ *
+ *   - Transpose of a strided matrix, 2- and 4-byte elements, at 90-95% of a device-to-device copy on an H200
+ *     (docs/TRANSPOSE.md), and the same tile pipeline on libtma's CPU model of the copy engine.
+ *   - C = A * B^T in bf16 with fp32 accumulation (TMA loads, wgmma, warp specialization, clusters sharing B
+ *     by multicast), 98-106% of cuBLAS on an H200 (docs/GEMM.md).
+ *
+ * Every kernel has the same shape: a plan (arguments checked, tensor maps encoded, kernel attributes set,
+ * once), a run (an asynchronous launch on a stream), and a one-call form that does both. Every function
+ * returns a tma_status and, when `diag` is given, a message naming the argument, its value, the limit and
+ * a fix, as the descriptor checks do; a failing CUDA call gives TMA_ERR_CUDA with the call and its error.
+ * Nothing is printed, nothing exits. A plan holds its tensor maps by value and the launch copies them, so
+ * a plan may go out of scope once run returns.
+ *
+ * Plain C, no CUDA header needed: streams are passed as tma_stream, which a cudaStream_t is. Link with the
+ * CUDA runtime (nvcc does that; tma-kernels.pc and the CMake target tma::kernels say so). The kernels are
+ * built for sm_90a; on any other device, plan_make returns TMA_ERR_DEVICE. */
+#ifndef TMA_KERNELS_H
+#define TMA_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tma/tma.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct CUstream_st;
+/** A CUDA stream: a cudaStream_t or CUstream converts to it as it is; NULL is the default stream. */
+typedef struct CUstream_st *tma_stream;
+
+/* =============================================================================================
+ * Transpose: out (cols x rows) = in (rows x cols)^T, row-major, any pitches that are multiples of 16 bytes.
+ * ============================================================================================= */
+
+/** How the transpose moves a tile. All three verify bitwise against a CPU transpose (tests/). */
+typedef enum tma_transpose_kind {
+    /** The default: 128-row input boxes of one 128-byte swizzle span (32 fp32 / 64 bf16 columns), 128B
+     *  swizzle, a 4-stage load ring; each block reads and writes its tile with conflict-free 16-byte
+     *  shared-memory accesses and stores (128/e) x (128/e) swizzled output boxes, 3 output buffers. */
+    TMA_TRANSPOSE_SWIZZLED = 0,
+    /** The same with 64-row input boxes (smaller blocks, four per SM). */
+    TMA_TRANSPOSE_SWIZZLED_64 = 1,
+    /** As SWIZZLED, but each tile's transpose is one unswizzled (128/e) x 128 output box, one store. */
+    TMA_TRANSPOSE_WIDE = 2,
+    TMA_TRANSPOSE_KIND_COUNT_ = 3 /**< number of kinds; not a kind */
+} tma_transpose_kind;
+
+/** Everything a transpose launch needs, prepared once by tma_transpose_plan_make. Read-only, except through
+ *  tma_transpose_plan_tune. */
+typedef struct tma_transpose_plan {
+    tma_tensor in_map;        /**< TMA map of the input: boxes of box_rows rows x 128 bytes, 128B swizzle */
+    tma_tensor out_map;       /**< TMA map of the output (its box depends on kind) */
+    tma_transpose_kind kind;  /**< how tiles move */
+    uint32_t elem_bytes;      /**< 2 or 4 */
+    uint32_t rows, cols;      /**< of the input */
+    const void *in;           /**< the input's device address */
+    void *out;                /**< the output's device address */
+    size_t in_pitch;          /**< bytes between input rows */
+    size_t out_pitch;         /**< bytes between output rows */
+    uint32_t box_rows;        /**< input box rows: 128, or 64 for SWIZZLED_64 */
+    uint32_t tiles_x;         /**< tiles along the input's columns */
+    uint32_t tiles_y;         /**< tiles along the input's rows */
+    uint32_t group;           /**< tile order: bands of `group` tile columns (>= tiles_x: row-major) */
+    tma_l2_promotion l2;      /**< L2 promotion of both maps */
+    uint32_t grid;            /**< persistent grid: blocks launched */
+    uint32_t block;           /**< threads per block */
+    size_t smem;              /**< dynamic shared memory per block, bytes */
+} tma_transpose_plan;
+
+/** Prepare out = in^T for device pointers `in` (rows x cols elements of elem_bytes, in_pitch bytes between
+ *  rows) and `out` (cols x rows, out_pitch bytes between rows), on the current device.
+ *  Rules: elem_bytes 2 or 4; rows, cols >= 1; pitches multiples of 16 bytes holding a row; in and out
+ *  16-byte aligned. A TMA store writes whole 16-byte chunks, so it may write up to 15 bytes of each output
+ *  row's padding past its last element, never past out_pitch.
+ *  @return TMA_OK; TMA_ERR_NULL_ARG / TMA_ERR_ARG for arguments outside the rules; a descriptor status for
+ *          a map libtma refuses; TMA_ERR_DEVICE without an sm_90 device; TMA_ERR_CUDA */
+tma_status tma_transpose_plan_make(tma_transpose_plan *p, tma_transpose_kind kind, uint32_t elem_bytes,
+                                   const void *in, void *out, uint32_t rows, uint32_t cols, size_t in_pitch,
+                                   size_t out_pitch, tma_diag *diag);
+
+/** Change a plan's tile order (group = 0: row-major) and its maps' L2 promotion (re-encodes both maps).
+ *  The defaults (bands of 8 tile columns, 256-byte promotion) won the sweeps in docs/TRANSPOSE.md.
+ *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_ARG, or an encoding status */
+tma_status tma_transpose_plan_tune(tma_transpose_plan *p, uint32_t group, tma_l2_promotion l2, tma_diag *diag);
+
+/** Launch a prepared plan on `stream` (asynchronous).
+ *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_ARG (a plan with fields changed by hand), TMA_ERR_CUDA */
+tma_status tma_transpose_run(const tma_transpose_plan *p, tma_stream stream, tma_diag *diag);
+
+/** Plan (the default kind) and run in one call; asynchronous on `stream`. @return as the two */
+tma_status tma_transpose(uint32_t elem_bytes, const void *in, void *out, uint32_t rows, uint32_t cols,
+                         size_t in_pitch, size_t out_pitch, tma_stream stream, tma_diag *diag);
+
+/** What the CPU-model pipeline did: the two descriptors and what each copy delivers and occupies. */
+typedef struct tma_transpose_model_facts {
+    tma_tiled_desc in_desc;     /**< the load map's descriptor (global_address: the host input) */
+    tma_tiled_desc out_desc;    /**< the store map's descriptor */
+    size_t in_tx_bytes;         /**< bytes each load delivers (the mbarrier's expect-tx) */
+    size_t in_smem_bytes;       /**< bytes each load occupies in shared memory */
+    size_t out_tx_bytes;        /**< bytes each store reads */
+    size_t out_smem_bytes;      /**< bytes each store's box occupies in shared memory */
+    uint32_t tiles;             /**< input tiles */
+    uint32_t stores;            /**< store boxes issued (boxes wholly past the output are skipped) */
+} tma_transpose_model_facts;
+
+/** The SWIZZLED kind's tile pipeline on libtma's CPU model of the copy engine, no GPU: for each tile, a
+ *  model load (tma_model_load_tiled) of the box_rows x (128 / elem) box into a 1024-aligned buffer, the
+ *  kernel's 16-byte reads and writes addressed through tma_swizzle_elem with its lane map, and a model
+ *  store (tma_model_store_tiled) of each transposed box. in and out are host memory, laid out as for
+ *  tma_transpose_plan_make. box_rows: a multiple of 128 / elem_bytes, at most 256. facts: optional.
+ *  @return TMA_OK, TMA_ERR_ARG, TMA_ERR_NULL_ARG or the first status of the model (diag says which copy) */
+tma_status tma_transpose_model(uint32_t elem_bytes, const void *in, void *out, uint32_t rows, uint32_t cols,
+                               size_t in_pitch, size_t out_pitch, uint32_t box_rows,
+                               tma_transpose_model_facts *facts, tma_diag *diag);
+
+/* =============================================================================================
+ * GEMM: C = A * B^T. A (M x K) and B (N x K) row-major (K-major) bf16, fp32 accumulation, C (M x N)
+ * row-major bf16 or fp32. Any M, N >= 0; any K >= 0 that is a multiple of 8 (TMA's 16-byte row stride).
+ * ============================================================================================= */
+
+#define TMA_GEMM_BM 128u  /**< output tile rows per block (two consumer warpgroups of 64) */
+#define TMA_GEMM_BN 256u  /**< output tile columns (one m64n256k16 wgmma per warpgroup and K step) */
+#define TMA_GEMM_BK 64u   /**< K elements per pipeline stage: one 128-byte swizzle span of bf16 */
+#define TMA_GEMM_STAGES 4u /**< stages of the load ring */
+#define TMA_GEMM_GROUP_M 16u /**< default tile rows per rasterization group */
+
+/** C's element type (A and B are bf16; the accumulation is fp32 either way). */
+typedef enum tma_gemm_out {
+    TMA_GEMM_OUT_BF16 = 0, /**< rounded to nearest even */
+    TMA_GEMM_OUT_F32 = 1,  /**< the fp32 accumulators as they are */
+} tma_gemm_out;
+
+/** How the epilogue writes C. */
+typedef enum tma_gemm_epilogue {
+    /** Accumulators converted into 64-row x 128-byte swizzled boxes of shared memory and TMA-stored while the
+     *  consumers start the next tile. Needs C's row pitch (N * element size) and address multiples of 16. */
+    TMA_GEMM_EPILOGUE_TMA_STORE = 0,
+    /** Each thread stores its accumulators to global memory (pairs where aligned, clipped to M x N): any N. */
+    TMA_GEMM_EPILOGUE_DIRECT = 1,
+} tma_gemm_epilogue;
+
+/** Everything one launch needs, prepared once by tma_gemm_plan_make. The fields marked "may be changed"
+ *  may be set between make and run; run checks them. */
+typedef struct tma_gemm_plan {
+    tma_tensor a;          /**< TMA map of A: boxes of 64 K x 128 rows, 128B swizzle */
+    tma_tensor b;          /**< B: boxes of 64 K x 256 rows, one per stage (cluster == 1) */
+    tma_tensor b_half;     /**< B: boxes of 64 K x 128 rows; each block of a pair multicasts one (cluster == 2) */
+    tma_tensor c_map;      /**< C: boxes of 64 rows x 128 bytes, 128B swizzle (the TMA-store epilogue) */
+    void *c;               /**< C's device address */
+    tma_gemm_out out;      /**< C's element type */
+    int m, n, k;           /**< the problem */
+    int cluster;           /**< may be changed: 1 (one block per tile) or 2 (pairs of blocks on vertically
+                                adjacent tiles share B through TMA multicast). Default: 2 where every block
+                                gets more than one tile (measured faster or equal there, docs/GEMM.md) */
+    int group_m;           /**< may be changed: tile rows per rasterization group (default TMA_GEMM_GROUP_M) */
+    int sms;               /**< multiprocessors of the device */
+    int grid_blocks;       /**< may be changed: 0 (default) as many blocks as can be co-resident; otherwise this
+                                many (rounded down to whole clusters, at least one) */
+    tma_gemm_epilogue epilogue; /**< may be changed: TMA_STORE (default where TMA can describe C) or DIRECT */
+    int diag_no_store;     /**< may be changed, diagnostic for timing only: 1 skips the epilogue's stores (C is
+                                not written) */
+    size_t smem;           /**< dynamic shared memory per block, bytes */
+} tma_gemm_plan;
+
+/** Prepare C = A * B^T on the current device. A and B: 16-byte aligned device pointers (NULL only when
+ *  K == 0); C: aligned to its element (NULL only when M * N == 0).
+ *  @return TMA_OK; TMA_ERR_ARG / TMA_ERR_NULL_ARG for arguments outside the rules (diag names the rule);
+ *          TMA_ERR_DEVICE without an sm_90 device; TMA_ERR_CUDA */
+tma_status tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const void *b, void *c, tma_gemm_out out, int m,
+                              int n, int k, tma_diag *diag);
+
+/** Blocks tma_gemm_run launches for the plan as it stands (persistent grid; 0 when nothing is launched). */
+int tma_gemm_grid(const tma_gemm_plan *p);
+
+/** Launch a prepared plan on `stream` (asynchronous). K == 0 writes zeros into C.
+ *  @return TMA_OK; TMA_ERR_ARG for a plan whose fields were changed to something it cannot run; TMA_ERR_CUDA */
+tma_status tma_gemm_run(const tma_gemm_plan *p, tma_stream stream, tma_diag *diag);
+
+/** Plan and run in one call; asynchronous on `stream`. @return as the two */
+tma_status tma_gemm(const void *a, const void *b, void *c, tma_gemm_out out, int m, int n, int k, tma_stream stream,
+                    tma_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TMA_KERNELS_H */

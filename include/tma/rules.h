@@ -1,0 +1,959 @@
+/* libtma: every hardware rule of a tiled TMA copy, in one place, for host C and CUDA device code.
+ *
+ * WHAT LIVES HERE
+ *   - The values the rules quote (limits, alignments, the 16-byte store chunk).
+ *   - One table, TMA_RULE_TABLE: each rule's identifier, its status and its message, the message naming the
+ *     field, the value, the limit and a fix, with positional placeholders {0}..{9} for the values.
+ *   - One TMA_HD predicate per rule, which reports a violation (the rule and its values) to a sink, and the
+ *     derived quantities every layer needs (element size, element stride as the copy engine uses it, box
+ *     rows, row pitch, transaction bytes, the store's chunk-rounded row, the global extent).
+ *   - The two checkers built from them: tma_rules_tiled (a whole descriptor) and tma_rules_copy (one copy:
+ *     coordinates, shared-memory address, rank).
+ *   - tma_rule_format: a violation and its table message -> text, on the host (into a tma_diag) and on the
+ *     device (checked mode prints it).
+ * Who uses it: the host checker (src/check.c wraps tma_rules_tiled), the CPU model (src/model.c), the device
+ * checked mode (device.cuh), the kernels and the tools. No rule, value or message is written anywhere else.
+ *
+ * ADDING A RULE: one row in TMA_RULE_TABLE and one predicate call in the checker that owns it.
+ *
+ * Where each rule comes from: "doc" = the comment above cuTensorMapEncodeTiled in cuda.h (CUDA 13.0);
+ * "measured" = docs/HARDWARE.md (H200); "libtma" = stricter than the driver, with the reason. */
+#ifndef TMA_RULES_H
+#define TMA_RULES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tma/hd.h"
+#include "tma/swizzle.h"
+#include "tma/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Values
+ * ------------------------------------------------------------------------------------------- */
+#define TMA_MAX_RANK 5                        /**< doc: rank 1..5 */
+#define TMA_MAX_BOX_DIM 256u                  /**< doc: box dimensions 1..256 */
+#define TMA_MAX_ELEMENT_STRIDE 8u             /**< doc: element strides 1..8 */
+#define TMA_MAX_GLOBAL_DIM (1ull << 32)       /**< doc: global dimensions 1..2^32, inclusive */
+#define TMA_GLOBAL_STRIDE_LIMIT (1ull << 40)  /**< doc: global strides below 2^40 bytes */
+#define TMA_GLOBAL_ALIGN 16u                  /**< doc: global address and strides, multiples of 16 bytes */
+#define TMA_GLOBAL_ALIGN_INTERLEAVE_32B 32u   /**< doc: ... of 32 with TMA_INTERLEAVE_32B */
+#define TMA_BOX_INNER_ALIGN 16u               /**< doc: box_dim[0] * element size, a multiple of 16 bytes */
+#define TMA_SMEM_ALIGN 128u                   /**< measured: a copy's shared address, any swizzle, NONE too */
+#define TMA_COORD0_ALIGN_BYTES 16u            /**< measured: coord[0] * element size, a multiple of 16 */
+#define TMA_STORE_CHUNK_BYTES 16u             /**< measured: a store writes whole 16-byte chunks of dim 0 */
+#define TMA_MAP_ALIGN 64u                     /**< doc: the CUtensorMap object's alignment */
+/** The most dynamic shared memory one Hopper block can have (227 KiB of the SM's 228): a box larger than
+ *  this can never be loaded (libtma: the driver does not check it), and no kernel may ask for more. */
+#define TMA_MAX_SMEM_PER_BLOCK (227u * 1024u)
+#define TMA_MAX_BOX_SMEM_BYTES TMA_MAX_SMEM_PER_BLOCK
+
+/* ---------------------------------------------------------------------------------------------
+ * The rules and their messages. X(ID, STATUS, TEXT): TEXT's {n} is argument n of the violation.
+ * Messages name the field, its value, the limit and a fix; each is shorter than a tma_diag message.
+ * ------------------------------------------------------------------------------------------- */
+#define TMA_RULE_TABLE(X)                                                                                        \
+    /* ---- descriptor: kinds and enumerations ---- */                                                         \
+    X(NULL_DESC, ERR_NULL_ARG, "descriptor = NULL: pass the address of a tma_tiled_desc")                     \
+    X(DTYPE_PACKED, ERR_DTYPE,                                                                                 \
+      "dtype = {0} is a packed sub-byte type (16U4/16U6) of compute capability 10.x, which libtma does not "    \
+      "support: use one of TMA_DTYPE_U8 .. TMA_DTYPE_TF32_FTZ (0..12)")                                        \
+    X(DTYPE_UNKNOWN, ERR_DTYPE,                                                                                \
+      "dtype = {0} is not a tensor-map element type: use one of TMA_DTYPE_U8 .. TMA_DTYPE_TF32_FTZ (0..12)")   \
+    X(RANK, ERR_RANK,                                                                                          \
+      "rank = {0} is outside 1..5: describe the tensor with 1 to 5 dimensions (merge dimensions that are "     \
+      "contiguous in memory)")                                                                                 \
+    X(INTERLEAVE_ENUM, ERR_INTERLEAVE,                                                                         \
+      "interleave = {0} is not an interleave mode: use TMA_INTERLEAVE_NONE (0), _16B (1) or _32B (2)")          \
+    X(SWIZZLE_ENUM, ERR_SWIZZLE,                                                                               \
+      "swizzle = {0} is not a swizzle mode: use TMA_SWIZZLE_NONE (0), _32B (1), _64B (2) or _128B (3)")         \
+    /* libtma: the driver accepts these on sm_90 too, but Hopper's copy engine has no such mode. */            \
+    X(SWIZZLE_SM100, ERR_SWIZZLE_UNSUPPORTED,                                                                  \
+      "swizzle = {0} is a compute capability 10.x mode that Hopper (sm_90) does not implement: use "           \
+      "TMA_SWIZZLE_128B")                                                                                      \
+    X(L2_ENUM, ERR_L2_PROMOTION,                                                                               \
+      "l2_promotion = {0} is not an L2 promotion: use TMA_L2_NONE (0), _64B (1), _128B (2) or _256B (3)")       \
+    X(OOB_ENUM, ERR_OOB_FILL, "oob_fill = {0} is not a fill mode: use TMA_OOB_ZERO (0) or TMA_OOB_NAN (1)")     \
+    X(OOB_NAN_INTEGER, ERR_OOB_FILL_NAN_INTEGER,                                                               \
+      "oob_fill = TMA_OOB_NAN with dtype = {0}: NaN fill is for floating-point types only; use TMA_OOB_ZERO")  \
+    X(INTERLEAVE_RANK, ERR_INTERLEAVE_RANK,                                                                    \
+      "rank = {0} with interleave = {1}: interleaved layouts need rank >= 3; add the missing dimensions with "  \
+      "global_dim = 1 or use TMA_INTERLEAVE_NONE")                                                             \
+    /* doc; measured: the driver accepts NONE/64B/128B here, and loads through such maps hung on an H200. */    \
+    X(INTERLEAVE_32B_SWIZZLE, ERR_INTERLEAVE_SWIZZLE,                                                          \
+      "swizzle = {0} with interleave = TMA_INTERLEAVE_32B: that interleave requires TMA_SWIZZLE_32B (the "      \
+      "driver accepts other modes, and loads through them can hang); use TMA_SWIZZLE_32B")                     \
+    /* ---- descriptor: the tensor in global memory ---- */                                                    \
+    /* libtma: the driver encodes a NULL address; the first copy through the map then faults. */               \
+    X(ADDRESS_NULL, ERR_GLOBAL_ADDRESS_NULL,                                                                   \
+      "global_address = NULL: pass the tensor's device address (cudaMalloc returns 256-byte aligned memory)")  \
+    X(ADDRESS_ALIGN, ERR_GLOBAL_ADDRESS_ALIGN,                                                                 \
+      "global_address = {0} is not {1}-byte aligned{2}: use an address that is a multiple of {1} (offset the "  \
+      "coordinates instead of the address)")                                                                   \
+    X(GLOBAL_DIM, ERR_GLOBAL_DIM,                                                                              \
+      "global_dim[{0}] = {1} is outside 1..2^32: every dimension needs at least one element and at most "      \
+      "4294967296; split a larger dimension in two")                                                           \
+    X(STRIDE_ALIGN, ERR_GLOBAL_STRIDE_ALIGN,                                                                   \
+      "global_stride[{0}] = {1} bytes is not a multiple of {2}{3}: pad the rows so the stride is {4} bytes")    \
+    X(STRIDE_RANGE, ERR_GLOBAL_STRIDE_RANGE,                                                                   \
+      "global_stride[{0}] = {1} bytes is not below the limit of 2^40 (1099511627776) bytes: describe the "     \
+      "tensor with an extra dimension or a smaller stride")                                                    \
+    /* libtma: the driver accepts any strides; overlapping views are defined for loads, a race for stores. */  \
+    X(OVERLAP, ERR_GLOBAL_STRIDE_OVERLAP,                                                                      \
+      "global_stride[{0}] = {1} bytes is smaller than the {2} bytes of {3} it steps over, so dimension {4} "   \
+      "overlaps dimension {5}: use global_stride[{0}] >= {6}, or set TMA_DESC_ALLOW_OVERLAP for a map that is " \
+      "only loaded from")                                                                                      \
+    X(OVERLAP_ELEMENTS, ERR_GLOBAL_STRIDE_OVERLAP,                                                             \
+      "global_stride[{0}] = {1} bytes is smaller than the {2} bytes of {3} it steps over, so dimension {4} "   \
+      "overlaps dimension {5}: strides are in bytes ({1} {7} elements are {8} bytes); use global_stride[{0}] " \
+      ">= {6}, or set TMA_DESC_ALLOW_OVERLAP for a map that is only loaded from")                                                                                                \
+    X(OVERLAP_SWAPPED, ERR_GLOBAL_STRIDE_OVERLAP,                                                              \
+      "global_stride[{0}] = {1} bytes is smaller than the {2} bytes of {3} it steps over, so dimension {4} "   \
+      "overlaps dimension {5}: global_dim[{4}] = {7} and global_dim[{5}] = {8} look swapped (exchanged, the "   \
+      "strides nest); else use global_stride[{0}] >= {6}, or set TMA_DESC_ALLOW_OVERLAP for a map that is only " \
+      "loaded from")                                                     \
+    X(OVERLAP_UNPROVEN, ERR_GLOBAL_STRIDE_OVERLAP,                                                            \
+      "global_stride[{0}] = {1} bytes is smaller than the {2} bytes of {3} it steps over, and libtma could not "  \
+      "decide in {4} steps whether two coordinates reach the same bytes: make each stride cover the dimensions " \
+      "with smaller strides, or set TMA_DESC_ALLOW_OVERLAP for a map that is only loaded from")               \
+    X(OVERLAP_HUGE, ERR_GLOBAL_STRIDE_OVERLAP,                                                                 \
+      "global_stride[{0}] = {1} bytes cannot step over {2}, which span more than 2^64 bytes: shrink "          \
+      "global_dim (strides are in bytes, dims in elements)")                                                   \
+    /* libtma: every byte of the tensor must have an address (the model and the extent helpers rely on it). */ \
+    X(EXTENT, ERR_GLOBAL_EXTENT,                                                                               \
+      "the tensor's extent (global_dim x global_stride) runs past the end of the 64-bit address space: check " \
+      "global_dim and global_stride for a unit mistake (strides are in bytes, dims in elements)")              \
+    /* ---- descriptor: the box ---- */                                                                        \
+    X(BOX_DIM, ERR_BOX_DIM,                                                                                    \
+      "box_dim[{0}] = {1} is outside 1..256: copy at most 256 elements per dimension and issue several "       \
+      "copies for a larger tile")                                                                              \
+    X(ELEMENT_STRIDE, ERR_ELEMENT_STRIDE,                                                                      \
+      "element_stride[{0}] = {1} is outside 1..8 (0 means 1): use a stride of at most 8, or fold the larger "  \
+      "step into global_stride")                                                                               \
+    /* libtma: without interleave the copy engine ignores element_stride[0]; it would copy every element. */   \
+    X(ELEMENT_STRIDE_0, ERR_ELEMENT_STRIDE,                                                                    \
+      "element_stride[0] = {0} has no effect without interleave (TMA cannot stride dimension 0, it would copy " \
+      "every element): set it to 1, and step dimension 0 in the kernel instead")                               \
+    /* doc for INTERLEAVE_NONE; measured: the driver refuses it with INTERLEAVE_16B too. */                    \
+    X(BOX_INNER_BYTES, ERR_BOX_INNER_BYTES,                                                                    \
+      "box_dim[0] = {0} {1} elements = {2} bytes is not a multiple of 16 bytes: use a box_dim[0] that is a "   \
+      "multiple of {3} (e.g. {4})")                                                                            \
+    X(BOX_SWIZZLE_SPAN, ERR_BOX_SWIZZLE_SPAN,                                                                  \
+      "box_dim[0] = {0} {1} elements = {2} bytes exceeds the {3}-byte span of {4}: use box_dim[0] <= {5}{6} "   \
+      "or split the box")                                                                                      \
+    /* libtma: the driver encodes any box, but one larger than a block's shared memory can never land. */      \
+    X(BOX_SMEM, ERR_BOX_SMEM,                                                                                  \
+      "the box occupies {0} bytes of shared memory (box_dim x element size, rows padded to the swizzle "       \
+      "span), more than the {1} bytes a Hopper block can have: shrink box_dim")                                \
+    /* ---- one copy ---- */                                                                                   \
+    X(NULL_COORDS, ERR_NULL_ARG, "coord = NULL: pass the copy's coordinates (5 of them; those past the rank " \
+                                 "are ignored)")                                                               \
+    /* measured: otherwise "illegal instruction" (u8 at 114 faults, 112 works; u32 at -3 faults). */           \
+    X(COORD_ALIGN, ERR_COORD_ALIGN,                                                                            \
+      "TMA {0} at coord[0] = {1} with {2}-byte elements: coord[0] * elem = {3} bytes is not a multiple of 16 " \
+      "(the copy would raise \"illegal instruction\"): use a coord[0] that is a multiple of {4}")              \
+    /* measured: a store with a negative coordinate raises "illegal instruction"; loads fill. */               \
+    X(COORD_NEGATIVE_STORE, ERR_COORD_NEGATIVE_STORE,                                                          \
+      "TMA store at coord[{0}] = {1}: stores take no negative coordinate (the copy would raise \"illegal "     \
+      "instruction\"; loads accept them and fill): start the box at 0 and clip it on the host side")           \
+    X(STORE_OVERLAP, ERR_GLOBAL_STRIDE_OVERLAP,                                                                \
+      "TMA store through a map whose dimensions overlap (it needed TMA_DESC_ALLOW_OVERLAP): two coordinates "  \
+      "reach the same bytes, so the store would race with itself; store through a map whose strides nest")    \
+    /* measured: "misaligned address", in every swizzle mode, NONE included. */                                \
+    X(SMEM_ALIGN, ERR_SMEM_ALIGN,                                                                              \
+      "shared-memory address {0} of a TMA {1} is not 128-byte aligned (the copy would fault with "             \
+      "\"misaligned address\"): align the tile to 128 bytes (1024 for a swizzle pattern at phase 0)")          \
+    X(COPY_RANK, ERR_RANK, "TMA {0} of rank {1} through a map of rank {2}: use tma_{0}_{2}d")                  \
+    /* ---- the CPU model's buffers ---- */                                                                    \
+    X(MODEL_NULL_SMEM, ERR_NULL_ARG, "smem = NULL: pass the buffer that stands for shared memory")             \
+    X(MODEL_SMEM_BOUNDS, ERR_SMEM_BOUNDS,                                                                      \
+      "the box needs {0} bytes of shared memory at offset {1}, but the buffer holds {2}: enlarge the buffer "  \
+      "or move the box (shared addresses are 32-bit)")                                                         \
+    X(MODEL_INTERLEAVE, ERR_UNSUPPORTED,                                                                       \
+      "interleave = {0}: the CPU model does not model interleaved layouts (their copies are not verified on "  \
+      "hardware, docs/HARDWARE.md); use TMA_INTERLEAVE_NONE")
+
+typedef enum tma_rule {
+#define TMA_RULE_ENUM_(id, status, text) TMA_RULE_##id,
+    TMA_RULE_TABLE(TMA_RULE_ENUM_)
+#undef TMA_RULE_ENUM_
+    TMA_RULE_COUNT_
+} tma_rule;
+
+/** The status a rule reports. */
+TMA_HD tma_status tma_rule_status(tma_rule r) {
+    switch (r) {
+#define TMA_RULE_STATUS_(id, status, text)                                                                     \
+    case TMA_RULE_##id:                                                                                        \
+        return TMA_##status;
+        TMA_RULE_TABLE(TMA_RULE_STATUS_)
+#undef TMA_RULE_STATUS_
+    default: return TMA_ERR_UNSUPPORTED;
+    }
+}
+
+/** A rule's message template. */
+TMA_HD const char *tma_rule_text(tma_rule r) {
+    switch (r) {
+#define TMA_RULE_TEXT_(id, status, text)                                                                       \
+    case TMA_RULE_##id:                                                                                        \
+        return text;
+        TMA_RULE_TABLE(TMA_RULE_TEXT_)
+#undef TMA_RULE_TEXT_
+    default: return "unknown rule";
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Names (status, type, swizzle), usable on the device. tma.h's tma_status_name etc. call these.
+ * ------------------------------------------------------------------------------------------- */
+TMA_HD const char *tma_rule_status_name(tma_status s) {
+    switch (s) {
+#define TMA_RULE_STATUS_NAME_(name, value, text)                                                               \
+    case TMA_##name:                                                                                           \
+        return "TMA_" #name;
+        TMA_STATUS_MAP(TMA_RULE_STATUS_NAME_)
+#undef TMA_RULE_STATUS_NAME_
+    }
+    return "TMA_UNKNOWN_STATUS";
+}
+
+TMA_HD const char *tma_rule_status_text(tma_status s) {
+    switch (s) {
+#define TMA_RULE_STATUS_TEXT_(name, value, text)                                                               \
+    case TMA_##name:                                                                                           \
+        return text;
+        TMA_STATUS_MAP(TMA_RULE_STATUS_TEXT_)
+#undef TMA_RULE_STATUS_TEXT_
+    }
+    return "unknown status";
+}
+
+/** Bytes of one element; 0 for a type libtma does not support. */
+TMA_HD uint32_t tma_rule_dtype_bytes(tma_dtype t) {
+    switch (t) {
+    case TMA_DTYPE_U8: return 1u;
+    case TMA_DTYPE_U16: case TMA_DTYPE_F16: case TMA_DTYPE_BF16: return 2u;
+    case TMA_DTYPE_U32: case TMA_DTYPE_I32: case TMA_DTYPE_F32: case TMA_DTYPE_F32_FTZ: case TMA_DTYPE_TF32:
+    case TMA_DTYPE_TF32_FTZ: return 4u;
+    case TMA_DTYPE_U64: case TMA_DTYPE_I64: case TMA_DTYPE_F64: return 8u;
+    default: return 0u;
+    }
+}
+
+TMA_HD const char *tma_rule_dtype_name(tma_dtype t) {
+    switch (t) {
+    case TMA_DTYPE_U8: return "u8";
+    case TMA_DTYPE_U16: return "u16";
+    case TMA_DTYPE_U32: return "u32";
+    case TMA_DTYPE_I32: return "i32";
+    case TMA_DTYPE_U64: return "u64";
+    case TMA_DTYPE_I64: return "i64";
+    case TMA_DTYPE_F16: return "f16";
+    case TMA_DTYPE_F32: return "f32";
+    case TMA_DTYPE_F64: return "f64";
+    case TMA_DTYPE_BF16: return "bf16";
+    case TMA_DTYPE_F32_FTZ: return "f32_ftz";
+    case TMA_DTYPE_TF32: return "tf32";
+    case TMA_DTYPE_TF32_FTZ: return "tf32_ftz";
+    default: return "?";
+    }
+}
+
+TMA_HD int tma_rule_dtype_is_float(tma_dtype t) {
+    return t == TMA_DTYPE_F16 || t == TMA_DTYPE_F32 || t == TMA_DTYPE_F64 || t == TMA_DTYPE_BF16 ||
+           t == TMA_DTYPE_F32_FTZ || t == TMA_DTYPE_TF32 || t == TMA_DTYPE_TF32_FTZ;
+}
+
+TMA_HD const char *tma_rule_swizzle_name(tma_swizzle m) {
+    switch (m) {
+    case TMA_SWIZZLE_NONE: return "TMA_SWIZZLE_NONE";
+    case TMA_SWIZZLE_32B: return "TMA_SWIZZLE_32B";
+    case TMA_SWIZZLE_64B: return "TMA_SWIZZLE_64B";
+    case TMA_SWIZZLE_128B: return "TMA_SWIZZLE_128B";
+    case TMA_SWIZZLE_128B_ATOM_32B: return "TMA_SWIZZLE_128B_ATOM_32B";
+    case TMA_SWIZZLE_128B_ATOM_32B_FLIP_8B: return "TMA_SWIZZLE_128B_ATOM_32B_FLIP_8B";
+    case TMA_SWIZZLE_128B_ATOM_64B: return "TMA_SWIZZLE_128B_ATOM_64B";
+    default: return "?";
+    }
+}
+
+TMA_HD const char *tma_rule_interleave_name(tma_interleave m) {
+    return m == TMA_INTERLEAVE_NONE ? "TMA_INTERLEAVE_NONE"
+           : m == TMA_INTERLEAVE_16B ? "TMA_INTERLEAVE_16B"
+           : m == TMA_INTERLEAVE_32B ? "TMA_INTERLEAVE_32B"
+                                     : "?";
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Violations: a rule and the values its message quotes. A sink collects them (up to cap; count
+ * keeps counting); the first one decides a checker's status.
+ * ------------------------------------------------------------------------------------------- */
+#define TMA_RULE_MAX_ARGS 10
+
+typedef enum tma_rule_arg_kind {
+    TMA_ARG_NONE = 0,
+    TMA_ARG_U,    /* unsigned decimal */
+    TMA_ARG_I,    /* signed decimal (two's complement in v) */
+    TMA_ARG_X,    /* 0x-prefixed lower-case hexadecimal (addresses) */
+    TMA_ARG_S,    /* string */
+    TMA_ARG_DIMS  /* a set of dimensions as a bit mask: "dimension 0", "dimensions 0..2", "dimensions 0, 2" */
+} tma_rule_arg_kind;
+
+/** One value of a violation. */
+typedef struct tma_rule_arg {
+    uint64_t v;      /**< the number (TMA_ARG_U, _I, _X, _DIMS) */
+    const char *s;   /**< the string (TMA_ARG_S) */
+    uint32_t kind;   /**< a tma_rule_arg_kind */
+} tma_rule_arg;
+
+/** A broken rule and the values its message quotes. */
+typedef struct tma_violation {
+    uint32_t rule;                          /**< a tma_rule */
+    tma_rule_arg arg[TMA_RULE_MAX_ARGS];    /**< {0}..{9} of the rule's message */
+} tma_violation;
+
+/** Where checkers report: out[0..cap) receives the first violations, count counts them all. */
+typedef struct tma_rule_sink {
+    tma_violation *out;  /**< may be NULL when cap is 0 */
+    uint32_t cap;        /**< entries of out */
+    uint32_t count;      /**< violations reported so far */
+    tma_status first;    /**< status of the first one; TMA_OK while there is none */
+} tma_rule_sink;
+
+TMA_HD tma_rule_sink tma_rule_sink_make(tma_violation *out, uint32_t cap) {
+    tma_rule_sink s;
+    s.out = out;
+    s.cap = out ? cap : 0u;
+    s.count = 0u;
+    s.first = TMA_OK;
+    return s;
+}
+
+TMA_HD tma_rule_arg tma_arg_u(uint64_t v) { tma_rule_arg a; a.v = v; a.s = 0; a.kind = TMA_ARG_U; return a; }
+TMA_HD tma_rule_arg tma_arg_i(int64_t v) { tma_rule_arg a; a.v = (uint64_t)v; a.s = 0; a.kind = TMA_ARG_I; return a; }
+TMA_HD tma_rule_arg tma_arg_x(uint64_t v) { tma_rule_arg a; a.v = v; a.s = 0; a.kind = TMA_ARG_X; return a; }
+TMA_HD tma_rule_arg tma_arg_s(const char *s) { tma_rule_arg a; a.v = 0; a.s = s; a.kind = TMA_ARG_S; return a; }
+TMA_HD tma_rule_arg tma_arg_dims(uint32_t mask) { tma_rule_arg a; a.v = mask; a.s = 0; a.kind = TMA_ARG_DIMS; return a; }
+
+TMA_HD void tma_rule_report_(tma_rule_sink *s, tma_rule rule, const tma_rule_arg *args) {
+    if (s->count < s->cap) {
+        tma_violation *v = &s->out[s->count];
+        v->rule = (uint32_t)rule;
+        for (int i = 0; i < TMA_RULE_MAX_ARGS; i++)
+            v->arg[i] = args[i];
+    }
+    if (s->first == TMA_OK)
+        s->first = tma_rule_status(rule);
+    s->count++;
+}
+
+/** Report rule ID to sink S with the message values that follow (at most TMA_RULE_MAX_ARGS). */
+#define TMA_VIOLATE(S, ID, ...)                                                                                 \
+    do {                                                                                                       \
+        const tma_rule_arg tma_args_[TMA_RULE_MAX_ARGS] = {__VA_ARGS__};                                       \
+        tma_rule_report_((S), TMA_RULE_##ID, tma_args_);                                                       \
+    } while (0)
+
+/* ---------------------------------------------------------------------------------------------
+ * Formatting: a violation's message with its values, into out[0..cap) (always terminated when
+ * cap > 0, truncated if it must be). Returns the length the whole message has.
+ * ------------------------------------------------------------------------------------------- */
+TMA_HD size_t tma_fmt_char_(char *out, size_t cap, size_t n, char c) {
+    if (n + 1 < cap)
+        out[n] = c;
+    return n + 1;
+}
+
+TMA_HD size_t tma_fmt_str_(char *out, size_t cap, size_t n, const char *s) {
+    for (; s && *s; s++)
+        n = tma_fmt_char_(out, cap, n, *s);
+    return n;
+}
+
+TMA_HD size_t tma_fmt_uint_(char *out, size_t cap, size_t n, uint64_t v, uint32_t base) {
+    char digits[24];
+    int k = 0;
+    do {
+        uint32_t d = (uint32_t)(v % base);
+        digits[k++] = (char)(d < 10u ? '0' + d : 'a' + (d - 10u));
+        v /= base;
+    } while (v != 0u);
+    while (k > 0)
+        n = tma_fmt_char_(out, cap, n, digits[--k]);
+    return n;
+}
+
+/* "dimension 1", "dimensions 0..3" (a run), "dimensions 0, 2 and 3" */
+TMA_HD size_t tma_fmt_dims_(char *out, size_t cap, size_t n, uint32_t mask) {
+    uint32_t count = 0, lo = 32, hi = 0;
+    for (uint32_t i = 0; i < 32; i++)
+        if (mask >> i & 1u) {
+            count++;
+            lo = i < lo ? i : lo;
+            hi = i;
+        }
+    n = tma_fmt_str_(out, cap, n, count == 1u ? "dimension " : "dimensions ");
+    if (count >= 2u && count == hi - lo + 1u) {
+        n = tma_fmt_uint_(out, cap, n, lo, 10u);
+        n = tma_fmt_str_(out, cap, n, "..");
+        return tma_fmt_uint_(out, cap, n, hi, 10u);
+    }
+    for (uint32_t i = 0, seen = 0; i < 32; i++)
+        if (mask >> i & 1u) {
+            if (seen > 0)
+                n = tma_fmt_str_(out, cap, n, seen + 1u == count ? " and " : ", ");
+            n = tma_fmt_uint_(out, cap, n, i, 10u);
+            seen++;
+        }
+    return n;
+}
+
+TMA_HD size_t tma_fmt_arg_(char *out, size_t cap, size_t n, const tma_rule_arg *a) {
+    switch (a->kind) {
+    case TMA_ARG_U: return tma_fmt_uint_(out, cap, n, a->v, 10u);
+    case TMA_ARG_I:
+        if ((int64_t)a->v < 0) {
+            n = tma_fmt_char_(out, cap, n, '-');
+            return tma_fmt_uint_(out, cap, n, 0u - a->v, 10u);
+        }
+        return tma_fmt_uint_(out, cap, n, a->v, 10u);
+    case TMA_ARG_X: return tma_fmt_uint_(out, cap, tma_fmt_str_(out, cap, n, "0x"), a->v, 16u);
+    case TMA_ARG_S: return tma_fmt_str_(out, cap, n, a->s);
+    case TMA_ARG_DIMS: return tma_fmt_dims_(out, cap, n, (uint32_t)a->v);
+    default: return tma_fmt_str_(out, cap, n, "?");
+    }
+}
+
+TMA_HD size_t tma_rule_format(const tma_violation *v, char *out, size_t cap) {
+    size_t n = 0;
+    for (const char *t = tma_rule_text((tma_rule)v->rule); *t; t++) {
+        if (t[0] == '{' && t[1] >= '0' && t[1] <= '9' && t[2] == '}') {
+            n = tma_fmt_arg_(out, cap, n, &v->arg[t[1] - '0']);
+            t += 2;
+        } else {
+            n = tma_fmt_char_(out, cap, n, *t);
+        }
+    }
+    if (cap > 0)
+        out[n < cap ? n : cap - 1] = '\0';
+    return n;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Derived quantities. The descriptor-based ones assume the fields they read are valid (the checker
+ * runs them only then); tma_rule_box_fields_valid tells.
+ * ------------------------------------------------------------------------------------------- */
+
+/** Overflow-checked a * b + c on uint64; 0 (false) on overflow. */
+TMA_HD int tma_rule_muladd_u64(uint64_t a, uint64_t b, uint64_t c, uint64_t *out) {
+    if (a != 0u && b > UINT64_MAX / a)
+        return 0;
+    uint64_t p = a * b;
+    if (p > UINT64_MAX - c)
+        return 0;
+    *out = p + c;
+    return 1;
+}
+
+/** x rounded up to a multiple of `to`, saturating at the largest multiple that fits. */
+TMA_HD uint64_t tma_rule_round_up(uint64_t x, uint64_t to) {
+    uint64_t r = x % to;
+    if (r == 0u)
+        return x;
+    return x > UINT64_MAX - (to - r) ? UINT64_MAX / to * to : x + (to - r);
+}
+
+/** Element stride of dimension i as the copy engine uses it: 0 means 1, and without interleave
+ *  dimension 0 has none (measured: the hardware ignores element_stride[0] there). */
+TMA_HD uint32_t tma_rule_estride(const tma_tiled_desc *d, uint32_t i) {
+    if (i == 0u && d->interleave == TMA_INTERLEAVE_NONE)
+        return 1u;
+    return d->element_stride[i] ? d->element_stride[i] : 1u;
+}
+
+/** Elements a box holds along dimension i: ceil(box_dim[i] / element stride); 1 past the rank. */
+TMA_HD uint32_t tma_rule_box_count(const tma_tiled_desc *d, uint32_t i) {
+    if (i >= d->rank)
+        return 1u;
+    uint32_t e = tma_rule_estride(d, i);
+    return (d->box_dim[i] + e - 1u) / e;
+}
+
+/** Whether the fields the box quantities read (dtype, rank, box_dim, element_stride) are in range. */
+TMA_HD int tma_rule_box_fields_valid(const tma_tiled_desc *d) {
+    if (d == 0 || tma_rule_dtype_bytes(d->dtype) == 0u || d->rank < 1u || d->rank > TMA_MAX_RANK)
+        return 0;
+    for (uint32_t i = 0; i < d->rank; i++)
+        if (d->box_dim[i] == 0u || d->box_dim[i] > TMA_MAX_BOX_DIM || d->element_stride[i] > TMA_MAX_ELEMENT_STRIDE)
+            return 0;
+    return 1;
+}
+
+/** Box rows in shared memory: the product over dimensions 1..rank-1 of their counts (<= 256^4). */
+TMA_HD uint64_t tma_rule_box_rows(const tma_tiled_desc *d) {
+    uint64_t rows = 1u;
+    for (uint32_t i = 1; i < d->rank; i++)
+        rows *= tma_rule_box_count(d, i);
+    return rows;
+}
+
+/** Bytes between box rows in shared memory (measured): box_dim[0] * elem, or the whole swizzle span when a
+ *  swizzle is set and the row is narrower (the rest of the span is left untouched). */
+TMA_HD uint64_t tma_rule_box_row_pitch(const tma_tiled_desc *d) {
+    uint64_t inner = (uint64_t)tma_rule_box_count(d, 0) * tma_rule_dtype_bytes(d->dtype);
+    uint64_t span = tma_swizzle_span(d->swizzle);
+    return span > inner ? span : inner;
+}
+
+/** Bytes one box copy delivers, what an mbarrier expects (measured: swizzle padding not counted). */
+TMA_HD uint64_t tma_rule_box_tx_bytes(const tma_tiled_desc *d) {
+    return tma_rule_box_rows(d) * tma_rule_box_count(d, 0) * tma_rule_dtype_bytes(d->dtype);
+}
+
+/** Bytes the box occupies in shared memory, padding included. */
+TMA_HD uint64_t tma_rule_box_smem_bytes(const tma_tiled_desc *d) {
+    return tma_rule_box_rows(d) * tma_rule_box_row_pitch(d);
+}
+
+/** Bytes of dimension 0 a store may write per row (measured): it writes whole 16-byte chunks, so the row
+ *  dim0 * elem rounded up to 16 - up to 15 bytes past the last element. dim0 <= 2^32: no overflow. */
+TMA_HD uint64_t tma_rule_store_row_bytes(uint64_t dim0, uint32_t elem_bytes) {
+    return (dim0 * elem_bytes + (TMA_STORE_CHUNK_BYTES - 1u)) / TMA_STORE_CHUNK_BYTES * TMA_STORE_CHUNK_BYTES;
+}
+
+/** Bytes from global_address to one past the last byte a copy can touch (the store's chunk rounding
+ *  included); 0 when the dims, strides or type are out of range or the sum overflows. */
+TMA_HD uint64_t tma_rule_global_extent(const tma_tiled_desc *d) {
+    uint32_t es = tma_rule_dtype_bytes(d->dtype);
+    if (es == 0u || d->rank < 1u || d->rank > TMA_MAX_RANK || d->global_dim[0] == 0u ||
+        d->global_dim[0] > TMA_MAX_GLOBAL_DIM)
+        return 0u;
+    uint64_t last = 0; /* byte offset of the first element of the last row */
+    for (uint32_t i = 1; i < d->rank; i++)
+        if (d->global_dim[i] == 0u || !tma_rule_muladd_u64(d->global_dim[i] - 1u, d->global_stride[i - 1], last, &last))
+            return 0u;
+    uint64_t row = tma_rule_store_row_bytes(d->global_dim[0], es);
+    return last > UINT64_MAX - row ? 0u : last + row;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Injectivity: do two coordinates of the tensor reach the same bytes?
+ *
+ * A coordinate's row (dimension 0) occupies R bytes: dim0 * elem, rounded up to the 16-byte chunk a store
+ * writes. (The rounding changes nothing for loads: the strides are multiples of 16, and so is every distance
+ * between two rows, so two rows are closer than the chunk-rounded row exactly when they are closer than the
+ * row. One rule serves loads and stores.) Two coordinates collide when their rows start less than R bytes
+ * apart: sum over dimensions i >= 1 of delta_i * stride_i lies in (-R, R) for index differences delta_i with
+ * |delta_i| < global_dim[i], not all zero. Strides may come in any order.
+ *
+ * 1. Fast path: sort the dimensions of extent > 1 by stride; when each stride is at least the bytes spanned
+ *    by all dimensions with smaller strides, the strides nest and no two coordinates collide. Row-major and
+ *    permuted dense tensors, padded rows, and the {64, rows, cols / 64} view of a row-major matrix with
+ *    strides {pitch, 128} all nest.
+ * 2. Otherwise an exact search for a collision: a depth-first walk over the index differences, largest stride
+ *    first, keeping only those that can still bring the distance under R. Strides that interleave without
+ *    colliding (a lattice such as strides {32, 48} over 16-byte rows) are one-to-one and accepted. The walk
+ *    is bounded (TMA_OVERLAP_SEARCH_BUDGET steps); a layout it cannot decide within the bound (tiny
+ *    interleaved strides over huge dimensions) is treated as overlapping, and says so.
+ * A view that collides is refused, unless TMA_DESC_ALLOW_OVERLAP says it is only loaded from.
+ * ------------------------------------------------------------------------------------------- */
+#define TMA_OVERLAP_SEARCH_BUDGET 200000u
+
+/** Where two coordinates reach the same bytes: dimension `dim` (global_stride[dim - 1]) steps by less than the
+ *  `span` bytes of the dimensions in `inner_mask` (those with smaller strides, and dimension 0), and overlaps
+ *  dimension `inner`. */
+typedef struct tma_overlap {
+    uint32_t dim;         /**< the dimension whose stride is too small */
+    uint32_t inner;       /**< the dimension it overlaps */
+    uint32_t inner_mask;  /**< bit i: dimension i has a smaller stride (dimension 0 always) */
+    uint64_t span;        /**< bytes those dimensions span */
+    int huge;             /**< they span more than 2^64 - 32 bytes */
+    int unproven;         /**< the strides interleave and the search could not decide within its budget */
+} tma_overlap;
+
+/* The dimensions of extent > 1, sorted by stride (ties in dimension order); returns how many. */
+TMA_HD uint32_t tma_rule_stride_order_(const tma_tiled_desc *d, uint32_t order[TMA_MAX_RANK]) {
+    uint32_t n = 0;
+    for (uint32_t i = 1; i < d->rank; i++) {
+        if (d->global_dim[i] <= 1u)
+            continue;
+        uint32_t k = n++;
+        while (k > 0u && d->global_stride[order[k - 1] - 1] > d->global_stride[i - 1]) {
+            order[k] = order[k - 1];
+            k--;
+        }
+        order[k] = i;
+    }
+    return n;
+}
+
+TMA_HD uint64_t tma_rule_row_bytes_(const tma_tiled_desc *d) {
+    return tma_rule_store_row_bytes(d->global_dim[0], tma_rule_dtype_bytes(d->dtype));
+}
+
+/* The span of dimension 0 and the dimensions before position `upto` of `order`, and their mask; returns 0 (span
+ * 0) when it exceeds 2^64 - 32 (kept that far below 2^64 so a fix rounded up to 32 bytes still fits). */
+TMA_HD int tma_rule_span_below_(const tma_tiled_desc *d, const uint32_t *order, uint32_t upto, uint64_t *span,
+                                uint32_t *mask) {
+    uint64_t sp = tma_rule_row_bytes_(d);
+    int fits = 1;
+    *mask = 1u;
+    for (uint32_t k = 0; k < upto; k++) {
+        const uint32_t i = order[k];
+        *mask |= 1u << i;
+        if (fits && (!tma_rule_muladd_u64(d->global_dim[i] - 1u, d->global_stride[i - 1], sp, &sp) ||
+                     sp > UINT64_MAX - (TMA_GLOBAL_ALIGN_INTERLEAVE_32B - 1u)))
+            fits = 0;
+    }
+    *span = fits ? sp : 0u;
+    return fits;
+}
+
+/** 1 when the strides nest (step 1 above); else 0 and *o says where the first stride falls short. Reads dtype,
+ *  rank, global_dim and global_stride, which must be in range. */
+TMA_HD int tma_rule_strides_nest(const tma_tiled_desc *d, tma_overlap *o) {
+    uint32_t order[TMA_MAX_RANK];
+    const uint32_t n = tma_rule_stride_order_(d, order);
+    for (uint32_t k = 0; k < n; k++) {
+        const int fits = tma_rule_span_below_(d, order, k, &o->span, &o->inner_mask);
+        if (!fits || d->global_stride[order[k] - 1] < o->span) {
+            o->dim = order[k];
+            o->inner = k > 0u ? order[k - 1] : 0u;
+            o->huge = !fits;
+            o->unproven = 0;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+TMA_HD int64_t tma_rule_floor_div_(int64_t a, int64_t b) { return a / b - (a % b != 0 && a < 0); }
+TMA_HD int64_t tma_rule_ceil_div_(int64_t a, int64_t b) { return a / b + (a % b != 0 && a > 0); }
+
+/** Search for two coordinates whose rows start less than a row apart (step 2 above): 1 found, with delta[i] the
+ *  difference of their indices in dimension i; 0 none (one-to-one); -1 undecided within the budget. */
+TMA_HD int tma_rule_find_collision(const tma_tiled_desc *d, int64_t delta[TMA_MAX_RANK]) {
+    uint32_t asc[TMA_MAX_RANK];
+    const uint32_t m = tma_rule_stride_order_(d, asc);
+    int64_t s[TMA_MAX_RANK], n[TMA_MAX_RANK], below[TMA_MAX_RANK + 1];
+    uint32_t dim[TMA_MAX_RANK];
+    for (uint32_t i = 0; i < TMA_MAX_RANK; i++)
+        delta[i] = 0;
+    for (uint32_t k = 0; k < m; k++) { /* largest stride first */
+        dim[k] = asc[m - 1u - k];
+        s[k] = (int64_t)d->global_stride[dim[k] - 1]; /* < 2^40 */
+        n[k] = (int64_t)d->global_dim[dim[k]] - 1;    /* < 2^32 */
+        if (s[k] == 0) {                              /* two indices of this dimension share every byte */
+            delta[dim[k]] = 1;
+            return 1;
+        }
+    }
+    const int64_t R = (int64_t)tma_rule_row_bytes_(d); /* <= 2^35 */
+    /* below[k]: the largest distance the dimensions after position k can add; saturating at 2^60, where the
+     * search would be hopeless anyway */
+    below[m] = 0;
+    for (uint32_t k = m; k-- > 0u;) {
+        const int64_t lim = (int64_t)1 << 60;
+        below[k] = below[k + 1] >= lim || (n[k] > 0 && s[k] > (lim - below[k + 1]) / n[k]) ? lim
+                                                                                            : below[k + 1] + n[k] * s[k];
+    }
+    if (m == 0u)
+        return 0;
+    if (below[1] >= ((int64_t)1 << 60) || (uint64_t)((R + below[1]) / s[0]) > TMA_OVERLAP_SEARCH_BUDGET)
+        return -1;
+    int64_t lo[TMA_MAX_RANK], hi[TMA_MAX_RANK], cur[TMA_MAX_RANK], part[TMA_MAX_RANK + 1];
+    int nz[TMA_MAX_RANK + 1];
+    uint32_t work = 0;
+    int k = 0;
+    part[0] = 0;
+    nz[0] = 0;
+    for (;;) {
+        /* the differences at position k that can still end within (-R, R), given the distance so far */
+        lo[k] = tma_rule_ceil_div_(-R + 1 - part[k] - below[k + 1], s[k]);
+        hi[k] = tma_rule_floor_div_(R - 1 - part[k] + below[k + 1], s[k]);
+        lo[k] = lo[k] < -n[k] ? -n[k] : lo[k];
+        hi[k] = hi[k] > n[k] ? n[k] : hi[k];
+        if (!nz[k] && lo[k] < 0) /* the first nonzero difference is positive: (a, b) and (b, a) are one pair */
+            lo[k] = 0;
+        cur[k] = lo[k];
+        for (;;) {
+            while (cur[k] > hi[k]) { /* this position is exhausted: back up */
+                if (k-- == 0)
+                    return 0;
+                cur[k]++;
+            }
+            if (++work > TMA_OVERLAP_SEARCH_BUDGET)
+                return -1;
+            const int z = nz[k] || cur[k] != 0;
+            if ((uint32_t)k + 1u == m) {
+                if (z) { /* the last position: the distance is within (-R, R) by the range */
+                    for (uint32_t q = 0; q < m; q++)
+                        delta[dim[q]] = cur[q];
+                    return 1;
+                }
+                cur[k]++;
+                continue;
+            }
+            part[k + 1] = part[k] + cur[k] * s[k];
+            nz[k + 1] = z;
+            k++;
+            break;
+        }
+    }
+}
+
+/** 1 when no two coordinates of d reach the same bytes; else 0 and *o names the dimensions. Reads dtype, rank,
+ *  global_dim and global_stride, which must be in range. */
+TMA_HD int tma_rule_one_to_one(const tma_tiled_desc *d, tma_overlap *o) {
+    if (tma_rule_strides_nest(d, o))
+        return 1;
+    if (o->huge)
+        return 0; /* the layout spans more than 2^64 bytes */
+    int64_t delta[TMA_MAX_RANK];
+    const int found = tma_rule_find_collision(d, delta);
+    if (found == 0)
+        return 1; /* the strides interleave without colliding */
+    if (found < 0) {
+        o->unproven = 1;
+        return 0;
+    }
+    /* Name the colliding dimension with the largest stride, the next one (or dimension 0), and what lies below. */
+    uint32_t order[TMA_MAX_RANK];
+    const uint32_t n = tma_rule_stride_order_(d, order);
+    int top = -1, second = -1;
+    for (uint32_t k = 0; k < n; k++)
+        if (delta[order[k]] != 0) {
+            second = top;
+            top = (int)k;
+        }
+    o->dim = order[top]; /* found: some difference is nonzero */
+    o->inner = second >= 0 ? order[second] : 0u;
+    o->unproven = 0;
+    o->huge = !tma_rule_span_below_(d, order, (uint32_t)top, &o->span, &o->inner_mask);
+    return 0;
+}
+
+/* The overlap rule with its best guess at the mistake: a stride given in elements, or two dimensions
+ * exchanged, when the corrected descriptor nests. */
+TMA_HD void tma_rule_report_overlap(const tma_tiled_desc *d, const tma_overlap *o, tma_rule_sink *s) {
+    const uint32_t k = o->dim, j = o->inner, es = tma_rule_dtype_bytes(d->dtype);
+    const uint64_t stride = d->global_stride[k - 1];
+    if (o->huge) {
+        TMA_VIOLATE(s, OVERLAP_HUGE, tma_arg_u(k - 1u), tma_arg_u(stride), tma_arg_dims(o->inner_mask));
+        return;
+    }
+    if (o->unproven) {
+        TMA_VIOLATE(s, OVERLAP_UNPROVEN, tma_arg_u(k - 1u), tma_arg_u(stride), tma_arg_u(o->span),
+                    tma_arg_dims(o->inner_mask), tma_arg_u(TMA_OVERLAP_SEARCH_BUDGET));
+        return;
+    }
+    const uint32_t align = d->interleave == TMA_INTERLEAVE_32B ? TMA_GLOBAL_ALIGN_INTERLEAVE_32B : TMA_GLOBAL_ALIGN;
+    const tma_rule_arg head[7] = {tma_arg_u(k - 1u), tma_arg_u(stride),  tma_arg_u(o->span),
+                                  tma_arg_dims(o->inner_mask), tma_arg_u(k), tma_arg_u(j),
+                                  tma_arg_u(tma_rule_round_up(o->span, align))};
+    tma_tiled_desc fixed = *d;
+    tma_overlap ignored;
+    fixed.global_stride[k - 1] = stride * es; /* stride < 2^40 (checked before), so no overflow */
+    if (es > 1u && tma_rule_one_to_one(&fixed, &ignored)) {
+        TMA_VIOLATE(s, OVERLAP_ELEMENTS, head[0], head[1], head[2], head[3], head[4], head[5], head[6],
+                    tma_arg_s(tma_rule_dtype_name(d->dtype)), tma_arg_u(stride * es));
+        return;
+    }
+    fixed = *d;
+    fixed.global_dim[k] = d->global_dim[j];
+    fixed.global_dim[j] = d->global_dim[k];
+    if (d->global_dim[j] != d->global_dim[k] && tma_rule_one_to_one(&fixed, &ignored)) {
+        TMA_VIOLATE(s, OVERLAP_SWAPPED, head[0], head[1], head[2], head[3], head[4], head[5], head[6],
+                    tma_arg_u(d->global_dim[k]), tma_arg_u(d->global_dim[j]));
+        return;
+    }
+    TMA_VIOLATE(s, OVERLAP, head[0], head[1], head[2], head[3], head[4], head[5], head[6]);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The descriptor checker: every rule whose fields are valid is evaluated, so one call reports every
+ * independent mistake; a rule that reads a field another rule found invalid is skipped.
+ * ------------------------------------------------------------------------------------------- */
+
+/** Check d against every rule of cuTensorMapEncodeTiled and libtma's stricter ones, reporting each
+ *  violation to s. @return the first violation's status, or TMA_OK */
+TMA_HD tma_status tma_rules_tiled(const tma_tiled_desc *d, tma_rule_sink *s) {
+    if (d == 0) {
+        TMA_VIOLATE(s, NULL_DESC, tma_arg_u(0));
+        return s->first;
+    }
+    /* ---- kinds: each enumeration on its own ---- */
+    const int dtype_packed = (int)d->dtype >= (int)TMA_DTYPE_COUNT_ && (int)d->dtype <= (int)TMA_DTYPE_LAST_DRIVER_;
+    const int dtype_ok = (unsigned)d->dtype < (unsigned)TMA_DTYPE_COUNT_;
+    if (dtype_packed)
+        TMA_VIOLATE(s, DTYPE_PACKED, tma_arg_i((int)d->dtype));
+    else if (!dtype_ok)
+        TMA_VIOLATE(s, DTYPE_UNKNOWN, tma_arg_i((int)d->dtype));
+    const int rank_ok = d->rank >= 1u && d->rank <= (uint32_t)TMA_MAX_RANK;
+    if (!rank_ok)
+        TMA_VIOLATE(s, RANK, tma_arg_u(d->rank));
+    const int il_ok = (unsigned)d->interleave <= (unsigned)TMA_INTERLEAVE_32B;
+    if (!il_ok)
+        TMA_VIOLATE(s, INTERLEAVE_ENUM, tma_arg_i((int)d->interleave));
+    const int sw_enum_ok = (unsigned)d->swizzle <= (unsigned)TMA_SWIZZLE_128B_ATOM_64B;
+    const int sw_ok = (unsigned)d->swizzle <= (unsigned)TMA_SWIZZLE_128B;
+    if (!sw_enum_ok)
+        TMA_VIOLATE(s, SWIZZLE_ENUM, tma_arg_i((int)d->swizzle));
+    else if (!sw_ok)
+        TMA_VIOLATE(s, SWIZZLE_SM100, tma_arg_s(tma_rule_swizzle_name(d->swizzle)));
+    if ((unsigned)d->l2_promotion > (unsigned)TMA_L2_256B)
+        TMA_VIOLATE(s, L2_ENUM, tma_arg_i((int)d->l2_promotion));
+    const int oob_ok = (unsigned)d->oob_fill <= (unsigned)TMA_OOB_NAN;
+    if (!oob_ok)
+        TMA_VIOLATE(s, OOB_ENUM, tma_arg_i((int)d->oob_fill));
+
+    if (dtype_ok && oob_ok && d->oob_fill == TMA_OOB_NAN && !tma_rule_dtype_is_float(d->dtype))
+        TMA_VIOLATE(s, OOB_NAN_INTEGER, tma_arg_s(tma_rule_dtype_name(d->dtype)));
+    if (il_ok && rank_ok && d->interleave != TMA_INTERLEAVE_NONE && d->rank < 3u)
+        TMA_VIOLATE(s, INTERLEAVE_RANK, tma_arg_u(d->rank), tma_arg_s(tma_rule_interleave_name(d->interleave)));
+    if (il_ok && sw_enum_ok && d->interleave == TMA_INTERLEAVE_32B && d->swizzle != TMA_SWIZZLE_32B)
+        TMA_VIOLATE(s, INTERLEAVE_32B_SWIZZLE, tma_arg_s(tma_rule_swizzle_name(d->swizzle)));
+
+    /* ---- the tensor in global memory ---- */
+    const int il32 = il_ok && d->interleave == TMA_INTERLEAVE_32B;
+    const uint32_t align = il32 ? TMA_GLOBAL_ALIGN_INTERLEAVE_32B : TMA_GLOBAL_ALIGN;
+    const char *align_why = il32 ? " (TMA_INTERLEAVE_32B needs 32)" : "";
+    const uint64_t addr = (uint64_t)(uintptr_t)d->global_address;
+    if (addr == 0u)
+        TMA_VIOLATE(s, ADDRESS_NULL, tma_arg_u(0));
+    else if (addr % align != 0u)
+        TMA_VIOLATE(s, ADDRESS_ALIGN, tma_arg_x(addr), tma_arg_u(align), tma_arg_s(align_why));
+    if (!rank_ok)
+        return s->first; /* every rule below reads dimensions */
+
+    int dims_ok = 1, strides_ok = 1;
+    for (uint32_t i = 0; i < d->rank; i++)
+        if (d->global_dim[i] == 0u || d->global_dim[i] > TMA_MAX_GLOBAL_DIM) {
+            TMA_VIOLATE(s, GLOBAL_DIM, tma_arg_u(i), tma_arg_u(d->global_dim[i]));
+            dims_ok = 0;
+        }
+    for (uint32_t i = 0; i + 1u < d->rank; i++) {
+        const uint64_t st = d->global_stride[i];
+        if (st % align != 0u) {
+            TMA_VIOLATE(s, STRIDE_ALIGN, tma_arg_u(i), tma_arg_u(st), tma_arg_u(align), tma_arg_s(align_why),
+                        tma_arg_u(tma_rule_round_up(st ? st : 1u, align)));
+            strides_ok = 0;
+        }
+        if (st >= TMA_GLOBAL_STRIDE_LIMIT) {
+            TMA_VIOLATE(s, STRIDE_RANGE, tma_arg_u(i), tma_arg_u(st));
+            strides_ok = 0;
+        }
+    }
+    if (dtype_ok && dims_ok && strides_ok) {
+        tma_overlap o;
+        if (!(d->flags & TMA_DESC_ALLOW_OVERLAP) && !tma_rule_one_to_one(d, &o))
+            tma_rule_report_overlap(d, &o, s); /* the extent rule would only repeat a huge span */
+        else {
+            const uint64_t extent = tma_rule_global_extent(d);
+            if (extent == 0u || extent - 1u > UINT64_MAX - addr)
+                TMA_VIOLATE(s, EXTENT, tma_arg_u(0));
+        }
+    }
+
+    /* ---- the box ---- */
+    int box_ok = 1; /* every box_dim in range */
+    for (uint32_t i = 0; i < d->rank; i++)
+        if (d->box_dim[i] == 0u || d->box_dim[i] > TMA_MAX_BOX_DIM) {
+            TMA_VIOLATE(s, BOX_DIM, tma_arg_u(i), tma_arg_u(d->box_dim[i]));
+            box_ok = 0;
+        }
+    const int box0_ok = d->box_dim[0] >= 1u && d->box_dim[0] <= TMA_MAX_BOX_DIM;
+    int estride_ok = 1;
+    for (uint32_t i = 0; i < d->rank; i++)
+        if (d->element_stride[i] > TMA_MAX_ELEMENT_STRIDE) {
+            TMA_VIOLATE(s, ELEMENT_STRIDE, tma_arg_u(i), tma_arg_u(d->element_stride[i]));
+            estride_ok = 0;
+        }
+    if (il_ok && d->interleave == TMA_INTERLEAVE_NONE && d->element_stride[0] > 1u &&
+        d->element_stride[0] <= TMA_MAX_ELEMENT_STRIDE)
+        TMA_VIOLATE(s, ELEMENT_STRIDE_0, tma_arg_u(d->element_stride[0]));
+
+    if (dtype_ok && box0_ok) {
+        const uint32_t es = tma_rule_dtype_bytes(d->dtype), inner = d->box_dim[0] * es, per16 = 16u / es;
+        const char *tn = tma_rule_dtype_name(d->dtype);
+        if (inner % TMA_BOX_INNER_ALIGN != 0u)
+            TMA_VIOLATE(s, BOX_INNER_BYTES, tma_arg_u(d->box_dim[0]), tma_arg_s(tn), tma_arg_u(inner),
+                        tma_arg_u(per16), tma_arg_u((d->box_dim[0] + per16 - 1u) / per16 * per16));
+        const uint32_t span = sw_ok ? tma_swizzle_span(d->swizzle) : 0u;
+        if (il_ok && d->interleave == TMA_INTERLEAVE_NONE && span != 0u && inner > span)
+            TMA_VIOLATE(s, BOX_SWIZZLE_SPAN, tma_arg_u(d->box_dim[0]), tma_arg_s(tn), tma_arg_u(inner),
+                        tma_arg_u(span), tma_arg_s(tma_rule_swizzle_name(d->swizzle)), tma_arg_u(span / es),
+                        tma_arg_s(inner <= 128u ? ", a wider swizzle (TMA_SWIZZLE_128B)," : ""));
+    }
+    if (dtype_ok && box_ok && estride_ok && sw_ok && il_ok) {
+        const uint64_t smem = tma_rule_box_smem_bytes(d);
+        if (smem > TMA_MAX_BOX_SMEM_BYTES)
+            TMA_VIOLATE(s, BOX_SMEM, tma_arg_u(smem), tma_arg_u(TMA_MAX_BOX_SMEM_BYTES));
+    }
+    return s->first;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * One copy: the rules the encoder cannot see, for the host (tma_check_coords, the model) and the
+ * device checked mode. The map's facts come as plain values, so a tma_tensor serves as well as a
+ * descriptor.
+ * ------------------------------------------------------------------------------------------- */
+
+/** The facts of a map that per-copy rules read. */
+typedef struct tma_copy_facts {
+    uint32_t rank;        /**< the map's rank */
+    uint32_t elem_bytes;  /**< element size */
+    int interleaved;      /**< interleave != NONE (coord[0] alignment is not measured there) */
+    int load_only;        /**< the map's dimensions overlap (TMA_DESC_ALLOW_OVERLAP) */
+} tma_copy_facts;
+
+/** Check one copy: copy_rank its instruction's rank (the map's, on the host), c its coordinates (c[i]
+ *  for i >= the map's rank ignored), smem_addr its shared-memory address, or ~0u where unknown (host).
+ *  @return the first violation's status, or TMA_OK */
+TMA_HD tma_status tma_rules_copy(const tma_copy_facts *m, uint32_t copy_rank, const int32_t *c, uint32_t smem_addr,
+                                 int store, tma_rule_sink *s) {
+    const char *what = store ? "store" : "load";
+    if (smem_addr != ~0u && smem_addr % TMA_SMEM_ALIGN != 0u)
+        TMA_VIOLATE(s, SMEM_ALIGN, tma_arg_x(smem_addr), tma_arg_s(what));
+    if (copy_rank != m->rank)
+        TMA_VIOLATE(s, COPY_RANK, tma_arg_s(what), tma_arg_u(copy_rank), tma_arg_u(m->rank));
+    if (c == 0) {
+        TMA_VIOLATE(s, NULL_COORDS, tma_arg_u(0));
+        return s->first;
+    }
+    const int64_t inner = (int64_t)c[0] * (int64_t)m->elem_bytes;
+    if (!m->interleaved && m->elem_bytes != 0u && inner % (int64_t)TMA_COORD0_ALIGN_BYTES != 0)
+        TMA_VIOLATE(s, COORD_ALIGN, tma_arg_s(what), tma_arg_i(c[0]), tma_arg_u(m->elem_bytes), tma_arg_i(inner),
+                    tma_arg_u(TMA_COORD0_ALIGN_BYTES / m->elem_bytes));
+    if (store && m->load_only)
+        TMA_VIOLATE(s, STORE_OVERLAP, tma_arg_u(0));
+    if (store)
+        for (uint32_t i = 0; i < m->rank && i < (uint32_t)TMA_MAX_RANK; i++)
+            if (c[i] < 0) {
+                TMA_VIOLATE(s, COORD_NEGATIVE_STORE, tma_arg_u(i), tma_arg_i(c[i]));
+                break;
+            }
+    return s->first;
+}
+
+/** The per-copy facts of a descriptor that passed tma_rules_tiled. */
+TMA_HD tma_copy_facts tma_rule_copy_facts(const tma_tiled_desc *d) {
+    tma_copy_facts f;
+    tma_overlap o;
+    f.rank = d->rank;
+    f.elem_bytes = tma_rule_dtype_bytes(d->dtype);
+    f.interleaved = d->interleave != TMA_INTERLEAVE_NONE;
+    f.load_only = !tma_rule_one_to_one(d, &o);
+    return f;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TMA_RULES_H */

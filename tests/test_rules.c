@@ -1,0 +1,506 @@
+/* tma/rules.h: the rule table, the message formatter, the injectivity rule (strides in any order), the per-copy
+ * rules, the independence of the checker's rules, and the public layout facts (version, tma_tensor).
+ *
+ *   rule_table  - every rule has a status and a message, and its message fits a tma_diag with the longest
+ *                 values it can quote (so no message is ever cut).
+ *   format      - placeholders, signed and hexadecimal values, dimension sets, truncation.
+ *   nesting     - the 3-D view of a row-major matrix {64, rows, cols / 64} with strides {pitch, 128} is accepted
+ *                 and stored through; every order of a dense tensor's strides is; real overlaps are refused with
+ *                 the two dimensions named and the likely mistake (a stride in elements, swapped dimensions);
+ *                 against a brute-force oracle on random small tensors.
+ *   copy_rules  - each per-copy rule, with the message the device checked mode prints too.
+ *   check_all_independent - k independent mistakes give k reports.
+ *   layout      - tma_version(), sizeof / alignof tma_tensor. */
+#define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <stdalign.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+
+#include "tma/tma.h"
+
+#define FAKE_ADDR ((void *)(uintptr_t)0x100000)
+
+static uint64_t rng_state;
+static uint64_t rnd(void) {
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545F4914F6CDD1Dull;
+}
+static uint64_t seed_rng(const char *suite) {
+    const char *env = getenv("TMA_TEST_SEED");
+    uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20);
+    rng_state = seed ? seed : 1;
+    cr_log_info("%s: seed %" PRIu64 " (replay with TMA_TEST_SEED=%" PRIu64 ")", suite, seed, seed);
+    return seed;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * rule_table
+ * ------------------------------------------------------------------------------------------- */
+
+/* Which placeholders of a rule's message are strings, dimension sets, or dimension indices (0..4) as the checkers
+ * in rules.h fill them; the rest are numbers. */
+static const struct {
+    tma_rule rule;
+    uint32_t strings, dims, indices; /* bit k: placeholder {k} */
+} arg_kinds[] = {
+    {TMA_RULE_SWIZZLE_SM100, 1u << 0, 0, 0},
+    {TMA_RULE_OOB_NAN_INTEGER, 1u << 0, 0, 0},
+    {TMA_RULE_INTERLEAVE_RANK, 1u << 1, 0, 0},
+    {TMA_RULE_INTERLEAVE_32B_SWIZZLE, 1u << 0, 0, 0},
+    {TMA_RULE_ADDRESS_ALIGN, 1u << 2, 0, 0},
+    {TMA_RULE_GLOBAL_DIM, 0, 0, 1u << 0},
+    {TMA_RULE_STRIDE_ALIGN, 1u << 3, 0, 1u << 0},
+    {TMA_RULE_STRIDE_RANGE, 0, 0, 1u << 0},
+    {TMA_RULE_OVERLAP, 0, 1u << 3, 1u << 0 | 1u << 4 | 1u << 5},
+    {TMA_RULE_OVERLAP_ELEMENTS, 1u << 7, 1u << 3, 1u << 0 | 1u << 4 | 1u << 5},
+    {TMA_RULE_OVERLAP_SWAPPED, 0, 1u << 3, 1u << 0 | 1u << 4 | 1u << 5},
+    {TMA_RULE_OVERLAP_UNPROVEN, 0, 1u << 3, 1u << 0},
+    {TMA_RULE_OVERLAP_HUGE, 0, 1u << 2, 1u << 0},
+    {TMA_RULE_BOX_DIM, 0, 0, 1u << 0},
+    {TMA_RULE_ELEMENT_STRIDE, 0, 0, 1u << 0},
+    {TMA_RULE_BOX_INNER_BYTES, 1u << 1, 0, 0},
+    {TMA_RULE_BOX_SWIZZLE_SPAN, 1u << 1 | 1u << 4 | 1u << 6, 0, 0},
+    {TMA_RULE_COORD_ALIGN, 1u << 0, 0, 0},
+    {TMA_RULE_COORD_NEGATIVE_STORE, 0, 0, 1u << 0},
+    {TMA_RULE_SMEM_ALIGN, 1u << 1, 0, 0},
+    {TMA_RULE_COPY_RANK, 1u << 0, 0, 1u << 1 | 1u << 2},
+};
+
+/* Rule r with the longest value of each kind in every placeholder: 20-character numbers, the longest string the
+ * checkers pass, the longest set of dimensions, one-digit indices. */
+static tma_violation worst_case(tma_rule r) {
+    tma_violation v = {.rule = (uint32_t)r};
+    uint32_t strings = 0, dims = 0, indices = 0;
+    for (size_t i = 0; i < sizeof arg_kinds / sizeof arg_kinds[0]; i++)
+        if (arg_kinds[i].rule == r)
+            strings = arg_kinds[i].strings, dims = arg_kinds[i].dims, indices = arg_kinds[i].indices;
+    for (int k = 0; k < TMA_RULE_MAX_ARGS; k++)
+        v.arg[k] = strings >> k & 1u   ? tma_arg_s(", a wider swizzle (TMA_SWIZZLE_128B),")
+                   : dims >> k & 1u    ? tma_arg_dims(0x15)
+                   : indices >> k & 1u ? tma_arg_u(4)
+                                       : tma_arg_i(INT64_MIN);
+    return v;
+}
+
+Test(rule_table, every_rule_has_a_status_and_a_message_that_fits) {
+    for (int r = 0; r < TMA_RULE_COUNT_; r++) {
+        const tma_status st = tma_rule_status((tma_rule)r);
+        cr_expect_neq(st, TMA_OK, "rule %d reports TMA_OK", r);
+        cr_expect_str_neq(tma_rule_status_name(st), "TMA_UNKNOWN_STATUS", "rule %d: status %d not in the table", r,
+                          (int)st);
+        const char *text = tma_rule_text((tma_rule)r);
+        cr_expect(strlen(text) > 20, "rule %d: message \"%s\" too short to name field, value, limit and fix", r, text);
+        const tma_violation v = worst_case((tma_rule)r);
+        char msg[TMA_DIAG_MESSAGE_BYTES];
+        const size_t n = tma_rule_format(&v, msg, sizeof msg);
+        cr_expect_lt(n, sizeof msg, "rule %d (%s): the longest message is %zu characters, more than a tma_diag holds: %s",
+                     r, tma_rule_status_name(st), n, msg);
+    }
+}
+
+Test(rule_table, statuses_names_and_texts_come_from_one_table) {
+#define CHECK_STATUS_(name, value, text)                                                                      \
+    cr_expect_str_eq(tma_status_name(TMA_##name), "TMA_" #name, "name of %d", value);                          \
+    cr_expect_str_eq(tma_strerror(TMA_##name), text, "text of %d", value);                                      \
+    cr_expect_eq((int)TMA_##name, value, "value of TMA_" #name);
+    TMA_STATUS_MAP(CHECK_STATUS_)
+#undef CHECK_STATUS_
+    cr_expect_str_eq(tma_status_name((tma_status)999), "TMA_UNKNOWN_STATUS", "unknown status name");
+    cr_expect_str_eq(tma_strerror((tma_status)999), "unknown status", "unknown status text");
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * format
+ * ------------------------------------------------------------------------------------------- */
+
+static const char *fmt(tma_rule r, tma_rule_arg a0, tma_rule_arg a1, tma_rule_arg a2) {
+    static char out[TMA_DIAG_MESSAGE_BYTES];
+    tma_violation v = {.rule = (uint32_t)r, .arg = {a0, a1, a2}};
+    tma_rule_format(&v, out, sizeof out);
+    return out;
+}
+
+Test(format, values_of_every_kind) {
+    cr_expect_str_eq(fmt(TMA_RULE_GLOBAL_DIM, tma_arg_u(3), tma_arg_u(UINT64_MAX), tma_arg_u(0)),
+                     "global_dim[3] = 18446744073709551615 is outside 1..2^32: every dimension needs at least one "
+                     "element and at most 4294967296; split a larger dimension in two",
+                     "unsigned");
+    cr_expect(strstr(fmt(TMA_RULE_DTYPE_UNKNOWN, tma_arg_i(-1), tma_arg_u(0), tma_arg_u(0)), "dtype = -1 is") != NULL,
+              "signed");
+    cr_expect(strstr(fmt(TMA_RULE_DTYPE_UNKNOWN, tma_arg_i(INT64_MIN), tma_arg_u(0), tma_arg_u(0)),
+                     "dtype = -9223372036854775808 is") != NULL,
+              "INT64_MIN");
+    cr_expect(strstr(fmt(TMA_RULE_ADDRESS_ALIGN, tma_arg_x(0x7f00000abc08ull), tma_arg_u(16), tma_arg_s("")),
+                     "global_address = 0x7f00000abc08 is not 16-byte aligned: use an address that is a multiple of "
+                     "16") != NULL,
+              "hex and a repeated placeholder");
+}
+
+Test(format, dimension_sets) {
+    static const struct {
+        uint32_t mask;
+        const char *text;
+    } cases[] = {
+        {0x1, "dimension 0"},         {0x2, "dimension 1"},           {0x3, "dimensions 0..1"},
+        {0x7, "dimensions 0..2"},     {0x1F, "dimensions 0..4"},      {0x5, "dimensions 0 and 2"},
+        {0x15, "dimensions 0, 2 and 4"}, {0xD, "dimensions 0, 2 and 3"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char want[128];
+        snprintf(want, sizeof want, "cannot step over %s, which", cases[i].text);
+        const char *got = fmt(TMA_RULE_OVERLAP_HUGE, tma_arg_u(0), tma_arg_u(16), tma_arg_dims(cases[i].mask));
+        cr_expect(strstr(got, want) != NULL, "mask 0x%x: \"%s\" lacks \"%s\"", cases[i].mask, got, want);
+    }
+}
+
+Test(format, truncation_keeps_the_terminator_and_counts_the_whole) {
+    tma_violation v = {.rule = TMA_RULE_BOX_DIM, .arg = {tma_arg_u(1), tma_arg_u(300)}};
+    char full[TMA_DIAG_MESSAGE_BYTES], small[12];
+    const size_t n = tma_rule_format(&v, full, sizeof full);
+    cr_assert_eq(n, strlen(full), "the whole length");
+    memset(small, 'x', sizeof small);
+    cr_expect_eq(tma_rule_format(&v, small, sizeof small), n, "a short buffer still counts the whole message");
+    cr_expect_eq(small[sizeof small - 1], '\0', "terminated");
+    cr_expect(strncmp(small, full, sizeof small - 1) == 0, "the prefix: \"%s\"", small);
+    cr_expect_eq(tma_rule_format(&v, NULL, 0), n, "cap 0 writes nothing");
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * nesting
+ * ------------------------------------------------------------------------------------------- */
+
+/* A row-major rows x cols bf16 matrix described as {64, rows, cols / 64}, strides {pitch, 128 bytes}: the layout
+ * of a public Hopper GEMM's maps (dimension 2's stride is smaller than dimension 1's). */
+static tma_tiled_desc view3d(uint64_t rows, uint64_t cols, void *base) {
+    tma_tiled_desc d = {
+        .dtype = TMA_DTYPE_BF16,
+        .rank = 3,
+        .global_address = base,
+        .global_dim = {64, rows, cols / 64},
+        .global_stride = {cols * 2, 128},
+        .box_dim = {64, 128, 1},
+        .swizzle = TMA_SWIZZLE_128B,
+    };
+    return d;
+}
+
+Test(nesting, three_d_view_of_a_gemm_is_accepted_for_loads_and_stores) {
+    tma_tiled_desc d = view3d(4096, 4096, FAKE_ADDR);
+    tma_diag diag;
+    cr_assert_eq(tma_check_tiled(&d, &diag), TMA_OK, "the 3-D view is one-to-one: %s", diag.message);
+    const int32_t c[5] = {0, 128, 5, 0, 0};
+    cr_expect_eq(tma_check_store_coords(&d, c, &diag), TMA_OK, "stores through it: %s", diag.message);
+    cr_expect_eq(tma_global_extent_bytes(&d), (size_t)4096 * 4096 * 2, "its extent is the matrix");
+    d.flags = TMA_DESC_ALLOW_OVERLAP; /* the flag changes nothing for a view that nests */
+    cr_expect_eq(tma_check_store_coords(&d, c, &diag), TMA_OK, "stores with the flag set: %s", diag.message);
+    const tma_box_info box = tma_box_info_of(&d);
+    cr_expect_eq(box.flags & TMA_BOX_LOAD_ONLY, 0u, "not load-only");
+}
+
+Test(nesting, every_order_of_dense_strides_is_accepted) {
+    /* f32 {8, 3, 5, 7, 2}: dense strides in some order of the outer dimensions. */
+    static const uint64_t dims[5] = {8, 3, 5, 7, 2};
+    static const uint32_t perms[24][4] = {
+        {1, 2, 3, 4}, {1, 2, 4, 3}, {1, 3, 2, 4}, {1, 3, 4, 2}, {1, 4, 2, 3}, {1, 4, 3, 2}, {2, 1, 3, 4}, {2, 1, 4, 3},
+        {2, 3, 1, 4}, {2, 3, 4, 1}, {2, 4, 1, 3}, {2, 4, 3, 1}, {3, 1, 2, 4}, {3, 1, 4, 2}, {3, 2, 1, 4}, {3, 2, 4, 1},
+        {3, 4, 1, 2}, {3, 4, 2, 1}, {4, 1, 2, 3}, {4, 1, 3, 2}, {4, 2, 1, 3}, {4, 2, 3, 1}, {4, 3, 1, 2}, {4, 3, 2, 1},
+    };
+    for (int p = 0; p < 24; p++) {
+        tma_tiled_desc d = {.dtype = TMA_DTYPE_F32, .rank = 5, .global_address = FAKE_ADDR, .box_dim = {8, 1, 1, 1, 1}};
+        memcpy(d.global_dim, dims, sizeof dims);
+        uint64_t stride = 32; /* one row of 8 f32 */
+        for (int k = 0; k < 4; k++) {
+            const uint32_t i = perms[p][k];
+            d.global_stride[i - 1] = stride;
+            stride *= dims[i];
+        }
+        tma_diag diag;
+        cr_expect_eq(tma_check_tiled(&d, &diag), TMA_OK, "order %u%u%u%u: %s", perms[p][0], perms[p][1], perms[p][2],
+                     perms[p][3], diag.message);
+        cr_expect_eq(tma_global_extent_bytes(&d), (size_t)8 * 3 * 5 * 7 * 2 * 4, "order %d: extent", p);
+    }
+}
+
+static tma_diag overlap_diag(const tma_tiled_desc *d) {
+    tma_diag diag;
+    cr_assert_eq(tma_check_tiled(d, &diag), TMA_ERR_GLOBAL_STRIDE_OVERLAP, "expected an overlap: %s %s",
+                 tma_status_name(diag.status), diag.message);
+    return diag;
+}
+
+Test(nesting, stride_in_elements_is_named) {
+    tma_tiled_desc d = tma_desc_2d(TMA_DTYPE_F32, FAKE_ADDR, 1024, 1024, 1024 /* elements, not bytes */, 32, 32,
+                                   TMA_SWIZZLE_128B);
+    const tma_diag diag = overlap_diag(&d);
+    cr_expect(strstr(diag.message, "global_stride[0] = 1024 bytes is smaller than the 4096 bytes of dimension 0 it "
+                                   "steps over, so dimension 1 overlaps dimension 0") != NULL,
+              "names both dimensions: %s", diag.message);
+    cr_expect(strstr(diag.message, "strides are in bytes (1024 f32 elements are 4096 bytes)") != NULL,
+              "suggests the unit mistake: %s", diag.message);
+}
+
+Test(nesting, swapped_dimensions_are_named) {
+    /* 100 rows x 4000 columns of f32 with its pitch, but dims given as {rows, cols} */
+    tma_tiled_desc d = tma_desc_2d(TMA_DTYPE_F32, FAKE_ADDR, 4000, 100, 400, 32, 32, TMA_SWIZZLE_128B);
+    d.global_dim[0] = 4000, d.global_dim[1] = 100, d.global_stride[0] = 400;
+    const tma_diag diag = overlap_diag(&d);
+    cr_expect(strstr(diag.message, "global_dim[1] = 100 and global_dim[0] = 4000 look swapped") != NULL,
+              "suggests the swap: %s", diag.message);
+}
+
+Test(nesting, three_d_overlap_names_the_inner_dimension) {
+    /* the 3-D view with dimension 2's stride 64 bytes: dimension 2 lands inside dimension 0's 128-byte rows */
+    tma_tiled_desc d = view3d(256, 256, FAKE_ADDR);
+    d.global_stride[1] = 64;
+    const tma_diag diag = overlap_diag(&d);
+    cr_expect(strstr(diag.message, "global_stride[1] = 64 bytes is smaller than the 128 bytes of dimension 0 it "
+                                   "steps over, so dimension 2 overlaps dimension 0: ") != NULL,
+              "%s", diag.message);
+    cr_expect(strstr(diag.message, "use global_stride[1] >= 128, or set TMA_DESC_ALLOW_OVERLAP") != NULL, "%s",
+              diag.message);
+    /* and with dimension 2's stride between a row and the span of dimensions 0..1 (255 x 512 + 128 bytes) */
+    d.global_stride[1] = 1024;
+    const tma_diag d2 = overlap_diag(&d);
+    cr_expect(strstr(d2.message, "global_stride[1] = 1024 bytes is smaller than the 130688 bytes of dimensions 0..1 "
+                                 "it steps over, so dimension 2 overlaps dimension 1") != NULL,
+              "sorted by stride, dimension 1 is inside dimension 2: %s", d2.message);
+}
+
+Test(nesting, zero_strides) {
+    tma_tiled_desc d = tma_desc_2d(TMA_DTYPE_U8, FAKE_ADDR, 4, 64, 0, 4, 64, TMA_SWIZZLE_NONE);
+    tma_diag diag = overlap_diag(&d);
+    cr_expect(strstr(diag.message, "global_stride[0] = 0 bytes is smaller than the 64 bytes") != NULL, "%s",
+              diag.message);
+    d.global_dim[1] = 1; /* a dimension of one index reaches no second byte: any stride will do */
+    d.box_dim[1] = 1;
+    cr_expect_eq(tma_check_tiled(&d, &diag), TMA_OK, "global_dim[1] = 1 with stride 0: %s", diag.message);
+}
+
+Test(nesting, equal_strides_overlap) {
+    tma_tiled_desc d = {.dtype = TMA_DTYPE_F32, .rank = 3, .global_address = FAKE_ADDR, .global_dim = {4, 2, 2},
+                        .global_stride = {64, 64}, .box_dim = {4, 2, 2}};
+    const tma_diag diag = overlap_diag(&d);
+    cr_expect(strstr(diag.message, "dimension 2 overlaps dimension 1") != NULL, "%s", diag.message);
+}
+
+Test(nesting, load_only_views_pass_with_the_flag_and_refuse_stores) {
+    tma_tiled_desc d = tma_desc_2d(TMA_DTYPE_F32, FAKE_ADDR, 64, 64, 128, 8, 32, TMA_SWIZZLE_NONE); /* rows overlap */
+    d.flags = TMA_DESC_ALLOW_OVERLAP;
+    tma_diag diag;
+    const int32_t c[5] = {0};
+    cr_expect_eq(tma_check_tiled(&d, &diag), TMA_OK, "allowed for loads: %s", diag.message);
+    cr_expect_eq(tma_check_coords(&d, c, &diag), TMA_OK, "loads: %s", diag.message);
+    cr_expect_eq(tma_check_store_coords(&d, c, &diag), TMA_ERR_GLOBAL_STRIDE_OVERLAP, "stores refused");
+    cr_expect(strstr(diag.message, "would race with itself") != NULL, "%s", diag.message);
+    cr_expect_eq(tma_box_info_of(&d).flags & TMA_BOX_LOAD_ONLY, TMA_BOX_LOAD_ONLY, "the box facts say load-only");
+}
+
+/* Brute force: for a small tensor, whether two coordinates reach a common byte. Rows are dimension 0's bytes,
+ * rounded to the 16-byte chunk a store writes (the rule's own reading; see rules.h). */
+static int overlaps_by_enumeration(const tma_tiled_desc *d) {
+    enum { MAXR = 4096 };
+    static uint64_t start[MAXR];
+    uint64_t n = 0, row = tma_rule_store_row_bytes(d->global_dim[0], tma_rule_dtype_bytes(d->dtype));
+    uint64_t idx[5] = {0};
+    for (;;) {
+        uint64_t off = 0;
+        for (uint32_t i = 1; i < d->rank; i++)
+            off += idx[i] * d->global_stride[i - 1];
+        start[n++] = off;
+        uint32_t i = 1;
+        while (i < d->rank && ++idx[i] == d->global_dim[i])
+            idx[i++] = 0;
+        if (i == d->rank)
+            break;
+    }
+    for (uint64_t a = 0; a < n; a++)
+        for (uint64_t b = a + 1; b < n; b++) {
+            uint64_t lo = start[a] < start[b] ? start[a] : start[b], hi = start[a] ^ start[b] ^ lo;
+            if (hi - lo < row)
+                return 1;
+        }
+    return 0;
+}
+
+Test(nesting, agrees_with_brute_force_on_random_small_tensors) {
+    seed_rng("nesting::brute_force");
+    unsigned accepted = 0, refused = 0, interleaved = 0;
+    for (int it = 0; it < 20000; it++) {
+        tma_tiled_desc d = {.dtype = (tma_dtype)(rnd() % TMA_DTYPE_COUNT_), .global_address = FAKE_ADDR};
+        d.rank = 2 + (uint32_t)(rnd() % 3);
+        d.global_dim[0] = 1 + rnd() % 40;
+        for (uint32_t i = 0; i < d.rank; i++)
+            d.box_dim[i] = 1;
+        d.box_dim[0] = 16 / tma_rule_dtype_bytes(d.dtype);
+        for (uint32_t i = 1; i < d.rank; i++) {
+            d.global_dim[i] = 1 + rnd() % 6;
+            d.global_stride[i - 1] = 16 * (rnd() % 48);
+        }
+        tma_overlap o;
+        const int nest = tma_rule_strides_nest(&d, &o), one_to_one = tma_rule_one_to_one(&d, &o);
+        const int overlap = overlaps_by_enumeration(&d);
+        char what[200];
+        snprintf(what, sizeof what, "%s dims {%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "} strides {%" PRIu64
+                 ",%" PRIu64 ",%" PRIu64 "}", tma_dtype_name(d.dtype), d.global_dim[0], d.global_dim[1],
+                 d.global_dim[2], d.global_dim[3], d.global_stride[0], d.global_stride[1], d.global_stride[2]);
+        /* nesting implies one-to-one, and the rule is exact: one-to-one exactly when no two rows collide */
+        cr_assert(!(nest && overlap), "nesting strides that overlap: %s", what);
+        cr_assert_eq(one_to_one, !overlap, "the rule says %s, enumeration says %s: %s",
+                     one_to_one ? "one-to-one" : "overlap", overlap ? "overlap" : "one-to-one", what);
+        accepted += one_to_one;
+        refused += !one_to_one;
+        interleaved += one_to_one && !nest;
+        tma_diag diag;
+        const tma_status st = tma_check_tiled(&d, &diag);
+        cr_assert_eq(st == TMA_OK, one_to_one, "the checker and the rule differ: %s: %s", what, diag.message);
+    }
+    cr_log_info("nesting: %u one-to-one (%u of them with interleaved strides, found by the search), %u overlapping",
+                accepted, interleaved, refused);
+    cr_expect_gt(accepted, 1000, "the generator makes enough valid views");
+    cr_expect_gt(refused, 1000, "and enough overlapping ones");
+    cr_expect_gt(interleaved, 100, "and enough interleaved one-to-one ones to exercise the search");
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * copy_rules
+ * ------------------------------------------------------------------------------------------- */
+
+static const char *copy_message(const tma_copy_facts *f, uint32_t rank, const int32_t c[5], uint32_t smem, int store,
+                                tma_status want) {
+    static char msg[TMA_DIAG_MESSAGE_BYTES];
+    tma_violation v;
+    tma_rule_sink s = tma_rule_sink_make(&v, 1);
+    const tma_status st = tma_rules_copy(f, rank, c, smem, store, &s);
+    cr_assert_eq(st, want, "status %s, want %s", tma_status_name(st), tma_status_name(want));
+    msg[0] = '\0';
+    if (s.count)
+        tma_rule_format(&v, msg, sizeof msg);
+    return msg;
+}
+
+Test(copy_rules, each_rule_and_its_message) {
+    const tma_copy_facts f = {.rank = 2, .elem_bytes = 1};
+    const int32_t ok[5] = {16, 3}, c114[5] = {114, 0}, neg[5] = {16, -1};
+    cr_expect_str_empty(copy_message(&f, 2, ok, 1024, 0, TMA_OK), "a good load");
+    cr_expect(strstr(copy_message(&f, 2, c114, 1024, 0, TMA_ERR_COORD_ALIGN),
+                     "TMA load at coord[0] = 114 with 1-byte elements: coord[0] * elem = 114 bytes is not a multiple "
+                     "of 16") != NULL,
+              "coord align");
+    cr_expect(strstr(copy_message(&f, 2, neg, 1024, 1, TMA_ERR_COORD_NEGATIVE_STORE), "TMA store at coord[1] = -1") !=
+                  NULL,
+              "negative store");
+    cr_expect_str_empty(copy_message(&f, 2, neg, 1024, 0, TMA_OK), "negative load coordinates fill");
+    cr_expect(strstr(copy_message(&f, 2, ok, 1024 + 64, 0, TMA_ERR_SMEM_ALIGN),
+                     "shared-memory address 0x440 of a TMA load is not 128-byte aligned") != NULL,
+              "smem align");
+    cr_expect(strstr(copy_message(&f, 3, ok, 1024, 1, TMA_ERR_RANK), "TMA store of rank 3 through a map of rank 2: "
+                                                                    "use tma_store_2d") != NULL,
+              "rank");
+    const tma_copy_facts il = {.rank = 3, .elem_bytes = 2, .interleaved = 1};
+    const int32_t odd[5] = {3, 0, 0};
+    cr_expect_str_empty(copy_message(&il, 3, odd, ~0u, 0, TMA_OK), "interleaved maps: coord[0] rule not measured");
+    const tma_copy_facts lo = {.rank = 2, .elem_bytes = 4, .load_only = 1};
+    cr_expect(strstr(copy_message(&lo, 2, ok, ~0u, 1, TMA_ERR_GLOBAL_STRIDE_OVERLAP), "race with itself") != NULL,
+              "store through a load-only map");
+    cr_expect(strstr(copy_message(&f, 2, NULL, ~0u, 0, TMA_ERR_NULL_ARG), "coord = NULL") != NULL, "NULL coords");
+}
+
+Test(copy_rules, host_check_gives_the_same_message) {
+    tma_tiled_desc d = tma_desc_2d(TMA_DTYPE_U8, FAKE_ADDR, 64, 256, 256, 8, 64, TMA_SWIZZLE_NONE);
+    const int32_t c114[5] = {114, 0};
+    tma_diag diag;
+    cr_assert_eq(tma_check_coords(&d, c114, &diag), TMA_ERR_COORD_ALIGN, "u8 at 114");
+    const tma_copy_facts f = tma_rule_copy_facts(&d);
+    cr_expect_str_eq(diag.message, copy_message(&f, 2, c114, ~0u, 0, TMA_ERR_COORD_ALIGN), "one message");
+    cr_expect_eq(diag.status, TMA_ERR_COORD_ALIGN, "diag status");
+    cr_expect_eq(tma_check_coords(&d, (const int32_t[5]){112, 0}, &diag), TMA_OK, "u8 at 112");
+    cr_expect_str_empty(diag.message, "an OK diag is empty");
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * check_all_independent: mistakes in unrelated fields are all reported
+ * ------------------------------------------------------------------------------------------- */
+
+/* Each breaks one rule of a valid f32 rank-3 descriptor and reads no field another one changes. */
+typedef struct mistake {
+    const char *what;
+    tma_status status;
+    void (*apply)(tma_tiled_desc *);
+} mistake;
+
+static void m_l2(tma_tiled_desc *d) { d->l2_promotion = (tma_l2_promotion)9; }
+static void m_oob(tma_tiled_desc *d) { d->oob_fill = (tma_oob_fill)5; }
+static void m_addr(tma_tiled_desc *d) { d->global_address = (void *)(uintptr_t)0x100008; }
+static void m_dim(tma_tiled_desc *d) { d->global_dim[2] = 0; }
+static void m_stride(tma_tiled_desc *d) { d->global_stride[1] = UINT64_C(1) << 41; }
+static void m_box(tma_tiled_desc *d) { d->box_dim[1] = 300; }
+static void m_estride(tma_tiled_desc *d) { d->element_stride[2] = 9; }
+static void m_inner(tma_tiled_desc *d) { d->box_dim[0] = 6; }
+static void m_estride0(tma_tiled_desc *d) { d->element_stride[0] = 2; }
+
+static const mistake mistakes[] = {
+    {"l2", TMA_ERR_L2_PROMOTION, m_l2},       {"oob", TMA_ERR_OOB_FILL, m_oob},
+    {"address", TMA_ERR_GLOBAL_ADDRESS_ALIGN, m_addr}, {"dim", TMA_ERR_GLOBAL_DIM, m_dim},
+    {"stride", TMA_ERR_GLOBAL_STRIDE_RANGE, m_stride}, {"box", TMA_ERR_BOX_DIM, m_box},
+    {"estride", TMA_ERR_ELEMENT_STRIDE, m_estride}, {"inner", TMA_ERR_BOX_INNER_BYTES, m_inner},
+    {"estride0", TMA_ERR_ELEMENT_STRIDE, m_estride0},
+};
+enum { NMISTAKES = sizeof mistakes / sizeof mistakes[0] };
+
+Test(check_all_independent, every_subset_of_mistakes_is_reported_in_full) {
+    for (unsigned set = 1; set < (1u << NMISTAKES); set++) {
+        tma_tiled_desc d = {.dtype = TMA_DTYPE_F32, .rank = 3, .global_address = FAKE_ADDR,
+                            .global_dim = {64, 16, 8}, .global_stride = {256, 4096}, .box_dim = {32, 8, 4}};
+        unsigned want = 0;
+        char names[256] = "";
+        for (int m = 0; m < NMISTAKES; m++)
+            if (set >> m & 1u) {
+                mistakes[m].apply(&d);
+                want++;
+                strcat(names, mistakes[m].what), strcat(names, " ");
+            }
+        tma_diag diags[16];
+        size_t count = 0;
+        tma_check_tiled_all(&d, diags, 16, &count);
+        cr_assert_eq(count, want, "mistakes {%s}: %zu reported, %u made", names, count, want);
+        for (int m = 0, k = 0; m < NMISTAKES; m++) /* each mistake's status is among the reports */
+            if (set >> m & 1u) {
+                int found = 0;
+                for (size_t i = 0; i < count; i++)
+                    found |= diags[i].status == mistakes[m].status;
+                cr_assert(found, "mistakes {%s}: %s not reported", names, mistakes[m].what);
+                k++;
+            }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * layout
+ * ------------------------------------------------------------------------------------------- */
+
+Test(layout, version_is_the_generated_one) {
+    cr_expect_eq(tma_version(), (unsigned)TMA_VERSION_NUMBER, "library %u, headers %u", tma_version(),
+                 (unsigned)TMA_VERSION_NUMBER);
+    cr_expect_str_eq(tma_version_string(), TMA_VERSION_STRING, "version string");
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", TMA_VERSION_MAJOR, TMA_VERSION_MINOR, TMA_VERSION_PATCH);
+    cr_expect_str_eq(tma_version_string(), want, "MAJOR.MINOR.PATCH");
+}
+
+Test(layout, tma_tensor_is_256_bytes_aligned_to_128_without_cuda_headers) {
+    cr_expect_eq(sizeof(tma_map), 128, "tma_map holds the 128-byte CUtensorMap");
+    cr_expect_eq(alignof(tma_map), 128, "CUDA 13's alignment");
+    cr_expect_eq(sizeof(tma_tensor), 256, "tma_tensor");
+    cr_expect_eq(alignof(tma_tensor), 128, "tma_tensor alignment");
+    cr_expect_eq(offsetof(tma_tensor, box), 128, "the box facts follow the map");
+}
