@@ -1,4 +1,4 @@
-/* libtma GEMM sample kernel (see gemm.h): C = A * B^T, bf16 in, fp32 accumulate, bf16 or fp32 out.
+/* tma::kernels GEMM (tma/kernels.h): C = A * B^T, bf16 in, fp32 accumulate, bf16 or fp32 out.
  *
  * Block: 384 threads = 3 warpgroups. Warpgroup 0 is the producer (setmaxnreg down to 40; one thread issues
  * the TMA loads), warpgroups 1 and 2 are consumers (setmaxnreg up to 232), each computing 64 rows x 256
@@ -9,16 +9,17 @@
  * bytes) and empty[s] (one arrival per consumer warp, 8; 16 with clusters) mbarriers: 225 KiB of the
  * 227 KiB a block may have.
  * Consumers keep one wgmma group in flight and release a stage when the group that read it has completed.
- * Persistent: gridDim.x blocks walk tiles t = blockIdx.x, + gridDim.x, ... in tma_gemm_tile_of order. */
-#include "gemm.h"
-
+ * Persistent: gridDim.x blocks walk tiles t = blockIdx.x, + gridDim.x, ... in gm_tile_of order. */
 #include <stdio.h>
 #include <string.h>
 
 #include <cuda_bf16.h>
 
+#include "gemm_tiles.h"
+#include "kernel_diag.h"
+
 #include "tma/device.cuh"
-#include "tma/tma.h"
+#include "tma/kernels.h"
 #include "tma/wgmma.cuh"
 
 namespace {
@@ -27,14 +28,14 @@ constexpr uint32_t THREADS = 384;
 constexpr uint32_t CONSUMER_WARPS = 8;
 constexpr uint32_t A_BYTES = BM * BK * 2u, B_BYTES = BN * BK * 2u;
 /* The epilogue box: EPI_ROWS rows of 128 bytes = the 128B swizzle span. The host encodes C's map with
- * EPI_SWIZZLE; the kernel addresses the box through tma_gemm_epi_offset (gemm.h), which uses it too. */
-constexpr uint32_t EPI_ROWS = TMA_GEMM_EPI_ROWS, EPI_ROW_BYTES = TMA_GEMM_EPI_ROW_BYTES;
+ * EPI_SWIZZLE; the kernel addresses the box through gm_epi_offset (gemm_tiles.h), which uses it too. */
+constexpr uint32_t EPI_ROWS = GM_EPI_ROWS, EPI_ROW_BYTES = GM_EPI_ROW_BYTES;
 constexpr uint32_t EPI_BYTES = EPI_ROWS * EPI_ROW_BYTES, EPI_BUFS = 2;
-constexpr tma_swizzle EPI_SWIZZLE = TMA_GEMM_EPI_SWIZZLE;
+constexpr tma_swizzle EPI_SWIZZLE = GM_EPI_SWIZZLE;
 static_assert(BM / 2u == EPI_ROWS && EPI_ROW_BYTES == 128u, "a consumer's 64 rows, 128-byte box rows");
 constexpr size_t SMEM_BYTES =
     1024 + STAGES * (A_BYTES + B_BYTES) + 2u * EPI_BUFS * EPI_BYTES + 2u * STAGES * sizeof(uint64_t);
-static_assert(SMEM_BYTES <= 227u * 1024u, "over the 227 KiB a block may have on sm_90");
+static_assert(SMEM_BYTES <= TMA_MAX_SMEM_PER_BLOCK, "over the 227 KiB a block may have on sm_90");
 } // namespace
 
 /* A consumer warp releases a stage: on its own block's empty barrier, and with CL = 2 on the peer's too
@@ -57,17 +58,17 @@ static __device__ __forceinline__ void store_pair(float *p, float lo, float hi) 
 static __device__ __forceinline__ void store_one(__nv_bfloat16 *p, float v) { *p = __float2bfloat16_rn(v); }
 static __device__ __forceinline__ void store_one(float *p, float v) { *p = v; }
 
-/* One accumulator pair (row, col), (row, col + 1) into the epilogue box at `box`, as C's type (gemm.h:
- * tma_gemm_epi_offset, tma_gemm_epi_store_col). */
+/* One accumulator pair (row, col), (row, col + 1) into the epilogue box at `box`, as C's type (gemm_tiles.h:
+ * gm_epi_offset, gm_epi_store_col). */
 template <typename OutT>
 static __device__ __forceinline__ void box_store_pair(uint8_t *box, uint32_t row, uint32_t col, float v0, float v1) {
     if constexpr (sizeof(OutT) == 2) {
-        store_pair((OutT *)(box + tma_gemm_epi_offset(row, col, 2)), v0, v1);
+        store_pair((OutT *)(box + gm_epi_offset(row, col, 2)), v0, v1);
     } else {
 #pragma unroll
         for (uint32_t s = 0; s < 2; s++) {
-            const uint32_t c = tma_gemm_epi_store_col(s, row, col);
-            store_one((OutT *)(box + tma_gemm_epi_offset(row, c, 4)), c == col ? v0 : v1);
+            const uint32_t c = gm_epi_store_col(s, row, col);
+            store_one((OutT *)(box + gm_epi_offset(row, c, 4)), c == col ? v0 : v1);
         }
     }
 }
@@ -81,7 +82,7 @@ static __device__ __forceinline__ void box_store_pair(uint8_t *box, uint32_t row
  * box q. The last two boxes' stores are still in flight when this returns; the next tile's first boxes wait
  * for them the same way.
  * Writes: 4-byte stores, each warp store 8 rows (lane / 4, all different mod 8) x 16 bytes; the 128B
- * swizzle and, for fp32, the element order of tma_gemm_epi_store_col put them in 32 different banks (the
+ * swizzle and, for fp32, the element order of gm_epi_store_col put them in 32 different banks (the
  * sample's CPU self-check counts it). */
 template <typename OutT>
 static __device__ __forceinline__ void epilogue_tma(const float (&acc)[128], const tma_tensor *tc, uint8_t *bufs,
@@ -194,7 +195,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             uint32_t s = 0, phase = 0;
             for (uint32_t u = cluster_id; u < units; u += clusters) {
                 uint32_t gm, tn;
-                tma_gemm_tile_of(u, groups_m, tiles_n, group_m, &gm, &tn);
+                gm_tile_of(u, groups_m, tiles_n, group_m, &gm, &tn);
                 const uint32_t tm = gm * CL + rank;
                 for (uint32_t kb = 0; kb < nk; kb++) {
                     tma_mbar_wait_quiet(&empty[s], phase ^ 1u); /* a fresh barrier passes parity 1 at once */
@@ -236,7 +237,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         uint32_t s = 0, phase = 0;
         for (uint32_t u = cluster_id; u < units; u += clusters) {
             uint32_t gm, tn;
-            tma_gemm_tile_of(u, groups_m, tiles_n, group_m, &gm, &tn);
+            gm_tile_of(u, groups_m, tiles_n, group_m, &gm, &tn);
             const uint32_t tm = gm * CL + rank; /* may be past the last tile row: loads fill zeros, no store */
 #pragma unroll
             for (int i = 0; i < 128; i++)
@@ -294,73 +295,95 @@ __global__ void __launch_bounds__(THREADS, 1)
 
 static size_t out_bytes(tma_gemm_out out) { return out == TMA_GEMM_OUT_F32 ? 4u : 2u; }
 
-extern "C" cudaError_t tma_gemm_plan_make_out(tma_gemm_plan *p, const void *a, const void *b, void *c,
-                                              tma_gemm_out out, int m, int n, int k) {
-    if (!p || m < 0 || n < 0 || k < 0 || k % 8 != 0 || ((uintptr_t)a | (uintptr_t)b) % 16 != 0 ||
-        (m > 0 && n > 0 && !c) || (k > 0 && (!a || !b)) || (out != TMA_GEMM_OUT_BF16 && out != TMA_GEMM_OUT_F32) ||
-        (uintptr_t)c % out_bytes(out) != 0) {
-        fprintf(stderr, "tma_gemm: needs M, N, K >= 0, K a multiple of 8 (16-byte TMA row stride), A and B "
-                        "16-byte aligned and non-NULL, C aligned to its element, C bf16 or fp32 (got M=%d N=%d "
-                        "K=%d, C type %d)\n",
-                m, n, k, (int)out);
-        return cudaErrorInvalidValue;
+/* The argument rules of tma_gemm_plan_make, each with its message. */
+static tma_status gm_check_args(const void *a, const void *b, const void *c, tma_gemm_out out, int m, int n, int k,
+                                tma_diag *diag) {
+    if (out != TMA_GEMM_OUT_BF16 && out != TMA_GEMM_OUT_F32)
+        return kd_fail(diag, TMA_ERR_ARG, "out = %d is not a tma_gemm_out: use TMA_GEMM_OUT_BF16 or TMA_GEMM_OUT_F32",
+                       (int)out);
+    if (m < 0 || n < 0 || k < 0)
+        return kd_fail(diag, TMA_ERR_ARG, "M = %d, N = %d, K = %d: sizes must be >= 0", m, n, k);
+    /* TMA's stride rule, applied to rows of K bf16 elements */
+    if ((size_t)k * 2u % TMA_GLOBAL_ALIGN != 0)
+        return kd_fail(diag, TMA_ERR_ARG,
+                       "K = %d: the rows of A and B (K bf16 = %zu bytes) must be a multiple of %u bytes, TMA's stride "
+                       "rule: use a K that is a multiple of 8 (pad A and B with zero columns)",
+                       k, (size_t)k * 2u, TMA_GLOBAL_ALIGN);
+    if (k > 0 && (a == NULL || b == NULL))
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "%s = NULL with K = %d: pass device addresses of A and B",
+                       a == NULL ? "A" : "B", k);
+    if (((uintptr_t)a | (uintptr_t)b) % TMA_GLOBAL_ALIGN != 0)
+        return kd_fail(diag, TMA_ERR_ARG, "%s = %p is not %u-byte aligned (TMA's address rule): use an aligned "
+                       "allocation (cudaMalloc gives 256 bytes)", (uintptr_t)a % TMA_GLOBAL_ALIGN ? "A" : "B",
+                       (uintptr_t)a % TMA_GLOBAL_ALIGN ? a : b, TMA_GLOBAL_ALIGN);
+    if (m > 0 && n > 0 && c == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "C = NULL with M x N = %d x %d: pass C's device address", m, n);
+    if ((uintptr_t)c % out_bytes(out) != 0)
+        return kd_fail(diag, TMA_ERR_ARG, "C = %p is not aligned to its %zu-byte elements", c, out_bytes(out));
+    return TMA_OK;
+}
+
+/* The tensor maps of a plan: A and B for the loads, and C for the TMA-store epilogue where TMA can describe C
+ * (row pitch and address multiples of 16 bytes), else the epilogue stores from registers. */
+static tma_status gm_make_maps(tma_gemm_plan *p, const void *a, const void *b, tma_diag *diag) {
+    const size_t eb = out_bytes(p->out);
+    p->epilogue = ((size_t)p->n * eb % TMA_GLOBAL_ALIGN == 0 && (uintptr_t)p->c % TMA_GLOBAL_ALIGN == 0)
+                      ? TMA_GEMM_EPILOGUE_TMA_STORE
+                      : TMA_GEMM_EPILOGUE_DIRECT;
+    tma_tiled_desc da = tma_desc_2d(TMA_DTYPE_BF16, (void *)a, (uint64_t)p->m, (uint64_t)p->k, (uint64_t)p->k * 2u,
+                                    BM, BK, TMA_SWIZZLE_128B);
+    tma_tiled_desc db = tma_desc_2d(TMA_DTYPE_BF16, (void *)b, (uint64_t)p->n, (uint64_t)p->k, (uint64_t)p->k * 2u,
+                                    BN, BK, TMA_SWIZZLE_128B);
+    tma_tiled_desc dbh = db;
+    dbh.box_dim[1] = BN / 2;
+    da.l2_promotion = db.l2_promotion = dbh.l2_promotion = TMA_L2_256B;
+    tma_status st = tma_tensor_make(&p->a, &da, diag);
+    if (st == TMA_OK)
+        st = tma_tensor_make(&p->b, &db, diag);
+    if (st == TMA_OK)
+        st = tma_tensor_make(&p->b_half, &dbh, diag);
+    if (st == TMA_OK && p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE) {
+        tma_tiled_desc dc = tma_desc_2d(p->out == TMA_GEMM_OUT_F32 ? TMA_DTYPE_F32 : TMA_DTYPE_BF16, p->c,
+                                        (uint64_t)p->m, (uint64_t)p->n, (uint64_t)p->n * eb, EPI_ROWS,
+                                        (uint32_t)(EPI_ROW_BYTES / eb), EPI_SWIZZLE);
+        st = tma_tensor_make(&p->c_map, &dc, diag);
     }
+    return st;
+}
+
+extern "C" tma_status tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const void *b, void *c, tma_gemm_out out,
+                                         int m, int n, int k, tma_diag *diag) {
+    if (p == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass the address of a tma_gemm_plan");
     memset(p, 0, sizeof *p);
+    tma_status st = gm_check_args(a, b, c, out, m, n, k, diag);
+    if (st != TMA_OK)
+        return st;
     p->cluster = 1;
     p->group_m = TMA_GEMM_GROUP_M;
     p->c = c;
     p->out = out;
     p->m = m, p->n = n, p->k = k;
-    /* TMA can store C when its row pitch and address are multiples of 16 bytes; otherwise from registers */
-    const size_t eb = out_bytes(out);
-    p->epilogue = ((size_t)n * eb % 16 == 0 && (uintptr_t)c % 16 == 0) ? TMA_GEMM_EPILOGUE_TMA_STORE
-                                                                       : TMA_GEMM_EPILOGUE_DIRECT;
     p->smem = SMEM_BYTES;
     if (m == 0 || n == 0 || k == 0)
-        return cudaSuccess; /* nothing to multiply; run() writes zeros when K == 0 */
-    tma_tiled_desc da = tma_desc_2d(TMA_DTYPE_BF16, (void *)a, (uint64_t)m, (uint64_t)k, (uint64_t)k * 2u, BM, BK,
-                                    TMA_SWIZZLE_128B);
-    tma_tiled_desc db = tma_desc_2d(TMA_DTYPE_BF16, (void *)b, (uint64_t)n, (uint64_t)k, (uint64_t)k * 2u, BN, BK,
-                                    TMA_SWIZZLE_128B);
-    tma_tiled_desc dbh = db;
-    dbh.box_dim[1] = BN / 2;
-    da.l2_promotion = db.l2_promotion = dbh.l2_promotion = TMA_L2_256B;
-    tma_diag diag;
-    if (tma_tensor_make(&p->a, &da, &diag) != TMA_OK || tma_tensor_make(&p->b, &db, &diag) != TMA_OK ||
-        tma_tensor_make(&p->b_half, &dbh, &diag) != TMA_OK) {
-        fprintf(stderr, "tma_gemm: %s: %s\n", tma_status_name(diag.status), diag.message);
-        return cudaErrorInvalidValue;
-    }
-    if (p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE) {
-        tma_tiled_desc dc = tma_desc_2d(out == TMA_GEMM_OUT_F32 ? TMA_DTYPE_F32 : TMA_DTYPE_BF16, c, (uint64_t)m,
-                                        (uint64_t)n, (uint64_t)n * eb, EPI_ROWS, (uint32_t)(EPI_ROW_BYTES / eb),
-                                        EPI_SWIZZLE);
-        if (tma_tensor_make(&p->c_map, &dc, &diag) != TMA_OK) {
-            fprintf(stderr, "tma_gemm: C: %s: %s\n", tma_status_name(diag.status), diag.message);
-            return cudaErrorInvalidValue;
-        }
-    }
-    int dev = 0;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e == cudaSuccess)
-        e = cudaDeviceGetAttribute(&p->sms, cudaDevAttrMultiProcessorCount, dev);
+        return kd_ok(diag); /* nothing to multiply; run() writes zeros when K == 0 */
+    if ((st = kd_require_sm90(diag, "tma_gemm", &p->sms)) != TMA_OK || (st = gm_make_maps(p, a, b, diag)) != TMA_OK)
+        return st;
+    cudaError_t e = cudaSuccess;
 #define TMA_GEMM_SET_SMEM_(CL, EPI_TMA, T)                                                                \
     if (e == cudaSuccess)                                                                                 \
         e = cudaFuncSetAttribute(tma_gemm_kernel<CL, EPI_TMA, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, \
                                  (int)SMEM_BYTES);
     TMA_GEMM_INSTANCES(TMA_GEMM_SET_SMEM_)
 #undef TMA_GEMM_SET_SMEM_
+    if ((st = kd_cuda(diag, e, "cudaFuncSetAttribute")) != TMA_OK)
+        return st;
     /* Clusters of two sharing B where each block has more than one tile. Measured on an H200 (docs/GEMM.md,
      * interleaved timing): within 1% at 4096^3, 4000^3 and 8192^3, +29-36% at 8192 x 8192 x 1000; 5-6%
      * slower at 2048^3, where each block has one tile. */
     const long tiles_m = (m + (long)BM - 1) / (long)BM, tiles_n = (n + (long)BN - 1) / (long)BN;
     p->cluster = tiles_m >= 2 && tiles_m * tiles_n > p->sms ? 2 : 1;
-    return e;
-}
-
-extern "C" cudaError_t tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const void *b, void *c, int m, int n,
-                                          int k) {
-    return tma_gemm_plan_make_out(p, a, b, c, TMA_GEMM_OUT_BF16, m, n, k);
+    return kd_ok(diag);
 }
 
 /* The launch configuration of a plan: persistent grid of min(co-resident blocks, work) blocks. */
@@ -386,7 +409,8 @@ static int launch_config(const tma_gemm_plan *p, cudaLaunchConfig_t *cfg, cudaLa
         if (cudaOccupancyMaxActiveClusters(&active, tma_gemm_kernel<2, true, __nv_bfloat16>, cfg) == cudaSuccess &&
             active > 0)
             clusters = active;
-        (void)cudaGetLastError();
+        else
+            (void)cudaGetLastError(); /* the query's own error: the estimate p->sms / 2 stands */
     }
     if (p->grid_blocks > 0)
         clusters = p->grid_blocks / cl > 0 ? p->grid_blocks / cl : 1;
@@ -399,66 +423,59 @@ static int launch_config(const tma_gemm_plan *p, cudaLaunchConfig_t *cfg, cudaLa
 extern "C" int tma_gemm_grid(const tma_gemm_plan *p) {
     cudaLaunchConfig_t cfg;
     cudaLaunchAttribute attr[1];
-    return launch_config(p, &cfg, attr);
+    return p ? launch_config(p, &cfg, attr) : 0;
 }
 
-extern "C" cudaError_t tma_gemm_run(const tma_gemm_plan *p, cudaStream_t stream) {
+/* The fields a caller may change, checked before a launch. */
+static tma_status gm_check_plan(const tma_gemm_plan *p, tma_diag *diag) {
+    if (p->cluster != 1 && p->cluster != 2)
+        return kd_fail(diag, TMA_ERR_ARG, "plan.cluster = %d: use 1 (no clusters) or 2 (pairs sharing B)",
+                       p->cluster);
+    if (p->epilogue != TMA_GEMM_EPILOGUE_TMA_STORE && p->epilogue != TMA_GEMM_EPILOGUE_DIRECT)
+        return kd_fail(diag, TMA_ERR_ARG, "plan.epilogue = %d: use TMA_GEMM_EPILOGUE_TMA_STORE or _DIRECT",
+                       (int)p->epilogue);
+    if (p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE && p->c_map.box.tx_bytes == 0)
+        return kd_fail(diag, TMA_ERR_ARG, "plan.epilogue = TMA_GEMM_EPILOGUE_TMA_STORE, but TMA cannot describe C "
+                       "(N = %d times the element size, or C's address, is not a multiple of 16 bytes): use "
+                       "TMA_GEMM_EPILOGUE_DIRECT", p->n);
+    if (p->a.box.tx_bytes == 0)
+        return kd_fail(diag, TMA_ERR_ARG, "the plan was not made by tma_gemm_plan_make");
+    return TMA_OK;
+}
+
+extern "C" tma_status tma_gemm_run(const tma_gemm_plan *p, tma_stream stream, tma_diag *diag) {
+    if (p == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_gemm_plan_make");
     if (p->m == 0 || p->n == 0)
-        return cudaSuccess;
+        return kd_ok(diag);
     if (p->k == 0)
-        return cudaMemsetAsync(p->c, 0, (size_t)p->m * (size_t)p->n * out_bytes(p->out), stream);
-    const bool tma_epi = p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE;
-    if ((tma_epi && p->c_map.box.tx_bytes == 0) || (p->epilogue != TMA_GEMM_EPILOGUE_TMA_STORE &&
-                                                    p->epilogue != TMA_GEMM_EPILOGUE_DIRECT)) {
-        fprintf(stderr, "tma_gemm: epilogue %d is not available for this plan (TMA stores need N times the element "
-                        "size and C's address to be multiples of 16; N = %d)\n",
-                p->epilogue, p->n);
-        return cudaErrorInvalidValue;
-    }
+        return kd_cuda(diag, cudaMemsetAsync(p->c, 0, (size_t)p->m * (size_t)p->n * out_bytes(p->out),
+                                             (cudaStream_t)stream), "cudaMemsetAsync of C (K = 0)");
+    tma_status st = gm_check_plan(p, diag);
+    if (st != TMA_OK)
+        return st;
     cudaLaunchConfig_t cfg;
     cudaLaunchAttribute attr[1];
     launch_config(p, &cfg, attr);
-    cfg.stream = stream;
+    cfg.stream = (cudaStream_t)stream;
     const uint32_t group = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
     const uint32_t no_store = p->diag_no_store ? 1u : 0u;
     const tma_tensor *tb = p->cluster == 2 ? &p->b_half : &p->b;
-    const bool f32 = p->out == TMA_GEMM_OUT_F32;
+    const bool f32 = p->out == TMA_GEMM_OUT_F32, tma_epi = p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE;
+    cudaError_t e = cudaErrorInvalidValue; /* not kept: the instances cover every case */
 #define TMA_GEMM_LAUNCH_(CL, EPI_TMA, T)                                                                  \
-    if ((p->cluster == 2 ? 2 : 1) == CL && tma_epi == EPI_TMA && f32 == (sizeof(T) == 4))                 \
-        return cudaLaunchKernelEx(&cfg, tma_gemm_kernel<CL, EPI_TMA, T>, p->a, *tb, p->c_map, (T *)p->c, p->m, p->n, \
-                                  p->k, group, no_store);
+    if (p->cluster == CL && tma_epi == EPI_TMA && f32 == (sizeof(T) == 4))                                \
+        e = cudaLaunchKernelEx(&cfg, tma_gemm_kernel<CL, EPI_TMA, T>, p->a, *tb, p->c_map, (T *)p->c, p->m, p->n, \
+                               p->k, group, no_store);
     TMA_GEMM_INSTANCES(TMA_GEMM_LAUNCH_)
 #undef TMA_GEMM_LAUNCH_
-    return cudaErrorInvalidValue; /* not reached: the instances cover every case */
+    st = kd_cuda(diag, e, "tma_gemm kernel launch (cudaLaunchKernelEx)");
+    return st == TMA_OK ? kd_ok(diag) : st;
 }
 
-extern "C" cudaError_t tma_gemm_bf16(const void *a, const void *b, void *c, int m, int n, int k) {
+extern "C" tma_status tma_gemm(const void *a, const void *b, void *c, tma_gemm_out out, int m, int n, int k,
+                               tma_stream stream, tma_diag *diag) {
     tma_gemm_plan p;
-    cudaError_t e = tma_gemm_plan_make(&p, a, b, c, m, n, k);
-    if (e == cudaSuccess)
-        e = tma_gemm_run(&p, 0);
-    if (e == cudaSuccess)
-        e = cudaDeviceSynchronize();
-    return e;
-}
-
-__global__ void fill_random_bf16_kernel(__nv_bfloat16 *p, size_t n, uint64_t seed) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
-        x ^= x >> 31;
-        x *= 0xBF58476D1CE4E5B9ull;
-        x ^= x >> 29;
-        x *= 0x94D049BB133111EBull;
-        x ^= x >> 32;
-        p[i] = __float2bfloat16_rn((float)(x >> 40) * (2.0f / 16777216.0f) - 1.0f);
-    }
-}
-
-extern "C" cudaError_t tma_gemm_fill_random_bf16(void *p, size_t n, uint64_t seed, cudaStream_t stream) {
-    if (n == 0)
-        return cudaSuccess;
-    size_t blocks = (n + 255) / 256;
-    fill_random_bf16_kernel<<<(unsigned)(blocks < 4096 ? blocks : 4096), 256, 0, stream>>>((__nv_bfloat16 *)p, n,
-                                                                                            seed);
-    return cudaGetLastError();
+    tma_status st = tma_gemm_plan_make(&p, a, b, c, out, m, n, k, diag);
+    return st == TMA_OK ? tma_gemm_run(&p, stream, diag) : st;
 }

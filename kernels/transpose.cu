@@ -1,39 +1,17 @@
-/* Transpose kernels (see transpose.h): three classic shared-memory baselines and the libtma kernel. */
-#include "transpose.h"
-
+/* tma::kernels transpose (tma/kernels.h): TMA loads of 128B-swizzled boxes, conflict-free 16-byte shared
+ * reads and writes through the lane map of transpose_tiles.h, TMA stores; a persistent grid.
+ * The same tile pipeline runs on the CPU model in transpose_model.c. */
 #include <stdio.h>
 #include <string.h>
 
+#include "kernel_diag.h"
+#include "transpose_tiles.h"
+
 #include "tma/device.cuh"
+#include "tma/kernels.h"
 
 /* ------------------------------------------------------------------------------------------------
- * Baselines: one 32 x 32 tile per block of 32 x 8 threads. T is a same-size bit container.
- * MODE 0: tile[32][32]; the column read tile[tx][j] has a 32-element (128-byte for fp32) stride, so
- *         all 32 lanes of a warp hit the same bank: 32-way conflict (fp32).
- * MODE 1: tile[32][33]; the odd pitch spreads a column over all banks.
- * MODE 2: tile[r][c ^ r]; the XOR permutes each row so a column touches every bank once.
- * ---------------------------------------------------------------------------------------------- */
-template <typename T, int MODE>
-__global__ void __launch_bounds__(256) tr_smem_kernel(const T *__restrict__ in, T *__restrict__ out, uint32_t rows,
-                                                     uint32_t cols, size_t ip, size_t op) {
-    __shared__ T tile[32][MODE == 1 ? 33 : 32];
-    const uint32_t tx = threadIdx.x, x = blockIdx.x * 32u + tx, y0 = blockIdx.y * 32u;
-    for (uint32_t j = threadIdx.y; j < 32u; j += 8u) {
-        uint32_t y = y0 + j;
-        if (x < cols && y < rows)
-            tile[j][MODE == 2 ? (tx ^ j) : tx] = in[(size_t)y * ip + x];
-    }
-    __syncthreads();
-    const uint32_t ox = y0 + tx; /* output column = input row */
-    for (uint32_t j = threadIdx.y; j < 32u; j += 8u) {
-        uint32_t oy = blockIdx.x * 32u + j; /* output row = input column */
-        if (ox < rows && oy < cols)
-            out[(size_t)oy * op + ox] = tile[tx][MODE == 2 ? (j ^ tx) : j];
-    }
-}
-
-/* ------------------------------------------------------------------------------------------------
- * libtma kernel. E: element bytes (4, 2). BR: input box rows. S: input stages. NB: output buffers.
+ * The kernel. E: element bytes (4, 2). BR: input box rows. S: input stages. NB: output buffers.
  *
  * A tile is one input box: W = 128 / E columns (one 128-byte swizzle line per row) x BR rows, loaded by
  * TMA with 128B swizzle; it transposes into BR / W output boxes of W x W, stored by TMA. Persistent grid:
@@ -41,7 +19,7 @@ __global__ void __launch_bounds__(256) tr_smem_kernel(const T *__restrict__ in, 
  * band t / tiles_x (or in bands of `group` tile columns: tr_tile_xy), so the blocks in flight read
  * neighbouring 128-byte segments of the same input rows.
  * One thread per V x V block (blockDim = 64 * BR / W): V 16-byte reads, a register transpose, V 16-byte
- * writes, all conflict-free by the lane map in transpose.h. Thread 0 is the producer: it keeps S loads
+ * writes, all conflict-free by the lane map in transpose_tiles.h. Thread 0 is the producer: it keeps S loads
  * in flight and issues the stores.
  * Ragged edges: a load past the tensor fills zeros, a store clips rows at the element and dimension 0 at
  * the 16-byte chunk (the pitch padding absorbs it), so no thread branches on the matrix size.
@@ -111,7 +89,7 @@ __global__ void __launch_bounds__(64 * BR / (128 / E)) tr_tma_kernel(const __gri
             }
         }
 
-    /* This thread's block: sub-tile q, rows k*V.., chunk c (transpose.h, THE LANE MAP). */
+    /* This thread's block: sub-tile q, rows k*V.., chunk c (transpose_tiles.h, THE LANE MAP). */
     const uint32_t q = tid / 64u;
     uint32_t k, c;
     tr_lane_block(tid % 64u, &k, &c);
@@ -174,35 +152,23 @@ __global__ void __launch_bounds__(64 * BR / (128 / E)) tr_tma_kernel(const __gri
 }
 
 /* ------------------------------------------------------------------------------------------------
- * Launchers
+ * Host side: plan, tune, run
  * ---------------------------------------------------------------------------------------------- */
-extern "C" const char *tr_variant_name(tr_variant v) {
-    switch (v) {
-    case TR_NAIVE: return "naive";
-    case TR_PADDED: return "padded";
-    case TR_SWIZZLED: return "xor-swizzled";
-    case TR_TMA: return "libtma";
-    case TR_TMA_B64: return "libtma-b64";
-    case TR_TMA_WIDE: return "libtma-wide";
-    default: return "?";
-    }
-}
-
-struct tr_tma_cfg {
+struct tr_config {
     const void *fn;
     uint32_t box_rows, stages, nbuf;
 };
 
 template <int E, int BR, int S, int NB, bool WIDE = false>
-static tr_tma_cfg tr_cfg(void) {
-    return tr_tma_cfg{(const void *)tr_tma_kernel<E, BR, S, NB, WIDE>, BR, S, NB};
+static tr_config tr_cfg(void) {
+    return tr_config{(const void *)tr_tma_kernel<E, BR, S, NB, WIDE>, BR, S, NB};
 }
 
-/* Pipeline depth of the 128-row variants: input stages and output buffers (at least 2; with NB buffers a
- * store may still be reading NB - 2 of them while the next tile is written). Compile-time knobs for
- * experiments (-DTR_STAGES=3 -DTR_OUT_BUFFERS=3). Measured on an H200, one session, libtma-wide at 16384^2
- * (fp32 / bf16 % of memcpy): 4+2 90.1 / 90.1, 3+3 88.6 / 89.8, 4+3 90.5 / 91.2, 2+2 88.8 / 91.2,
- * 6+2 88.4 / 89.2 (run-to-run spread about 1 point). 4+3 = 112 KiB: one block per SM. */
+/* Pipeline depth of the 128-row kinds: input stages and output buffers (at least 2; with NB buffers a store
+ * may still be reading NB - 2 of them while the next tile is written). Compile-time knobs for experiments
+ * (-DTR_STAGES=3 -DTR_OUT_BUFFERS=3). Measured on an H200, one session, the WIDE kind at 16384^2 (fp32 / bf16
+ * % of memcpy): 4+2 90.1 / 90.1, 3+3 88.6 / 89.8, 4+3 90.5 / 91.2, 2+2 88.8 / 91.2, 6+2 88.4 / 89.2 (run-to-run
+ * spread about 1 point). 4+3 = 112 KiB: one block per SM. */
 #ifndef TR_STAGES
 #define TR_STAGES 4
 #endif
@@ -210,134 +176,159 @@ static tr_tma_cfg tr_cfg(void) {
 #define TR_OUT_BUFFERS 3
 #endif
 
-static tr_tma_cfg tr_tma_config(tr_variant v, uint32_t e) {
-    /* fp32 BR=128: (TR_STAGES + TR_OUT_BUFFERS) x 16 KiB; BR=64: (4 + 3) x 8 KiB, four blocks per SM.
-     * bf16 boxes have the same bytes per row (128), so the same shared footprints. */
-    if (v == TR_TMA)
+/* fp32 BR=128: (TR_STAGES + TR_OUT_BUFFERS) x 16 KiB; BR=64: (4 + 3) x 8 KiB, four blocks per SM. bf16 boxes
+ * have the same bytes per row (128), so the same shared footprints. */
+static tr_config tr_config_of(tma_transpose_kind kind, uint32_t e) {
+    if (kind == TMA_TRANSPOSE_SWIZZLED)
         return e == 4 ? tr_cfg<4, 128, TR_STAGES, TR_OUT_BUFFERS>() : tr_cfg<2, 128, TR_STAGES, TR_OUT_BUFFERS>();
-    if (v == TR_TMA_WIDE)
+    if (kind == TMA_TRANSPOSE_WIDE)
         return e == 4 ? tr_cfg<4, 128, TR_STAGES, TR_OUT_BUFFERS, true>()
                       : tr_cfg<2, 128, TR_STAGES, TR_OUT_BUFFERS, true>();
     return e == 4 ? tr_cfg<4, 64, 4, 3>() : tr_cfg<2, 64, 4, 3>();
 }
 
-static cudaError_t tr_fail(char *err, size_t errlen, cudaError_t e, const char *fmt, const char *what) {
-    if (err)
-        snprintf(err, errlen, fmt, what);
-    return e;
-}
-
-/* Defaults, from the --tune sweeps on an H200 (docs/TRANSPOSE.md): 256-byte L2 promotion won at 16384^2 in
- * both types; bands of 4 to 16 tile columns beat row-major order by 1-3 points there and by up to 8 on
- * the ragged fp32 matrix. */
+/* Defaults, from the tune sweeps on an H200 (docs/TRANSPOSE.md): 256-byte L2 promotion won at 16384^2 in both
+ * types; bands of 4 to 16 tile columns beat row-major order by 1-3 points there and by up to 8 on the ragged
+ * fp32 matrix. */
 #define TR_DEFAULT_GROUP 8u
 #define TR_DEFAULT_L2 TMA_L2_256B
 
-static cudaError_t tr_encode(tr_plan *p, tma_l2_promotion l2, char *err, size_t errlen) {
+/* Prefix diag's message (when there is one) with which map it is about. */
+static tma_status tr_which_map(tma_status st, const char *which, tma_diag *diag) {
+    if (st != TMA_OK && diag) {
+        char m[sizeof diag->message];
+        snprintf(m, sizeof m, "%s map: %s", which, diag->message);
+        memcpy(diag->message, m, sizeof m);
+    }
+    return st;
+}
+
+static tma_status tr_encode(tma_transpose_plan *p, tma_l2_promotion l2, tma_diag *diag) {
     const uint32_t w = tr_box_cols(p->elem_bytes);
     const tma_dtype dt = p->elem_bytes == 4 ? TMA_DTYPE_F32 : TMA_DTYPE_BF16;
-    tma_tiled_desc din = tma_desc_2d(dt, (void *)p->in, p->rows, p->cols, p->in_pitch, p->box_rows, w, TMA_SWIZZLE_128B);
-    tma_tiled_desc dout = p->variant == TR_TMA_WIDE
+    tma_tiled_desc din = tma_desc_2d(dt, (void *)p->in, p->rows, p->cols, p->in_pitch, p->box_rows, w,
+                                     TMA_SWIZZLE_128B);
+    tma_tiled_desc dout = p->kind == TMA_TRANSPOSE_WIDE
                               ? tma_desc_2d(dt, p->out, p->cols, p->rows, p->out_pitch, w, p->box_rows, TMA_SWIZZLE_NONE)
                               : tma_desc_2d(dt, p->out, p->cols, p->rows, p->out_pitch, w, w, TMA_SWIZZLE_128B);
     din.l2_promotion = dout.l2_promotion = l2;
-    tma_diag diag;
-    if (tma_tensor_make(&p->tin, &din, &diag) != TMA_OK)
-        return tr_fail(err, errlen, cudaErrorInvalidValue, "input tensor map: %s", diag.message);
-    if (tma_tensor_make(&p->tout, &dout, &diag) != TMA_OK)
-        return tr_fail(err, errlen, cudaErrorInvalidValue, "output tensor map: %s", diag.message);
-    p->l2 = l2;
-    return cudaSuccess;
+    tma_status st = tr_which_map(tma_tensor_make(&p->in_map, &din, diag), "input", diag);
+    if (st == TMA_OK)
+        st = tr_which_map(tma_tensor_make(&p->out_map, &dout, diag), "output", diag);
+    if (st == TMA_OK)
+        p->l2 = l2;
+    return st;
 }
 
-extern "C" cudaError_t tr_plan_tune(tr_plan *p, uint32_t group, tma_l2_promotion l2, char *err, size_t errlen) {
-    if (p->variant < TR_TMA)
-        return tr_fail(err, errlen, cudaErrorInvalidValue, "%s", "tr_plan_tune: TMA variants only");
-    p->group = group;
-    return tr_encode(p, l2, err, errlen);
+extern "C" tma_status tma_transpose_plan_tune(tma_transpose_plan *p, uint32_t group, tma_l2_promotion l2,
+                                              tma_diag *diag) {
+    if (p == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_transpose_plan_make");
+    if ((unsigned)l2 > (unsigned)TMA_L2_256B)
+        return kd_fail(diag, TMA_ERR_ARG, "l2 = %d is not an L2 promotion: use TMA_L2_NONE .. TMA_L2_256B", (int)l2);
+    p->group = group ? group : p->tiles_x;
+    return tr_encode(p, l2, diag);
 }
 
-extern "C" cudaError_t tr_plan_make(tr_plan *p, tr_variant v, uint32_t elem_bytes, const void *in, void *out,
-                                    uint32_t rows, uint32_t cols, size_t in_pitch, size_t out_pitch, char *err,
-                                    size_t errlen) {
+/* The argument rules of tma_transpose_plan_make, each with its message. */
+static tma_status tr_check_args(tma_transpose_kind kind, uint32_t e, const void *in, const void *out, uint32_t rows,
+                                uint32_t cols, size_t in_pitch, size_t out_pitch, tma_diag *diag) {
+    if ((unsigned)kind >= (unsigned)TMA_TRANSPOSE_KIND_COUNT_)
+        return kd_fail(diag, TMA_ERR_ARG, "kind = %d is not a tma_transpose_kind: use TMA_TRANSPOSE_SWIZZLED (0), "
+                       "_SWIZZLED_64 (1) or _WIDE (2)", (int)kind);
+    if (e != 2 && e != 4)
+        return kd_fail(diag, TMA_ERR_ARG, "elem_bytes = %u: the transpose moves 2- or 4-byte elements", e);
+    if (in == NULL || out == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "%s = NULL: pass device addresses of the input and the output",
+                       in == NULL ? "in" : "out");
+    if (rows == 0 || cols == 0)
+        return kd_fail(diag, TMA_ERR_ARG, "rows = %u, cols = %u: both must be at least 1", rows, cols);
+    const char *const pitch_fix = "use a pitch of at least the row, rounded up to a multiple of 16 bytes";
+    if (in_pitch < (size_t)cols * e)
+        return kd_fail(diag, TMA_ERR_ARG, "in_pitch = %zu bytes does not hold an input row of %zu bytes: %s",
+                       in_pitch, (size_t)cols * e, pitch_fix);
+    if (out_pitch < (size_t)rows * e)
+        return kd_fail(diag, TMA_ERR_ARG, "out_pitch = %zu bytes does not hold an output row of %zu bytes: %s",
+                       out_pitch, (size_t)rows * e, pitch_fix);
+    return TMA_OK; /* pitch and address alignment: the tensor maps' own rules (tr_encode) */
+}
+
+extern "C" tma_status tma_transpose_plan_make(tma_transpose_plan *p, tma_transpose_kind kind, uint32_t elem_bytes,
+                                              const void *in, void *out, uint32_t rows, uint32_t cols,
+                                              size_t in_pitch, size_t out_pitch, tma_diag *diag) {
+    if (p == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass the address of a tma_transpose_plan");
     memset(p, 0, sizeof *p);
-    if ((elem_bytes != 4 && elem_bytes != 2) || (int)v >= (int)TR_VARIANT_COUNT || rows == 0 || cols == 0 ||
-        in_pitch % 16 || out_pitch % 16 || in_pitch < (size_t)cols * elem_bytes || out_pitch < (size_t)rows * elem_bytes)
-        return tr_fail(err, errlen, cudaErrorInvalidValue, "%s", "tr_plan_make: bad arguments");
-    p->variant = v, p->elem_bytes = elem_bytes, p->rows = rows, p->cols = cols;
-    p->in_pitch = in_pitch, p->out_pitch = out_pitch, p->in = in, p->out = out;
-    if (v < TR_TMA) {
-        p->grid = dim3((cols + 31) / 32, (rows + 31) / 32), p->block = dim3(32, 8);
-        if (p->grid.y > 65535)
-            return tr_fail(err, errlen, cudaErrorInvalidValue, "%s", "tr_plan_make: more than 65535 x 32 rows");
-        return cudaSuccess;
-    }
-    const tr_tma_cfg cfg = tr_tma_config(v, elem_bytes);
+    tma_status st = tr_check_args(kind, elem_bytes, in, out, rows, cols, in_pitch, out_pitch, diag);
+    int sms = 0;
+    if (st == TMA_OK)
+        st = kd_require_sm90(diag, "tma_transpose", &sms);
+    if (st != TMA_OK)
+        return st;
+    const tr_config cfg = tr_config_of(kind, elem_bytes);
     const uint32_t w = tr_box_cols(elem_bytes);
+    p->kind = kind, p->elem_bytes = elem_bytes, p->rows = rows, p->cols = cols;
+    p->in = in, p->out = out, p->in_pitch = in_pitch, p->out_pitch = out_pitch;
     p->box_rows = cfg.box_rows;
-    cudaError_t e = tr_encode(p, TR_DEFAULT_L2, err, errlen);
-    if (e != cudaSuccess)
-        return e;
-    p->group = TR_DEFAULT_GROUP;
-    /* The kernel addresses shared memory with these constants; the maps must agree. */
-    const uint32_t out_pitch_smem = v == TR_TMA_WIDE ? cfg.box_rows * elem_bytes : 128u;
-    if (p->tin.box.swizzle != TMA_SWIZZLE_128B || p->tin.box.row_pitch != 128 || p->tout.box.row_pitch != out_pitch_smem ||
-        p->tin.box.smem_bytes != cfg.box_rows * 128u ||
-        p->tout.box.smem_bytes != (v == TR_TMA_WIDE ? cfg.box_rows * 128u : w * 128u))
-        return tr_fail(err, errlen, cudaErrorInvalidValue, "%s", "tensor maps disagree with the kernel's layout");
     p->tiles_x = (cols + w - 1) / w, p->tiles_y = (rows + cfg.box_rows - 1) / cfg.box_rows;
+    p->group = TR_DEFAULT_GROUP;
+    if ((st = tr_encode(p, TR_DEFAULT_L2, diag)) != TMA_OK)
+        return st;
+    /* The kernel addresses shared memory with compile-time constants; the maps' box facts must agree. */
+    const uint32_t out_pitch_smem = kind == TMA_TRANSPOSE_WIDE ? cfg.box_rows * elem_bytes : 128u;
+    if (p->in_map.box.swizzle != TMA_SWIZZLE_128B || p->in_map.box.row_pitch != 128u ||
+        p->out_map.box.row_pitch != out_pitch_smem || p->in_map.box.smem_bytes != cfg.box_rows * 128u ||
+        p->out_map.box.smem_bytes != (kind == TMA_TRANSPOSE_WIDE ? cfg.box_rows * 128u : w * 128u))
+        return kd_fail(diag, TMA_ERR_UNSUPPORTED, "tma_transpose: the tensor maps disagree with the kernel's "
+                                                  "shared-memory layout (a libtma defect: please report it)");
     p->smem = (size_t)(cfg.stages + cfg.nbuf) * cfg.box_rows * 128u + 1024u; /* + alignment slack */
-    p->block = dim3(64u * cfg.box_rows / w);
-    e = cudaFuncSetAttribute(cfg.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p->smem);
-    if (e != cudaSuccess)
-        return tr_fail(err, errlen, e, "cudaFuncSetAttribute: %s", cudaGetErrorString(e));
-    int dev = 0, sms = 0, per_sm = 0;
-    if ((e = cudaGetDevice(&dev)) != cudaSuccess ||
-        (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
-        (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cfg.fn, (int)p->block.x, p->smem)) != cudaSuccess)
-        return tr_fail(err, errlen, e, "occupancy query: %s", cudaGetErrorString(e));
+    p->block = 64u * cfg.box_rows / w;
+    int per_sm = 0;
+    if ((st = kd_cuda(diag, cudaFuncSetAttribute(cfg.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p->smem),
+                      "cudaFuncSetAttribute")) != TMA_OK ||
+        (st = kd_cuda(diag, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cfg.fn, (int)p->block, p->smem),
+                      "cudaOccupancyMaxActiveBlocksPerMultiprocessor")) != TMA_OK)
+        return st;
     if (per_sm < 1)
-        return tr_fail(err, errlen, cudaErrorInvalidConfiguration, "%s", "kernel does not fit on an SM");
-    uint64_t ntiles = (uint64_t)p->tiles_x * p->tiles_y, g = (uint64_t)sms * (uint64_t)per_sm;
-    p->grid = dim3((unsigned)(ntiles < g ? ntiles : g));
-    return cudaSuccess;
-}
-
-template <typename T>
-static void tr_launch_smem(const tr_plan *p, cudaStream_t st) {
-    const T *in = (const T *)p->in;
-    T *out = (T *)p->out;
-    size_t ip = p->in_pitch / sizeof(T), op = p->out_pitch / sizeof(T);
-    switch (p->variant) {
-    case TR_NAIVE: tr_smem_kernel<T, 0><<<p->grid, p->block, 0, st>>>(in, out, p->rows, p->cols, ip, op); break;
-    case TR_PADDED: tr_smem_kernel<T, 1><<<p->grid, p->block, 0, st>>>(in, out, p->rows, p->cols, ip, op); break;
-    default: tr_smem_kernel<T, 2><<<p->grid, p->block, 0, st>>>(in, out, p->rows, p->cols, ip, op); break;
-    }
+        return kd_fail(diag, TMA_ERR_CUDA, "tma_transpose: the kernel does not fit on a multiprocessor");
+    const uint64_t ntiles = (uint64_t)p->tiles_x * p->tiles_y, g = (uint64_t)sms * (uint64_t)per_sm;
+    p->grid = (uint32_t)(ntiles < g ? ntiles : g);
+    return kd_ok(diag);
 }
 
 template <int E>
-static void tr_launch_tma(const tr_plan *p, cudaStream_t st) {
-    const uint32_t g = p->group ? p->group : p->tiles_x;
-    if (p->variant == TR_TMA)
+static void tr_launch(const tma_transpose_plan *p, cudaStream_t st) {
+    const uint32_t g = p->group;
+    if (p->kind == TMA_TRANSPOSE_SWIZZLED)
         tr_tma_kernel<E, 128, TR_STAGES, TR_OUT_BUFFERS, false>
-            <<<p->grid, p->block, p->smem, st>>>(p->tin, p->tout, p->tiles_x, p->tiles_y, g, p->rows);
-    else if (p->variant == TR_TMA_WIDE)
+            <<<p->grid, p->block, p->smem, st>>>(p->in_map, p->out_map, p->tiles_x, p->tiles_y, g, p->rows);
+    else if (p->kind == TMA_TRANSPOSE_WIDE)
         tr_tma_kernel<E, 128, TR_STAGES, TR_OUT_BUFFERS, true>
-            <<<p->grid, p->block, p->smem, st>>>(p->tin, p->tout, p->tiles_x, p->tiles_y, g, p->rows);
+            <<<p->grid, p->block, p->smem, st>>>(p->in_map, p->out_map, p->tiles_x, p->tiles_y, g, p->rows);
     else
-        tr_tma_kernel<E, 64, 4, 3, false><<<p->grid, p->block, p->smem, st>>>(p->tin, p->tout, p->tiles_x, p->tiles_y, g, p->rows);
+        tr_tma_kernel<E, 64, 4, 3, false>
+            <<<p->grid, p->block, p->smem, st>>>(p->in_map, p->out_map, p->tiles_x, p->tiles_y, g, p->rows);
 }
 
-extern "C" cudaError_t tr_plan_run(const tr_plan *p, cudaStream_t stream) {
-    if (p->variant < TR_TMA) {
-        if (p->elem_bytes == 4)
-            tr_launch_smem<uint32_t>(p, stream);
-        else
-            tr_launch_smem<uint16_t>(p, stream);
-    } else if (p->elem_bytes == 4) {
-        tr_launch_tma<4>(p, stream);
-    } else {
-        tr_launch_tma<2>(p, stream);
-    }
-    return cudaGetLastError();
+extern "C" tma_status tma_transpose_run(const tma_transpose_plan *p, tma_stream stream, tma_diag *diag) {
+    if (p == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_transpose_plan_make");
+    if (p->grid == 0 || p->group == 0 || (p->elem_bytes != 2 && p->elem_bytes != 4) ||
+        (unsigned)p->kind >= (unsigned)TMA_TRANSPOSE_KIND_COUNT_)
+        return kd_fail(diag, TMA_ERR_ARG, "tma_transpose_run: the plan was not made by tma_transpose_plan_make, or "
+                                          "its fields were changed (use tma_transpose_plan_tune)");
+    if (p->elem_bytes == 4)
+        tr_launch<4>(p, (cudaStream_t)stream);
+    else
+        tr_launch<2>(p, (cudaStream_t)stream);
+    tma_status st = kd_cuda(diag, cudaGetLastError(), "tma_transpose kernel launch (or an earlier unchecked call)");
+    return st == TMA_OK ? kd_ok(diag) : st;
+}
+
+extern "C" tma_status tma_transpose(uint32_t elem_bytes, const void *in, void *out, uint32_t rows, uint32_t cols,
+                                    size_t in_pitch, size_t out_pitch, tma_stream stream, tma_diag *diag) {
+    tma_transpose_plan p;
+    tma_status st = tma_transpose_plan_make(&p, TMA_TRANSPOSE_SWIZZLED, elem_bytes, in, out, rows, cols, in_pitch,
+                                            out_pitch, diag);
+    return st == TMA_OK ? tma_transpose_run(&p, stream, diag) : st;
 }

@@ -131,7 +131,7 @@ static cudaError_t allow_smem(const void *kernel, size_t bytes) {
     return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
 }
 
-extern "C" cudaError_t tma_conf_load(const tma_tensor *t, const int32_t (*coords)[5], const uint32_t *offsets, int n,
+extern "C" cudaError_t conf_load(const tma_tensor *t, const int32_t (*coords)[5], const uint32_t *offsets, int n,
                                      const uint8_t *poison, uint32_t arena_bytes, uint8_t *out) {
     size_t smem = arena_bytes + 1024;
     cudaError_t e = allow_smem((const void *)conf_load_kernel, smem);
@@ -141,7 +141,7 @@ extern "C" cudaError_t tma_conf_load(const tma_tensor *t, const int32_t (*coords
     return launch_and_wait();
 }
 
-extern "C" cudaError_t tma_conf_store(const tma_tensor *t, const int32_t coord[5], uint32_t offset,
+extern "C" cudaError_t conf_store(const tma_tensor *t, const int32_t coord[5], uint32_t offset,
                                       const uint8_t *image, uint32_t arena_bytes, int reduce) {
     size_t smem = arena_bytes + 1024;
     cudaError_t e = allow_smem((const void *)conf_store_kernel, smem);

@@ -22,19 +22,36 @@
         cr_assert(e_ == cudaSuccess, "%s:%d: %s failed: %s", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
     } while (0)
 
+#ifndef TMA_GPU_SKIP_MARK
+#define TMA_GPU_SKIP_MARK "libtma gpu suite skipped:" /* tests/CMakeLists.txt passes the same text */
+#endif
+
+/* Skip the calling test, saying why: printed after TMA_GPU_SKIP_MARK, which makes CTest report the suite as
+ * Skipped (SKIP_REGULAR_EXPRESSION), and given to Criterion. */
+#define GPU_SKIP(...)                                                                               \
+    do {                                                                                            \
+        char why_[512];                                                                             \
+        snprintf(why_, sizeof why_, __VA_ARGS__);                                                   \
+        printf("%s %s\n", TMA_GPU_SKIP_MARK, why_);                                                 \
+        fflush(stdout);                                                                             \
+        cr_skip_test("%s", why_);                                                                   \
+    } while (0)
+
 /* Skips the calling test unless an sm_90 device is present; creates the context (each Criterion test runs
  * in its own process, so each creates its own). */
 static inline void require_sm90(void) {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n == 0)
-        cr_skip_test("no CUDA device (%s): the gpu suite needs a Hopper (sm_90) GPU",
-                     e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+        GPU_SKIP("no CUDA device (%s): the gpu suites need a Hopper (sm_90) GPU",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "none found");
     struct cudaDeviceProp p;
-    if (cudaGetDeviceProperties(&p, 0) != cudaSuccess || p.major != 9)
-        cr_skip_test("device 0 is %s (sm_%d%d), not Hopper (sm_90): TMA tests need sm_90", p.name, p.major, p.minor);
+    if (cudaGetDeviceProperties(&p, 0) != cudaSuccess)
+        GPU_SKIP("cannot read device 0's properties: the gpu suites need a Hopper (sm_90) GPU");
+    if (p.major != 9)
+        GPU_SKIP("device 0 is %.64s (sm_%d%d), not Hopper (sm_90): TMA tests need sm_90", p.name, p.major, p.minor);
     if (cudaSetDevice(0) != cudaSuccess || cudaFree(0) != cudaSuccess)
-        cr_skip_test("cannot create a CUDA context on device 0");
+        GPU_SKIP("cannot create a CUDA context on device 0");
 }
 
 /* xorshift64*; the seed comes from TMA_TEST_SEED or the clock, and is logged so a failure can be replayed. */
@@ -87,10 +104,21 @@ static inline tma_tiled_desc random_desc(const tma_dtype *types, int ntypes) {
         d.global_dim[0] = (uint64_t)rnd_in(1, 3 * d.box_dim[0] + 8);
         uint64_t stride = (d.global_dim[0] * esize + 15) / 16 * 16 + 16 * (uint64_t)rnd_in(0, 2);
         uint32_t max_box = d.rank == 2 ? 24 : d.rank == 3 ? 8 : 4;
+        /* a third of the time the outer dimensions nest in a shuffled order (strides need not grow with the
+         * index, as in a {64, rows, cols / 64} view of a matrix) */
+        uint32_t order[4] = {1, 2, 3, 4};
+        if (rnd() % 3 == 0)
+            for (uint32_t k = d.rank - 1; k > 1; k--) {
+                uint32_t j = (uint32_t)(rnd() % k), t = order[k - 1];
+                order[k - 1] = order[j], order[j] = t;
+            }
         for (uint32_t i = 1; i < d.rank; i++) {
             d.box_dim[i] = (uint32_t)rnd_in(1, max_box);
             d.element_stride[i] = rnd() % 4 == 0 ? (uint32_t)rnd_in(2, 8) : (uint32_t)rnd_in(0, 1);
             d.global_dim[i] = (uint64_t)rnd_in(1, 2 * d.box_dim[i] + 3);
+        }
+        for (uint32_t k = 0; k + 1 < d.rank; k++) {
+            const uint32_t i = order[k];
             d.global_stride[i - 1] = stride;
             stride = stride * d.global_dim[i] + 16 * (uint64_t)rnd_in(0, 1);
         }

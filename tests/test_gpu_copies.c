@@ -64,7 +64,7 @@ static cudaError_t run_loads(const tma_tensor *t, const int32_t (*coords)[5], co
     CUDA_OK(cudaMemcpy(dcoords, coords, (size_t)n * sizeof coords[0], cudaMemcpyHostToDevice));
     CUDA_OK(cudaMemcpy(doffsets, offsets, (size_t)n * sizeof offsets[0], cudaMemcpyHostToDevice));
     CUDA_OK(cudaMemcpy(dpoison, poison, arena, cudaMemcpyHostToDevice));
-    cudaError_t e = tma_conf_load(t, (const int32_t(*)[5])dcoords, doffsets, n, dpoison, arena, dout);
+    cudaError_t e = conf_load(t, (const int32_t(*)[5])dcoords, doffsets, n, dpoison, arena, dout);
     if (e == cudaSuccess)
         CUDA_OK(cudaMemcpy(got, dout, (size_t)arena * n, cudaMemcpyDeviceToHost));
     cudaFree(dcoords);
@@ -161,7 +161,7 @@ static void store_one(int k, const tma_tiled_desc *d, int reduce, const uint8_t 
     uint8_t *dimage;
     CUDA_OK(cudaMalloc((void **)&dimage, arena));
     CUDA_OK(cudaMemcpy(dimage, image, arena, cudaMemcpyHostToDevice));
-    CUDA_OK(tma_conf_store(&p.dev, c, offset, dimage, arena, reduce));
+    CUDA_OK(conf_store(&p.dev, c, offset, dimage, arena, reduce));
     uint8_t *got = malloc(p.bytes);
     CUDA_OK(cudaMemcpy(got, p.d, p.bytes, cudaMemcpyDeviceToHost));
 
@@ -262,5 +262,33 @@ Test(gpu_copies, checked_mode_names_misaligned_coordinate, .init = cr_redirect_s
     cr_assert(strstr(text, "coord[0] = 114") != NULL && strstr(text, "not a multiple of 16") != NULL &&
                   strstr(text, "block (0,0,0) thread 0") != NULL,
               "checked mode did not name the rule (CUDA said %s); device output:\n%s", cudaGetErrorString(e), text);
+    /* the device prints the host's message for the same rule, word for word */
+    tma_diag host;
+    d.global_address = (void *)(uintptr_t)4096;
+    cr_assert_eq(tma_check_coords(&d, coords[0], &host), TMA_ERR_COORD_ALIGN, "the host refuses it too");
+    cr_assert(strstr(text, host.message) != NULL, "device and host messages differ:\n device: %s\n host: %s", text,
+              host.message);
     cr_log_info("checked mode turned the fault into: %.200s (then %s)", text, cudaGetErrorName(e));
+}
+
+Test(gpu_copies, checked_mode_refuses_a_store_through_a_load_only_map, .init = cr_redirect_stdout, .timeout = 60) {
+    require_sm90();
+    /* rows 128 bytes apart, 256 bytes long: a load-only view (TMA_DESC_ALLOW_OVERLAP) */
+    tma_tiled_desc d = {.dtype = TMA_DTYPE_F32, .rank = 2, .global_dim = {64, 8}, .global_stride = {128},
+                        .box_dim = {32, 4}, .flags = TMA_DESC_ALLOW_OVERLAP};
+    uint8_t contents[2048] = {0};
+    placed p;
+    place(&p, &d, contents);
+    cr_assert_eq(p.dev.box.flags & TMA_BOX_LOAD_ONLY, TMA_BOX_LOAD_ONLY, "the box facts mark it load-only");
+    const uint32_t arena = arena_for(&d);
+    uint8_t *image;
+    CUDA_OK(cudaMalloc((void **)&image, arena));
+    CUDA_OK(cudaMemset(image, 0, arena));
+    const int32_t c[5] = {0, 0, 0, 0, 0};
+    const cudaError_t e = conf_store(&p.dev, c, 0, image, arena, -1);
+    cr_assert(e != cudaSuccess, "a store through a load-only map completed");
+    char text[4096];
+    captured_stdout(text, sizeof text);
+    cr_assert(strstr(text, "TMA_ERR_GLOBAL_STRIDE_OVERLAP") != NULL && strstr(text, "race with itself") != NULL,
+              "checked mode did not refuse the store (CUDA said %s); device output:\n%s", cudaGetErrorString(e), text);
 }

@@ -4,6 +4,8 @@
  * library does, so this binary also starts on machines with no driver (and skips). */
 #include <dlfcn.h>
 
+#include <cuda.h> /* the driver API, called directly here */
+
 #include "gpu_common.h"
 
 typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,

@@ -1,4 +1,4 @@
-/* The TMA + wgmma GEMM (kernels/gemm.h) on the GPU against a double-precision CPU product:
+/* The TMA + wgmma GEMM (tma_gemm, tma/kernels.h) on the GPU against a double-precision CPU product:
  *   ragged, ragged_f32 - bf16 and fp32 C: every variant (no clusters; clusters of two sharing B by
  *                 multicast, the default where blocks have more than one tile; no clusters with the
  *                 epilogue from registers) on ragged M, N, K (C row pitches not multiples of 16 bytes, where
@@ -8,15 +8,15 @@
  *                 finite (the output is poisoned with NaN first), and the 4 KiB after C unchanged (TMA
  *                 stores clip at C's edge); fresh random data.
  *   k_zero      - K = 0 gives zeros (both C types).
- *   refused     - K not a multiple of 8, misaligned A and a misaligned fp32 C are refused with
- *                 cudaErrorInvalidValue. */
+ *   refused     - K not a multiple of 8, misaligned A and a misaligned fp32 C are refused with TMA_ERR_ARG and
+ *                 a message naming the argument; a plan changed to something it cannot run is refused by run. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gemm.h"
 #include "gpu_common.h"
+#include "tma/kernels.h"
 
 static double bf16d(uint16_t h) {
     uint32_t u = (uint32_t)h << 16;
@@ -26,6 +26,34 @@ static double bf16d(uint16_t h) {
 }
 
 enum { GUARD = 4096 }; /* bytes after C that no variant may write */
+
+/* n random bf16 values in [-1, 1) (from the seeded generator of gpu_common.h) into device memory at p. */
+static void fill_bf16(void *p, size_t n) {
+    uint16_t *h = malloc(n * 2 + 2);
+    cr_assert(h != NULL, "out of host memory");
+    for (size_t i = 0; i < n; i++) {
+        const float f = (float)(rnd() >> 40) * (2.0f / 16777216.0f) - 1.0f;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        h[i] = (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16); /* round to nearest even */
+    }
+    CUDA_OK(cudaMemcpy(p, h, n * 2, cudaMemcpyHostToDevice));
+    free(h);
+}
+
+static tma_gemm_plan make_plan(const void *a, const void *b, void *c, tma_gemm_out out, int m, int n, int k) {
+    tma_gemm_plan plan;
+    tma_diag diag;
+    const tma_status st = tma_gemm_plan_make(&plan, a, b, c, out, m, n, k, &diag);
+    cr_assert_eq(st, TMA_OK, "tma_gemm_plan_make %dx%dx%d: %s: %s", m, n, k, tma_status_name(st), diag.message);
+    return plan;
+}
+
+static void run_plan(const tma_gemm_plan *plan) {
+    tma_diag diag;
+    const tma_status st = tma_gemm_run(plan, NULL, &diag);
+    cr_assert_eq(st, TMA_OK, "tma_gemm_run: %s: %s", tma_status_name(st), diag.message);
+}
 
 static double c_elem(const uint8_t *c, size_t i, tma_gemm_out out) {
     if (out == TMA_GEMM_OUT_F32) {
@@ -39,25 +67,24 @@ static double c_elem(const uint8_t *c, size_t i, tma_gemm_out out) {
 }
 
 /* Runs one shape with C of type `out` and variant 1 (no clusters), 2 (clusters of two) or 3 (no clusters,
- * epilogue from registers), each with the epilogue tma_gemm_plan_make_out chose unless told otherwise;
+ * epilogue from registers), each with the epilogue tma_gemm_plan_make chose unless told otherwise;
  * returns the relative Frobenius error (NaN if any output is not finite or a byte after C changed). */
-static double run_shape(int m, int n, int k, uint64_t seed, int variant, tma_gemm_out out, int *tma_epilogue) {
+static double run_shape(int m, int n, int k, int variant, tma_gemm_out out, int *tma_epilogue) {
     const size_t eb = out == TMA_GEMM_OUT_F32 ? 4u : 2u;
     size_t na = (size_t)m * k, nb = (size_t)n * k, nc = (size_t)m * n;
     void *a, *b, *c;
     CUDA_OK(cudaMalloc(&a, na * 2 + 16));
     CUDA_OK(cudaMalloc(&b, nb * 2 + 16));
     CUDA_OK(cudaMalloc(&c, nc * eb + GUARD));
-    CUDA_OK(tma_gemm_fill_random_bf16(a, na, seed, 0));
-    CUDA_OK(tma_gemm_fill_random_bf16(b, nb, seed ^ 0xABCDEFull, 0));
+    fill_bf16(a, na);
+    fill_bf16(b, nb);
     CUDA_OK(cudaMemset(c, 0xFF, nc * eb + GUARD)); /* NaN poison (bf16 and fp32), and the guard's pattern */
-    tma_gemm_plan plan;
-    CUDA_OK(tma_gemm_plan_make_out(&plan, a, b, c, out, m, n, k));
+    tma_gemm_plan plan = make_plan(a, b, c, out, m, n, k);
     plan.cluster = variant == 2 ? 2 : 1;
     if (variant == 3)
         plan.epilogue = TMA_GEMM_EPILOGUE_DIRECT;
     *tma_epilogue = plan.epilogue == TMA_GEMM_EPILOGUE_TMA_STORE;
-    CUDA_OK(tma_gemm_run(&plan, 0));
+    run_plan(&plan);
     CUDA_OK(cudaDeviceSynchronize());
     uint16_t *ha = malloc(na * 2 + 2), *hb = malloc(nb * 2 + 2);
     uint8_t *hc = malloc(nc * eb + GUARD);
@@ -93,7 +120,7 @@ static double run_shape(int m, int n, int k, uint64_t seed, int variant, tma_gem
  * runs see (TMA_GPU_CONFIGS=4): TMA-store epilogue on a ragged tile, blocks that store more than one tile
  * (192 tiles, 132 blocks: the epilogue buffers reused across tiles), and the fallback for an odd N. */
 static void ragged_suite(tma_gemm_out out, const char *suite) {
-    uint64_t seed = seed_rng(suite);
+    seed_rng(suite); /* the data come from the seeded generator: TMA_TEST_SEED replays them */
     const int eb = out == TMA_GEMM_OUT_F32 ? 4 : 2;
     const double tolerance = out == TMA_GEMM_OUT_F32 ? 1e-5 : 1e-2; /* fp32 C: only the summation order differs */
     const int shapes[][3] = {{1, 1, 8},         {129, 264, 72},   {3000, 2056, 64}, {7, 3, 16},
@@ -107,8 +134,7 @@ static void ragged_suite(tma_gemm_out out, const char *suite) {
     for (size_t s = 0; s < nshapes && s < count; s++)
         for (int v = 1; v <= 3; v++) { /* 1: no clusters, 2: clusters of two, 3: epilogue from registers */
             int tma_epi = 0;
-            double err = run_shape(shapes[s][0], shapes[s][1], shapes[s][2], seed + s * 0x9E3779B9ull + (uint64_t)v, v,
-                                   out, &tma_epi);
+            double err = run_shape(shapes[s][0], shapes[s][1], shapes[s][2], v, out, &tma_epi);
             tma_epilogues += tma_epi;
             tma_expected += v < 3 && shapes[s][1] * eb % 16 == 0;
             cr_log_info("%d x %d x %d %s C variant %d (%s epilogue): relative Frobenius error %.3e", shapes[s][0],
@@ -141,15 +167,17 @@ Test(gpu_gemm, k_zero) {
     CUDA_OK(cudaMemset(c, 0xFF, 100 * 70 * 2));
     void *dummy;
     CUDA_OK(cudaMalloc(&dummy, 256));
-    CUDA_OK(tma_gemm_bf16(dummy, dummy, c, 100, 70, 0));
+    tma_diag diag;
+    cr_assert_eq(tma_gemm(dummy, dummy, c, TMA_GEMM_OUT_BF16, 100, 70, 0, NULL, &diag), TMA_OK, "%s", diag.message);
+    CUDA_OK(cudaDeviceSynchronize());
     uint16_t h[100 * 70];
     CUDA_OK(cudaMemcpy(h, c, sizeof h, cudaMemcpyDeviceToHost));
     for (int i = 0; i < 100 * 70; i++)
         cr_assert_eq(h[i], 0, "element %d = 0x%04x", i, h[i]);
-    tma_gemm_plan plan; /* fp32 C: zeros in all four bytes */
-    CUDA_OK(cudaMemset(c, 0xFF, 100 * 70 * 2));
-    CUDA_OK(tma_gemm_plan_make_out(&plan, dummy, dummy, c, TMA_GEMM_OUT_F32, 50, 70, 0));
-    CUDA_OK(tma_gemm_run(&plan, 0));
+    CUDA_OK(cudaMemset(c, 0xFF, 100 * 70 * 2)); /* fp32 C: zeros in all four bytes */
+    const tma_gemm_plan plan = make_plan(dummy, dummy, c, TMA_GEMM_OUT_F32, 50, 70, 0);
+    run_plan(&plan);
+    CUDA_OK(cudaDeviceSynchronize());
     CUDA_OK(cudaMemcpy(h, c, sizeof h, cudaMemcpyDeviceToHost));
     for (int i = 0; i < 100 * 70; i++)
         cr_assert_eq(h[i], 0, "fp32 C: half-word %d = 0x%04x", i, h[i]);
@@ -162,10 +190,27 @@ Test(gpu_gemm, refused) {
     void *p;
     CUDA_OK(cudaMalloc(&p, 1 << 20));
     tma_gemm_plan plan;
-    cr_assert_eq(tma_gemm_plan_make(&plan, p, p, p, 64, 64, 12), cudaErrorInvalidValue);
-    cr_assert_eq(tma_gemm_plan_make(&plan, (char *)p + 8, p, p, 64, 64, 64), cudaErrorInvalidValue);
-    cr_assert_eq(tma_gemm_plan_make_out(&plan, p, p, (char *)p + 2, TMA_GEMM_OUT_F32, 64, 64, 64),
-                 cudaErrorInvalidValue); /* fp32 C not 4-byte aligned */
-    cr_assert_eq(tma_gemm_plan_make(&plan, p, p, p, 64, 64, 64), cudaSuccess);
+    tma_diag diag;
+    const tma_gemm_out BF = TMA_GEMM_OUT_BF16;
+    cr_expect_eq(tma_gemm_plan_make(&plan, p, p, p, BF, 64, 64, 12, &diag), TMA_ERR_ARG, "K = 12");
+    cr_expect(strstr(diag.message, "K = 12") != NULL && strstr(diag.message, "multiple of 8") != NULL, "%s",
+              diag.message);
+    cr_expect_eq(tma_gemm_plan_make(&plan, (char *)p + 8, p, p, BF, 64, 64, 64, &diag), TMA_ERR_ARG, "A + 8");
+    cr_expect(strstr(diag.message, "is not 16-byte aligned") != NULL, "%s", diag.message);
+    cr_expect_eq(tma_gemm_plan_make(&plan, p, p, (char *)p + 2, TMA_GEMM_OUT_F32, 64, 64, 64, &diag), TMA_ERR_ARG,
+                 "fp32 C not 4-byte aligned");
+    cr_expect_eq(tma_gemm_plan_make(&plan, NULL, p, p, BF, 64, 64, 64, &diag), TMA_ERR_NULL_ARG, "A NULL");
+    cr_expect_eq(tma_gemm_plan_make(&plan, p, p, p, BF, -1, 64, 64, &diag), TMA_ERR_ARG, "M < 0");
+    cr_assert_eq(tma_gemm_plan_make(&plan, p, p, p, BF, 64, 64, 64, &diag), TMA_OK, "%s", diag.message);
+    tma_gemm_plan bad = plan;
+    bad.cluster = 3;
+    cr_expect_eq(tma_gemm_run(&bad, NULL, &diag), TMA_ERR_ARG, "cluster 3");
+    cr_expect(strstr(diag.message, "plan.cluster = 3") != NULL, "%s", diag.message);
+    bad = plan;
+    cr_assert_eq(tma_gemm_plan_make(&bad, p, p, p, BF, 64, 60, 64, &diag), TMA_OK, "N = 60: %s", diag.message);
+    cr_expect_eq(bad.epilogue, TMA_GEMM_EPILOGUE_DIRECT, "bf16 rows of 120 bytes: no TMA store");
+    bad.epilogue = TMA_GEMM_EPILOGUE_TMA_STORE;
+    cr_expect_eq(tma_gemm_run(&bad, NULL, &diag), TMA_ERR_ARG, "TMA-store epilogue where TMA cannot describe C");
+    cr_expect_eq(tma_gemm_run(NULL, NULL, &diag), TMA_ERR_NULL_ARG, "NULL plan");
     CUDA_OK(cudaFree(p));
 }

@@ -1,4 +1,4 @@
-/* The libtma transpose without a GPU (kernels/transpose.h):
+/* The libtma transpose without a GPU (tma_transpose_model, tma/kernels.h; the lane map of kernels/transpose_tiles.h):
  *   transpose_lanes - the lane map is a bijection onto the 64 blocks of a sub-tile, and every 16-byte
  *                     read and write instruction of every quarter-warp hits 8 distinct physical chunks
  *                     (bank groups), computed with libtma's swizzle helper, for both element sizes and
@@ -17,7 +17,9 @@
 #include <criterion/logging.h>
 
 #include "tma/swizzle.h"
-#include "transpose.h"
+#include "tma/kernels.h"
+#include "transpose_ref.h"
+#include "transpose_tiles.h"
 
 /* Physical 16-byte chunk column (bank group: chunk p = banks 4p..4p+3) of element (row, col) of a
  * 128B-swizzled tile at shared address base. */
@@ -116,12 +118,13 @@ static void run_model(uint32_t e, uint32_t rows, uint32_t cols, uint32_t box_row
         in[i] = (uint8_t)(i * 2654435761u >> 13);
     memset(out, 0xEE, cols * op);
     memset(want, 0xEE, cols * op);
-    tr_reference(e, in, want, rows, cols, ip, op);
-    char err[512] = "", where[160] = "";
-    tr_tile_facts f;
-    tma_status s = tr_model_transpose(e, in, out, rows, cols, ip, op, box_rows, &f, err, sizeof err);
-    cr_assert_eq(s, TMA_OK, "%u x %u elem %u box_rows %u: %s", rows, cols, e, box_rows, err);
-    size_t bad = tr_compare(e, out, want, cols, rows, op, where, sizeof where);
+    ref_transpose(e, in, want, rows, cols, ip, op);
+    char where[160] = "";
+    tma_diag diag;
+    tma_transpose_model_facts f;
+    tma_status s = tma_transpose_model(e, in, out, rows, cols, ip, op, box_rows, &f, &diag);
+    cr_assert_eq(s, TMA_OK, "%u x %u elem %u box_rows %u: %s", rows, cols, e, box_rows, diag.message);
+    size_t bad = ref_compare(e, out, want, cols, rows, op, where, sizeof where);
     cr_assert_eq(bad, 0, "%u x %u elem %u box_rows %u: %zu elements differ, first %s", rows, cols, e, box_rows, bad,
                  where);
     /* Bytes past the 16-byte chunk holding each output row's last element are never written. */
@@ -151,11 +154,17 @@ Test(transpose_model, ragged_bf16) {
     }
 }
 
-Test(transpose_model, refuses_a_bad_box) {
+Test(transpose_model, refuses_bad_arguments_with_a_message) {
     uint8_t buf[64] = {0};
-    char err[256] = "";
-    cr_assert_neq(tr_model_transpose(4, buf, buf, 2, 2, 16, 16, 48, NULL, err, sizeof err), TMA_OK);
-    cr_assert(strlen(err) > 0);
+    tma_diag diag;
+    cr_assert_eq(tma_transpose_model(4, buf, buf, 2, 2, 16, 16, 48, NULL, &diag), TMA_ERR_ARG, "box_rows 48");
+    cr_assert(strstr(diag.message, "box_rows = 48") != NULL, "%s", diag.message);
+    cr_assert_eq(tma_transpose_model(3, buf, buf, 2, 2, 16, 16, 32, NULL, &diag), TMA_ERR_ARG, "3-byte elements");
+    cr_assert(strstr(diag.message, "elem_bytes = 3") != NULL, "%s", diag.message);
+    cr_assert_eq(tma_transpose_model(4, buf, NULL, 2, 2, 16, 16, 32, NULL, &diag), TMA_ERR_NULL_ARG, "out NULL");
+    /* a pitch that breaks TMA's stride rule: the descriptor's own message, naming the map */
+    cr_assert_eq(tma_transpose_model(4, buf, buf, 2, 2, 24, 16, 32, NULL, &diag), TMA_ERR_GLOBAL_STRIDE_ALIGN, "pitch");
+    cr_assert(strstr(diag.message, "input map: global_stride[0] = 24 bytes") != NULL, "%s", diag.message);
 }
 
 Test(transpose_lanes, tile_order_is_a_bijection) {

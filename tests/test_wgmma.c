@@ -1,5 +1,5 @@
 /* The wgmma shared-memory descriptor (include/tma/wgmma.h) against the CPU model of the copy engine, and
- * the GEMM tile scheduler (kernels/gemm.h), without a GPU:
+ * the GEMM kernel's layout (tma/kernels.h, kernels/gemm_tiles.h), without a GPU:
  *   designates_tma_element - for every mode (NONE, 32B, 64B, 128B) and 2- and 4-byte types (bf16, f16, tf32),
  *       tiles loaded with tma_model_load_tiled at several 1024-aligned bases and coordinates (partly out of
  *       bounds too), one descriptor per wgmma K step (start advanced by 32 bytes inside the span, as kernels
@@ -8,7 +8,11 @@
  *   mismatch_detected - a descriptor built from another swizzle mode than the copy used designates the
  *       wrong element for most (m, k).
  *   fields / ok - field packing round-trips; the argument check accepts the kernel's use, refuses bad ones.
- *   scheduler - every output tile exactly once, any shape and group size. */
+ *   scheduler - every output tile exactly once, any shape and group size.
+ *   gemm_layout - the kernel's own descriptors (A box of 128 rows x 64 bf16, 128B swizzle, both consumer
+ *       halves, ragged K) designate the element the model loaded, and advancing stage 0's descriptors by whole
+ *       boxes equals deriving each stage's afresh; the epilogue's box addressing puts every element of C where
+ *       a model TMA store of C's map writes it, and each of its 4-byte warp stores hits 32 different banks. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +21,8 @@
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 
-#include "gemm.h"
+#include "gemm_tiles.h"
+#include "tma/kernels.h"
 #include "tma/tma.h"
 #include "tma/wgmma.h"
 
@@ -223,11 +228,98 @@ Test(gemm_sched, every_tile_once) {
             uint8_t *seen = calloc((size_t)tm_n * tn_n, 1);
             for (uint32_t t = 0; t < tm_n * tn_n; t++) {
                 uint32_t tm = 0, tn = 0;
-                tma_gemm_tile_of(t, tm_n, tn_n, groups[gi], &tm, &tn);
+                gm_tile_of(t, tm_n, tn_n, groups[gi], &tm, &tn);
                 cr_assert(tm < tm_n && tn < tn_n, "tile %u -> (%u, %u) outside %u x %u", t, tm, tn, tm_n, tn_n);
                 cr_assert_eq(seen[(size_t)tm * tn_n + tn], 0, "tile (%u, %u) twice", tm, tn);
                 seen[(size_t)tm * tn_n + tn] = 1;
             }
             free(seen);
         }
+}
+
+/* The kernel's A box (TMA_GEMM_BM rows x TMA_GEMM_BK bf16, 128B swizzle) loaded by the model over a ragged K: each
+ * consumer half's descriptors, one per K step, designate the element the model wrote (zero past K). */
+Test(gemm_layout, kernel_descriptors_designate_the_loaded_elements) {
+    enum { R = TMA_GEMM_BM, KD = 200, BASE = 2048 };
+    static uint16_t g[R * KD];
+    static uint8_t smem[64 * 1024];
+    for (int i = 0; i < R * KD; i++)
+        g[i] = (uint16_t)(rnd32() >> 16) | 1u; /* never zero: the zero fill is told apart */
+    tma_tiled_desc d = tma_desc_2d(TMA_DTYPE_BF16, g, R, KD, KD * 2, TMA_GEMM_BM, TMA_GEMM_BK, TMA_SWIZZLE_128B);
+    const tma_box_info box = tma_box_info_of(&d);
+    long bad = 0;
+    for (int32_t k0 = 0; k0 < KD; k0 += TMA_GEMM_BK) {
+        const int32_t c[5] = {k0, 0, 0, 0, 0};
+        memset(smem, 0xA5, sizeof smem);
+        cr_assert_eq(tma_model_load_tiled(&d, c, smem, sizeof smem, BASE), TMA_OK, "model load at k0 = %d", k0);
+        for (uint32_t half = 0; half < 2; half++)
+            for (uint32_t kk = 0; kk < TMA_GEMM_BK / 16u; kk++) {
+                const uint64_t desc = tma_wgmma_desc_box(&box, BASE + half * 64u * box.row_pitch, kk * 16u);
+                for (uint32_t m = 0; m < 64; m++)
+                    for (uint32_t k = 0; k < 16; k++) {
+                        const uint32_t addr = tma_wgmma_kmajor_addr(desc, 2, m, k);
+                        const uint32_t gr = half * 64u + m, gc = (uint32_t)k0 + kk * 16u + k;
+                        uint16_t want = gc < KD ? g[gr * KD + gc] : 0, got;
+                        memcpy(&got, smem + addr, 2);
+                        bad += got != want;
+                    }
+            }
+    }
+    cr_assert_eq(bad, 0, "%ld elements designated wrongly", bad);
+    /* Stage 0's descriptors advanced by whole boxes (tma_wgmma_desc_advance) equal each stage's derived afresh,
+     * for every stage, K step, and box (A and B: 128 and 256 rows). */
+    for (uint32_t rows = TMA_GEMM_BM; rows <= TMA_GEMM_BN; rows *= 2) {
+        tma_tiled_desc dd = tma_desc_2d(TMA_DTYPE_BF16, g, R, KD, KD * 2, rows, TMA_GEMM_BK, TMA_SWIZZLE_128B);
+        const tma_box_info bx = tma_box_info_of(&dd);
+        const uint32_t tile = rows * TMA_GEMM_BK * 2u, base = 1024u + 64u * bx.row_pitch;
+        for (uint32_t k = 0; k < TMA_GEMM_BK; k += 16)
+            for (uint32_t st = 0; st < TMA_GEMM_STAGES; st++)
+                cr_assert_eq(tma_wgmma_desc_box(&bx, base + st * tile, k),
+                             tma_wgmma_desc_advance(tma_wgmma_desc_box(&bx, base, k), st * tile),
+                             "rows %u stage %u k %u", rows, st, k);
+    }
+}
+
+/* The epilogue's box addressing (gm_epi_offset), both C types, through the model of a TMA store: a box written
+ * where the kernel writes each (row, col), stored at a ragged corner of C with C's map, puts every element at
+ * C[row0 + row][col0 + col] inside C and writes nothing else; each of the kernel's 4-byte warp stores into the
+ * box (gm_epi_store_col for fp32) hits 32 different banks. */
+Test(gemm_layout, epilogue_boxes_store_every_element_conflict_free) {
+    enum { EPI_ROWS = GM_EPI_ROWS, M = 100, ROW0 = 64, COL0_BYTES = 128, N_BYTES = 144 };
+    static uint8_t box[EPI_ROWS * GM_EPI_ROW_BYTES], c[M * N_BYTES];
+    for (uint32_t eb = 2; eb <= 4; eb += 2) {
+        const uint32_t cols = GM_EPI_ROW_BYTES / eb, n = N_BYTES / eb, col0 = COL0_BYTES / eb;
+        tma_tiled_desc d = tma_desc_2d(eb == 2 ? TMA_DTYPE_BF16 : TMA_DTYPE_F32, c, M, n, N_BYTES, EPI_ROWS, cols,
+                                       GM_EPI_SWIZZLE);
+        for (uint32_t r = 0; r < EPI_ROWS; r++)
+            for (uint32_t col = 0; col < cols; col++) {
+                const uint32_t v = r * cols + col + 1u;
+                memcpy(box + gm_epi_offset(r, col, eb), &v, eb);
+            }
+        memset(c, 0xFF, sizeof c);
+        const int32_t coord[5] = {(int32_t)col0, ROW0, 0, 0, 0};
+        cr_assert_eq(tma_model_store_tiled(&d, coord, box, sizeof box, 0), TMA_OK, "model store, %u-byte C", eb);
+        for (uint32_t i = 0; i < M; i++)
+            for (uint32_t j = 0; j < n; j++) {
+                const int inside = i >= ROW0 && j >= col0;
+                uint32_t want = inside ? (i - ROW0) * cols + (j - col0) + 1u : 0xFFFFFFFFu, got = 0xFFFFFFFFu;
+                memcpy(&got, c + i * N_BYTES + j * eb, eb);
+                if (eb == 2)
+                    want &= 0xFFFFu, got &= 0xFFFFu;
+                cr_assert_eq(got, want, "%u-byte C (%u, %u): 0x%x, want 0x%x", eb, i, j, got, want);
+            }
+        for (uint32_t warp = 0; warp < 4; warp++)
+            for (uint32_t jj = 0; jj < cols / 8u; jj++)
+                for (uint32_t h = 0; h < 2; h++)
+                    for (uint32_t st = 0; st < eb / 2u; st++) {
+                        uint32_t banks = 0;
+                        for (uint32_t lane = 0; lane < 32; lane++) {
+                            const uint32_t row = 16u * warp + lane / 4u + 8u * h, col = 8u * jj + 2u * (lane % 4u);
+                            const uint32_t cw = eb == 2 ? col : gm_epi_store_col(st, row, col);
+                            banks |= 1u << (gm_epi_offset(row, cw, eb) / 4u % 32u);
+                        }
+                        cr_assert_eq(banks, 0xFFFFFFFFu, "%u-byte C warp %u group %u half %u store %u: banks 0x%08x",
+                                     eb, warp, jj, h, st, banks);
+                    }
+    }
 }

@@ -15,7 +15,16 @@
 #include <string.h>
 #include <vector>
 
-#include "cuda_check.h"
+/* A failing CUDA call prints file:line, the call and the error, and exits (a tool's own check). */
+#define CUDA_CHECK(call)                                                                            \
+    do {                                                                                            \
+        cudaError_t e_ = (call);                                                                    \
+        if (e_ != cudaSuccess) {                                                                    \
+            fprintf(stderr, "tma-bank-probe: %s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,      \
+                    cudaGetErrorString(e_));                                                        \
+            exit(1);                                                                                \
+        }                                                                                           \
+    } while (0)
 
 /* One named function per shared-memory instruction the probe issues (asm volatile: issued exactly as
  * written, never merged or widened by the compiler). */

@@ -6,8 +6,8 @@
  * so launches timed in a block right after an idle gap (host-side checks, data generation) ran up to 18%
  * faster than the same launches later. Each round runs every launch once, starting from a different one
  * in turn, after warm-up rounds: all see the same mix of clock and temperature. */
-#ifndef TMA_SAMPLES_BENCH_H
-#define TMA_SAMPLES_BENCH_H
+#ifndef SAMPLES_COMMON_BENCH_H
+#define SAMPLES_COMMON_BENCH_H
 
 /** Enqueue launch number `which` on the default stream (exits the program on a CUDA error). */
 typedef void (*bench_launch)(void *ctx, int which);
@@ -23,4 +23,4 @@ float bench_once(bench_launch launch, void *ctx, int which);
  *  with launch r % n. */
 void bench_interleaved(bench_launch launch, void *ctx, int n, int reps, float *median_ms);
 
-#endif /* TMA_SAMPLES_BENCH_H */
+#endif /* SAMPLES_COMMON_BENCH_H */

@@ -1,7 +1,7 @@
 /* CUDA_CHECK(call): a failing CUDA runtime call prints file:line, the call and the error, then exits.
- * For the samples and tools (programs, not the library: libtma itself returns statuses). */
-#ifndef TMA_KERNELS_CUDA_CHECK_H
-#define TMA_KERNELS_CUDA_CHECK_H
+ * For the samples (programs, not the library: libtma itself returns statuses). */
+#ifndef SAMPLES_COMMON_CUDA_CHECK_H
+#define SAMPLES_COMMON_CUDA_CHECK_H
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,4 +17,4 @@
         }                                                                                           \
     } while (0)
 
-#endif /* TMA_KERNELS_CUDA_CHECK_H */
+#endif /* SAMPLES_COMMON_CUDA_CHECK_H */

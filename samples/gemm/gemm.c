@@ -1,19 +1,35 @@
-/* tma-gemm: the libtma TMA + wgmma bf16 GEMM (kernels/gemm.h), checked and timed against cuBLAS.
+/* tma-gemm(1)
  *
- *   1. CPU self-check (no GPU needed): the kernel's wgmma descriptors (tma_wgmma_desc_box) designate, for
- *      every (m, k) of every K step, the element the CPU model of the copy engine wrote for the kernel's
- *      A box (128 rows x 64 bf16, 128B swizzle), both consumer halves; and the epilogue's box addressing
- *      stores, through the model of a TMA store, every element where C wants it, without bank conflicts.
- *   2. Without a Hopper GPU: says so and exits 0.
- *   3. Correctness: small shapes against a double-precision CPU product, every shape against cuBLAS
- *      (cublasGemmEx, bf16 in, fp32 compute, C in the same type, bf16 or fp32): relative Frobenius error
- *      <= 1e-2 (1e-5 for fp32 C against fp64), NaN never passes; fresh random data for every shape; outputs
- *      poisoned (NaN) before each run; every variant.
- *   4. Table: cuBLAS and libtma TFLOP/s (2*M*N*K over the median of >= 20 event-timed runs, all GEMMs of a
- *      row in interleaved rounds after warm-up, bench.h): libtma's default (TMA-store epilogue, clusters of
- *      two where every block has more than one tile), the default with clusters of 1 and of 2, with the
- *      epilogue storing from registers, and a diagnostic run without the epilogue's stores.
- * Exit status: 0 when every check passed. Usage: tma-gemm [reps] */
+ * NAME
+ *     tma-gemm - libtma's TMA + wgmma bf16 GEMM (tma_gemm, tma/kernels.h), checked and timed against cuBLAS
+ *
+ * SYNOPSIS
+ *     tma-gemm [REPS]
+ *
+ * DESCRIPTION
+ *     C = A * B^T, A (M x K) and B (N x K) bf16 row-major, fp32 accumulation, C bf16 or fp32.
+ *     1. Correctness: small shapes against a double-precision CPU product, every shape against cuBLAS
+ *        (cublasGemmEx, bf16 in, fp32 compute, C in the same type): relative Frobenius error <= 1e-2 (1e-5 for
+ *        fp32 C against fp64), NaN never passes; fresh random data for every shape; outputs poisoned (NaN)
+ *        before each run; every variant.
+ *     2. Table: cuBLAS and libtma TFLOP/s (2*M*N*K over the median of >= 20 event-timed runs, all GEMMs of a
+ *        row in interleaved rounds after warm-up, common/bench.h). The variants, in order of sophistication:
+ *          direct-store  the epilogue storing from registers
+ *          no-clusters   one block per tile, no multicast, TMA-store epilogue
+ *          multicast2    clusters of two blocks sharing B through TMA multicast
+ *          libtma        the default tma_gemm_plan_make picks (multicast where every block has > 1 tile)
+ *          no-store      the default without the epilogue's stores: a diagnostic of the epilogue's cost
+ *     Without a Hopper GPU it says so and exits 0.
+ *     TMA_GEMM_SEED replays the data; TMA_GEMM_ONLY="MxNxK" (or "MxNxK fp32") runs one shape, for profiling;
+ *     TMA_GEMM_SWEEP times the rasterization group and grid sizes; TMA_GEMM_TRACE how times drift after an
+ *     idle second.
+ *
+ * BUILD AND RUN
+ *     cmake -B build && cmake --build build -j && ./build/samples/tma-gemm
+ *
+ * EXIT STATUS
+ *     0 when every check passed, 1 otherwise.
+ */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <math.h>
 #include <stdint.h>
@@ -25,11 +41,11 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "bench.h"
-#include "cuda_check.h"
-#include "gemm.h"
-#include "tma/tma.h"
-#include "tma/wgmma.h"
+#include <tma/kernels.h>
+
+#include "../common/bench.h"
+#include "../common/cuda_check.h"
+#include "fill.h"
 
 #define CB(call)                                                                                    \
     do {                                                                                            \
@@ -40,104 +56,14 @@
         }                                                                                           \
     } while (0)
 
+/* ------------------------------------------------------------------------------------------------
+ * CPU reference and error measure
+ * ---------------------------------------------------------------------------------------------- */
 static double bf16_to_double(uint16_t h) {
     uint32_t u = (uint32_t)h << 16;
     float f;
     memcpy(&f, &u, 4);
     return f;
-}
-
-/* 1. The descriptor self-check through the CPU model. Returns the number of mismatches. */
-static long cpu_selfcheck(void) {
-    enum { R = TMA_GEMM_BM, KD = 200, BASE = 2048 };
-    static uint16_t g[R * KD];
-    static uint8_t smem[64 * 1024];
-    uint64_t x = 12345;
-    for (int i = 0; i < R * KD; i++) {
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        g[i] = (uint16_t)(x >> 48) | 1u;
-    }
-    tma_tiled_desc d = tma_desc_2d(TMA_DTYPE_BF16, g, R, KD, KD * 2, TMA_GEMM_BM, TMA_GEMM_BK, TMA_SWIZZLE_128B);
-    tma_box_info box = tma_box_info_of(&d);
-    long bad = 0;
-    for (int32_t k0 = 0; k0 < KD; k0 += TMA_GEMM_BK) { /* the last box is ragged: zero fill */
-        int32_t c[5] = {k0, 0, 0, 0, 0};
-        memset(smem, 0xA5, sizeof smem);
-        if (tma_model_load_tiled(&d, c, smem, sizeof smem, BASE) != TMA_OK)
-            return -1;
-        for (uint32_t half = 0; half < 2; half++)
-            for (uint32_t kk = 0; kk < TMA_GEMM_BK / 16u; kk++) {
-                uint64_t desc = tma_wgmma_desc_box(&box, BASE + half * 64u * box.row_pitch, kk * 16u);
-                for (uint32_t m = 0; m < 64; m++)
-                    for (uint32_t k = 0; k < 16; k++) {
-                        uint32_t addr = tma_wgmma_kmajor_addr(desc, 2, m, k);
-                        uint32_t gr = half * 64u + m, gc = (uint32_t)k0 + kk * 16u + k;
-                        uint16_t want = gc < KD ? g[gr * KD + gc] : 0, got;
-                        memcpy(&got, smem + addr, 2);
-                        bad += got != want;
-                    }
-            }
-    }
-    /* The kernel derives stage 0's descriptors once and moves them by whole boxes (tma_wgmma_desc_advance):
-     * the same descriptor as deriving each stage's afresh, for every stage, K step, and box (A and B,
-     * 64 x 128/256 with 128B swizzle in 4 stages). */
-    for (uint32_t rows = TMA_GEMM_BM; rows <= TMA_GEMM_BN; rows *= 2) {
-        tma_tiled_desc dd = tma_desc_2d(TMA_DTYPE_BF16, g, R, KD, KD * 2, rows, TMA_GEMM_BK, TMA_SWIZZLE_128B);
-        tma_box_info bx = tma_box_info_of(&dd);
-        const uint32_t tile = rows * TMA_GEMM_BK * 2u, base = 1024u + 64u * bx.row_pitch;
-        for (uint32_t k = 0; k < TMA_GEMM_BK; k += 16)
-            for (uint32_t st_i = 0; st_i < TMA_GEMM_STAGES; st_i++)
-                bad += tma_wgmma_desc_box(&bx, base + st_i * tile, k) !=
-                       tma_wgmma_desc_advance(tma_wgmma_desc_box(&bx, base, k), st_i * tile);
-    }
-    return bad;
-}
-
-/* 1b. The epilogue's box addressing (tma_gemm_epi_offset), for both C types, through the CPU model of a
- * TMA store: a box written where the kernel writes each (row, col), stored at a ragged corner of C with C's
- * map, must put every element at C[row0 + row][col0 + col] inside C and write nothing else; and each of the
- * kernel's 4-byte warp stores into the box (tma_gemm_epi_store_col for fp32) must touch 32 different banks.
- * Returns the number of mismatches. */
-static long cpu_epilogue_check(void) {
-    enum { ROWS = TMA_GEMM_EPI_ROWS, M = 100, ROW0 = 64, COL0_BYTES = 128, N_BYTES = 144 };
-    static uint8_t box[ROWS * TMA_GEMM_EPI_ROW_BYTES], c[M * N_BYTES];
-    long bad = 0;
-    for (uint32_t eb = 2; eb <= 4; eb += 2) {
-        const uint32_t cols = TMA_GEMM_EPI_ROW_BYTES / eb, n = N_BYTES / eb, col0 = COL0_BYTES / eb;
-        tma_tiled_desc d = tma_desc_2d(eb == 2 ? TMA_DTYPE_BF16 : TMA_DTYPE_F32, c, M, n, N_BYTES, ROWS, cols,
-                                       TMA_GEMM_EPI_SWIZZLE);
-        for (uint32_t r = 0; r < ROWS; r++)
-            for (uint32_t col = 0; col < cols; col++) {
-                const uint32_t v = r * cols + col + 1u;
-                memcpy(box + tma_gemm_epi_offset(r, col, eb), &v, eb);
-            }
-        memset(c, 0xFF, sizeof c);
-        int32_t coord[5] = {(int32_t)col0, ROW0, 0, 0, 0};
-        if (tma_model_store_tiled(&d, coord, box, sizeof box, 0) != TMA_OK)
-            return -1;
-        for (uint32_t i = 0; i < M; i++)
-            for (uint32_t j = 0; j < n; j++) {
-                const int inside = i >= ROW0 && j >= col0;
-                uint32_t want = inside ? (i - ROW0) * cols + (j - col0) + 1u : 0xFFFFFFFFu, got = 0xFFFFFFFFu;
-                memcpy(&got, c + i * N_BYTES + j * eb, eb);
-                if (eb == 2)
-                    want &= 0xFFFFu, got &= 0xFFFFu;
-                bad += got != want;
-            }
-        for (uint32_t warp = 0; warp < 4; warp++) /* each of the kernel's 4-byte warp stores: 32 banks */
-            for (uint32_t jj = 0; jj < cols / 8u; jj++)
-                for (uint32_t h = 0; h < 2; h++)
-                    for (uint32_t st = 0; st < eb / 2u; st++) {
-                        uint32_t banks = 0;
-                        for (uint32_t lane = 0; lane < 32; lane++) {
-                            const uint32_t row = 16u * warp + lane / 4u + 8u * h, col = 8u * jj + 2u * (lane % 4u);
-                            const uint32_t cw = eb == 2 ? col : tma_gemm_epi_store_col(st, row, col);
-                            banks |= 1u << (tma_gemm_epi_offset(row, cw, eb) / 4u % 32u);
-                        }
-                        bad += banks != 0xFFFFFFFFu;
-                    }
-    }
-    return bad;
 }
 
 /* Element i of a C of type out, as a double. */
@@ -165,16 +91,63 @@ static double rel_frobenius(const void *c, const void *ref_c, const double *ref,
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-/* One problem: device buffers, the cuBLAS handle and C's type. */
-typedef struct gemm_args {
+static void *host_alloc(size_t bytes) {
+    void *p = malloc(bytes);
+    if (!p) {
+        fprintf(stderr, "out of host memory (%zu bytes)\n", bytes);
+        exit(1);
+    }
+    return p;
+}
+
+/* The fp64 product of the device's A and B. */
+static double *cpu_product(const void *a, const void *b, int m, int n, int k) {
+    uint16_t *ha = host_alloc((size_t)m * k * 2), *hb = host_alloc((size_t)n * k * 2);
+    double *ref = host_alloc((size_t)m * n * sizeof(double));
+    CUDA_CHECK(cudaMemcpy(ha, a, (size_t)m * k * 2, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(hb, b, (size_t)n * k * 2, cudaMemcpyDeviceToHost));
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double acc = 0;
+            for (int kk = 0; kk < k; kk++)
+                acc += bf16_to_double(ha[(size_t)i * k + kk]) * bf16_to_double(hb[(size_t)j * k + kk]);
+            ref[(size_t)i * n + j] = acc;
+        }
+    free(ha), free(hb);
+    return ref;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * One problem: device buffers, cuBLAS, the variants
+ * ---------------------------------------------------------------------------------------------- */
+typedef struct problem {
     cublasHandle_t h;
-    const void *a, *b;
-    void *c;
+    void *a, *b, *c, *cref; /* cref: cuBLAS's C */
     int m, n, k;
     tma_gemm_out out;
-} gemm_args;
+    size_t c_bytes;
+} problem;
 
-static void cublas_gemm(const gemm_args *g, void *c) {
+static void problem_open(problem *g, cublasHandle_t h, int m, int n, int k, tma_gemm_out out, uint64_t seed) {
+    memset(g, 0, sizeof *g);
+    g->h = h, g->m = m, g->n = n, g->k = k, g->out = out;
+    g->c_bytes = (size_t)m * n * (out == TMA_GEMM_OUT_F32 ? 4u : 2u);
+    CUDA_CHECK(cudaMalloc(&g->a, (size_t)m * k * 2 + 16));
+    CUDA_CHECK(cudaMalloc(&g->b, (size_t)n * k * 2 + 16));
+    CUDA_CHECK(cudaMalloc(&g->c, g->c_bytes));
+    CUDA_CHECK(cudaMalloc(&g->cref, g->c_bytes));
+    CUDA_CHECK(fill_random_bf16(g->a, (size_t)m * k, seed * 0x9E3779B97F4A7C15ull + 0x1000u, 0));
+    CUDA_CHECK(fill_random_bf16(g->b, (size_t)n * k, seed * 0x9E3779B97F4A7C15ull + 0x2000u, 0));
+}
+
+static void problem_close(problem *g) {
+    CUDA_CHECK(cudaFree(g->a));
+    CUDA_CHECK(cudaFree(g->b));
+    CUDA_CHECK(cudaFree(g->c));
+    CUDA_CHECK(cudaFree(g->cref));
+}
+
+static void cublas_gemm(const problem *g, void *c) {
     const float one = 1.f, zero = 0.f;
     /* row-major C = A B^T is column-major C^T (n x m) = B (n x k, op T of its k x n view) * A^T (k x m) */
     CB(cublasGemmEx(g->h, CUBLAS_OP_T, CUBLAS_OP_N, g->n, g->m, g->k, &one, g->b, CUDA_R_16BF, g->k, g->a,
@@ -182,34 +155,157 @@ static void cublas_gemm(const gemm_args *g, void *c) {
                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
-/* bench_launch for a row of GEMMs: launch i runs plans[i], or cuBLAS where plans[i] is NULL. */
+/* The variants checked and timed; the default (as tma_gemm_plan_make sets it) last. */
+typedef struct variant {
+    const char *name;
+    int cluster; /* 0: the plan's default; 1 or 2: tma_gemm_plan.cluster */
+    int direct;  /* 1: TMA_GEMM_EPILOGUE_DIRECT; 0: the plan's default epilogue */
+} variant;
+enum { NVARIANTS = 4, DEFAULT_VARIANT = NVARIANTS - 1 };
+static const variant variants[NVARIANTS] = {
+    {"direct-store", 0, 1},
+    {"no-clusters", 1, 0},
+    {"multicast2", 2, 0},
+    {"libtma", 0, 0},
+};
+
+/* A plan set to variant v (the defaults taken from `def`, as tma_gemm_plan_make made it). */
+static tma_gemm_plan variant_plan(const tma_gemm_plan *def, int v) {
+    tma_gemm_plan p = *def;
+    if (variants[v].cluster)
+        p.cluster = variants[v].cluster;
+    if (variants[v].direct)
+        p.epilogue = TMA_GEMM_EPILOGUE_DIRECT;
+    return p;
+}
+
+static tma_gemm_plan make_plan(const problem *g) {
+    tma_gemm_plan p;
+    tma_diag d;
+    if (tma_gemm_plan_make(&p, g->a, g->b, g->c, g->out, g->m, g->n, g->k, &d) != TMA_OK) {
+        fprintf(stderr, "tma_gemm_plan_make: %s: %s\n", tma_status_name(d.status), d.message);
+        exit(1);
+    }
+    return p;
+}
+
+static void run_plan(const tma_gemm_plan *p) {
+    tma_diag d;
+    if (tma_gemm_run(p, NULL, &d) != TMA_OK) {
+        fprintf(stderr, "tma_gemm_run: %s: %s\n", tma_status_name(d.status), d.message);
+        exit(1);
+    }
+}
+
+/* bench_launch over a row of GEMMs: launch i runs plans[i], or cuBLAS where plans[i] is NULL. */
 typedef struct gemm_row {
-    const gemm_args *g;
+    const problem *g;
     const tma_gemm_plan *const *plans;
 } gemm_row;
 
 static void launch_gemm(void *ctx, int i) {
     const gemm_row *row = ctx;
     if (row->plans[i])
-        CUDA_CHECK(tma_gemm_run(row->plans[i], 0));
+        run_plan(row->plans[i]);
     else
         cublas_gemm(row->g, row->g->c);
 }
 
-/* Median milliseconds of each of n GEMMs (plans[i], or cuBLAS where plans[i] is NULL), timed in
- * interleaved rounds after warm-up (bench.h: why). */
-static void time_interleaved(const gemm_args *g, const tma_gemm_plan *const *plans, int n, int reps,
-                             float *median_ms) {
+static void time_interleaved(const problem *g, const tma_gemm_plan *const *plans, int n, int reps, float *median_ms) {
     gemm_row row = {g, plans};
     bench_interleaved(launch_gemm, &row, n, reps, median_ms);
 }
 
-static double tflops(const gemm_args *g, float ms) { return 2.0 * g->m * g->n * (double)g->k / (ms * 1e-3) / 1e12; }
+static double tflops(const problem *g, float ms) { return 2.0 * g->m * g->n * (double)g->k / (ms * 1e-3) / 1e12; }
+
+/* ------------------------------------------------------------------------------------------------
+ * Checks
+ * ---------------------------------------------------------------------------------------------- */
+typedef struct shape {
+    int m, n, k;
+    tma_gemm_out out;
+    int cpu_ref, timed;
+} shape;
+
+static const char *type_name(tma_gemm_out out) { return out == TMA_GEMM_OUT_F32 ? "fp32" : "bf16"; }
+
+/* Every variant against cuBLAS's C (poisoned output first). The default runs last: its C stays in hc.
+ * Returns 1 when all pass; *worst gets the largest error. */
+static int check_variants(const problem *g, const tma_gemm_plan *plan, void *hc, const void *hr, double *worst) {
+    const size_t nc = (size_t)g->m * g->n;
+    int ok = 1;
+    *worst = 0;
+    for (int v = 0; v < NVARIANTS; v++) {
+        const tma_gemm_plan pv = variant_plan(plan, v);
+        CUDA_CHECK(cudaMemset(g->c, 0xFF, g->c_bytes)); /* poison: all-ones bf16 and fp32 are NaN */
+        run_plan(&pv);
+        CUDA_CHECK(cudaDeviceSynchronize());
+        CUDA_CHECK(cudaMemcpy(hc, g->c, g->c_bytes, cudaMemcpyDeviceToHost));
+        const double ev = rel_frobenius(hc, hr, NULL, nc, g->out);
+        const int okv = ev <= 1e-2; /* NaN fails */
+        printf("%s%5d x %5d x %5d %s C %-12s (clusters of %d, %s epilogue): vs cuBLAS rel. Frobenius error %.3e %s",
+               v ? "\n" : "", g->m, g->n, g->k, type_name(g->out), variants[v].name, pv.cluster,
+               pv.epilogue == TMA_GEMM_EPILOGUE_TMA_STORE ? "TMA-store" : "direct", ev, okv ? "ok" : "FAIL");
+        ok = ok && okv;
+        *worst = ev > *worst || ev != ev ? ev : *worst;
+    }
+    return ok;
+}
+
+/* The default's C (in hc) and cuBLAS's (hr) against an fp64 CPU product. Returns 1 when it passes. */
+static int check_against_cpu(const problem *g, const void *hc, const void *hr) {
+    const size_t nc = (size_t)g->m * g->n;
+    double *ref = cpu_product(g->a, g->b, g->m, g->n, g->k);
+    const double e64 = rel_frobenius(hc, NULL, ref, nc, g->out), eb64 = rel_frobenius(hr, NULL, ref, nc, g->out);
+    /* bf16 C: rounding alone gives ~1.6e-3; fp32 C: only the fp32 accumulation differs from fp64 */
+    const int ok = e64 <= (g->out == TMA_GEMM_OUT_F32 ? 1e-5 : 1e-2);
+    printf("; vs CPU fp64 %.3e %s (cuBLAS vs fp64 %.3e)", e64, ok ? "ok" : "FAIL", eb64);
+    free(ref);
+    return ok;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Timing
+ * ---------------------------------------------------------------------------------------------- */
+
+/* One table row, each column by name. */
+typedef struct result {
+    char name[48];
+    double cublas, libtma, no_clusters, multicast2, direct_store, no_store; /* TFLOP/s */
+    int clusters;                                                            /* what the default chose */
+    double max_err;
+} result;
+
+/* cuBLAS, the variants and the default without stores, timed in interleaved rounds. */
+static result time_shape(const problem *g, const tma_gemm_plan *plan, int reps, double max_err) {
+    enum { NO_STORE = NVARIANTS, NTIMED = NVARIANTS + 2 };
+    tma_gemm_plan vp[NVARIANTS + 1];
+    const tma_gemm_plan *order[NTIMED] = {NULL}; /* order[0]: cuBLAS */
+    for (int v = 0; v <= NVARIANTS; v++) {
+        vp[v] = variant_plan(plan, v < NVARIANTS ? v : DEFAULT_VARIANT);
+        vp[v].diag_no_store = v == NO_STORE;
+        order[v + 1] = &vp[v];
+    }
+    float ms[NTIMED];
+    time_interleaved(g, order, NTIMED, reps, ms);
+    result r = {.cublas = tflops(g, ms[0]),
+                .direct_store = tflops(g, ms[1 + 0]),
+                .no_clusters = tflops(g, ms[1 + 1]),
+                .multicast2 = tflops(g, ms[1 + 2]),
+                .libtma = tflops(g, ms[1 + DEFAULT_VARIANT]),
+                .no_store = tflops(g, ms[1 + NO_STORE]),
+                .clusters = vp[DEFAULT_VARIANT].cluster,
+                .max_err = max_err};
+    snprintf(r.name, sizeof r.name, "%dx%dx%d %s", g->m, g->n, g->k, type_name(g->out));
+    printf("  grid: %d blocks (no clusters), %d blocks (clusters of 2)\n", tma_gemm_grid(&vp[1]),
+           tma_gemm_grid(&vp[2]));
+    return r;
+}
 
 /* TMA_GEMM_TRACE (diagnostic): after the card has idled for a second, 300 back-to-back launches of cuBLAS,
  * then (after another second) of the default plan; prints TFLOP/s of single launches along the way and the
  * GPU time elapsed, to show how long the clock takes to settle under this load. */
-static void trace_after_idle(const gemm_args *g, const tma_gemm_plan *p) {
+static void trace_after_idle(const problem *g, const tma_gemm_plan *p) {
     static const int at[] = {0, 1, 2, 5, 10, 20, 50, 100, 150, 200, 250, 299};
     const tma_gemm_plan *plans[2] = {NULL, p};
     gemm_row row = {g, plans};
@@ -230,7 +326,7 @@ static void trace_after_idle(const gemm_args *g, const tma_gemm_plan *p) {
 }
 
 /* TMA_GEMM_SWEEP (diagnostic): the rasterization group and the clusters' grid size, each timed alone. */
-static void sweep(const gemm_args *g, const tma_gemm_plan *plan, int reps) {
+static void sweep(const problem *g, const tma_gemm_plan *plan, int reps) {
     tma_gemm_plan sp = *plan;
     const tma_gemm_plan *one = &sp;
     float t;
@@ -252,159 +348,73 @@ static void sweep(const gemm_args *g, const tma_gemm_plan *plan, int reps) {
     }
 }
 
-/* The kernel variants checked and timed; the default (as tma_gemm_plan_make sets it) last. */
-typedef struct variant {
-    const char *name;
-    int cluster; /* 0: the plan's default; 1 or 2: tma_gemm_plan.cluster */
-    int direct;  /* 1: TMA_GEMM_EPILOGUE_DIRECT; 0: the plan's default epilogue */
-} variant;
-enum { NVARIANTS = 4 };
-static const variant variants[NVARIANTS] = {
-    {"direct-store", 0, 1}, /* the epilogue from registers (the previous design), for comparison */
-    {"no-clusters", 1, 0},  /* one block per tile, no multicast */
-    {"multicast2", 2, 0},   /* clusters of two sharing B through TMA multicast */
-    {"libtma", 0, 0},       /* the default */
-};
+/* ------------------------------------------------------------------------------------------------
+ * One shape: check, then time
+ * ---------------------------------------------------------------------------------------------- */
 
-/* A plan set to variant v (the defaults taken from `def`, as tma_gemm_plan_make made it). */
-static tma_gemm_plan variant_plan(const tma_gemm_plan *def, int v) {
-    tma_gemm_plan p = *def;
-    if (variants[v].cluster)
-        p.cluster = variants[v].cluster;
-    if (variants[v].direct)
-        p.epilogue = TMA_GEMM_EPILOGUE_DIRECT;
-    return p;
-}
-
-typedef struct shape {
-    int m, n, k;
-    tma_gemm_out out;
-    int cpu_ref, timed;
-} shape;
-
-/* Checks every variant on one shape against cuBLAS (and a CPU fp64 product where sh.cpu_ref) on fresh
- * random data, then, where sh.timed, times cuBLAS and the variants and appends a row to `table`.
- * Returns 1 when every check passed. */
-static int run_shape(cublasHandle_t h, const shape *sh, uint64_t seed, int reps, char *table, size_t table_size) {
-    const size_t eb = sh->out == TMA_GEMM_OUT_F32 ? 4u : 2u;
-    const size_t na = (size_t)sh->m * sh->k, nb = (size_t)sh->n * sh->k, nc = (size_t)sh->m * sh->n;
-    void *a, *b, *c, *cref;
-    CUDA_CHECK(cudaMalloc(&a, na * 2 + 16));
-    CUDA_CHECK(cudaMalloc(&b, nb * 2 + 16));
-    CUDA_CHECK(cudaMalloc(&c, nc * eb));
-    CUDA_CHECK(cudaMalloc(&cref, nc * eb));
-    CUDA_CHECK(tma_gemm_fill_random_bf16(a, na, seed * 0x9E3779B97F4A7C15ull + 0x1000u, 0));
-    CUDA_CHECK(tma_gemm_fill_random_bf16(b, nb, seed * 0x9E3779B97F4A7C15ull + 0x2000u, 0));
-    CUDA_CHECK(cudaMemset(cref, 0xFF, nc * eb)); /* poison: all-ones bf16 and fp32 are NaN */
-    const gemm_args g = {h, a, b, c, sh->m, sh->n, sh->k, sh->out};
-    tma_gemm_plan plan;
-    CUDA_CHECK(tma_gemm_plan_make_out(&plan, a, b, c, sh->out, sh->m, sh->n, sh->k));
-    cublas_gemm(&g, cref);
-    void *hc = malloc(nc * eb), *hr = malloc(nc * eb);
-    if (!hc || !hr) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
+/* Checks every variant on one shape and, where sh->timed and every check passed, times it into *r (r->name
+ * empty otherwise). Returns 1 when every check passed. */
+static int run_shape(cublasHandle_t h, const shape *sh, uint64_t seed, int reps, result *r) {
+    problem g;
+    problem_open(&g, h, sh->m, sh->n, sh->k, sh->out, seed);
+    const tma_gemm_plan plan = make_plan(&g);
+    CUDA_CHECK(cudaMemset(g.cref, 0xFF, g.c_bytes));
+    cublas_gemm(&g, g.cref);
+    void *hc = host_alloc(g.c_bytes), *hr = host_alloc(g.c_bytes);
     CUDA_CHECK(cudaDeviceSynchronize());
-    CUDA_CHECK(cudaMemcpy(hr, cref, nc * eb, cudaMemcpyDeviceToHost));
-    const char *type = sh->out == TMA_GEMM_OUT_F32 ? "fp32" : "bf16";
-    /* every variant, the default last: its output stays in hc for the CPU comparison */
+    CUDA_CHECK(cudaMemcpy(hr, g.cref, g.c_bytes, cudaMemcpyDeviceToHost));
     double err = 0;
-    int ok = 1;
-    for (int v = 0; v < NVARIANTS; v++) {
-        const tma_gemm_plan pv = variant_plan(&plan, v);
-        CUDA_CHECK(cudaMemset(c, 0xFF, nc * eb)); /* poison */
-        CUDA_CHECK(tma_gemm_run(&pv, 0));
-        CUDA_CHECK(cudaDeviceSynchronize());
-        CUDA_CHECK(cudaMemcpy(hc, c, nc * eb, cudaMemcpyDeviceToHost));
-        double ev = rel_frobenius(hc, hr, NULL, nc, sh->out);
-        int okv = ev <= 1e-2; /* NaN fails */
-        printf("%s%5d x %5d x %5d %s C %-12s (clusters of %d, %s epilogue): vs cuBLAS rel. Frobenius error %.3e %s",
-               v ? "\n" : "", sh->m, sh->n, sh->k, type, variants[v].name, pv.cluster,
-               pv.epilogue == TMA_GEMM_EPILOGUE_TMA_STORE ? "TMA-store" : "direct", ev, okv ? "ok" : "FAIL");
-        ok = ok && okv;
-        err = ev > err || ev != ev ? ev : err;
-    }
-    if (sh->cpu_ref) {
-        uint16_t *ha = malloc(na * 2), *hb = malloc(nb * 2);
-        double *ref = malloc(nc * sizeof(double));
-        if (!ha || !hb || !ref) {
-            fprintf(stderr, "out of memory\n");
-            exit(1);
-        }
-        CUDA_CHECK(cudaMemcpy(ha, a, na * 2, cudaMemcpyDeviceToHost));
-        CUDA_CHECK(cudaMemcpy(hb, b, nb * 2, cudaMemcpyDeviceToHost));
-        for (int i = 0; i < sh->m; i++)
-            for (int j = 0; j < sh->n; j++) {
-                double acc = 0;
-                for (int k = 0; k < sh->k; k++)
-                    acc += bf16_to_double(ha[(size_t)i * sh->k + k]) * bf16_to_double(hb[(size_t)j * sh->k + k]);
-                ref[(size_t)i * sh->n + j] = acc;
-            }
-        double e64 = rel_frobenius(hc, NULL, ref, nc, sh->out), eb64 = rel_frobenius(hr, NULL, ref, nc, sh->out);
-        /* bf16 C: rounding alone gives ~1.6e-3; fp32 C: only the fp32 accumulation differs from fp64 */
-        int ok64 = e64 <= (sh->out == TMA_GEMM_OUT_F32 ? 1e-5 : 1e-2);
-        printf("; vs CPU fp64 %.3e %s (cuBLAS vs fp64 %.3e)", e64, ok64 ? "ok" : "FAIL", eb64);
-        ok = ok && ok64;
-        free(ha), free(hb), free(ref);
-    }
+    int ok = check_variants(&g, &plan, hc, hr, &err);
+    if (sh->cpu_ref)
+        ok = check_against_cpu(&g, hc, hr) && ok;
     printf("\n");
+    r->name[0] = '\0';
     if (sh->timed && ok) {
-        /* cuBLAS, the variants, then the default without stores: timed in interleaved rounds */
-        tma_gemm_plan vp[NVARIANTS + 1];
-        const tma_gemm_plan *order[NVARIANTS + 2] = {NULL};
-        for (int v = 0; v <= NVARIANTS; v++) {
-            vp[v] = variant_plan(&plan, v < NVARIANTS ? v : NVARIANTS - 1);
-            vp[v].diag_no_store = v == NVARIANTS;
-            order[v + 1] = &vp[v];
-        }
-        float ms[NVARIANTS + 2];
-        time_interleaved(&g, order, NVARIANTS + 2, reps, ms);
-        double f[NVARIANTS + 2]; /* cuBLAS, the variants, the default without stores */
-        for (int v = 0; v < NVARIANTS + 2; v++)
-            f[v] = tflops(&g, ms[v]);
-        char name[64];
-        snprintf(name, sizeof name, "%dx%dx%d %s", sh->m, sh->n, sh->k, type);
-        size_t tl = strlen(table);
-        snprintf(table + tl, table_size - tl, "%-20s %11.1f %11.1f %8.1f%% %8d %11.1f %11.1f %11.1f %9.1f %9.2e\n",
-                 name, f[0], f[4], 100.0 * f[4] / f[0], vp[NVARIANTS - 1].cluster, f[2], f[3], f[1], f[5], err);
-        printf("  grid: %d blocks (no clusters), %d blocks (clusters of 2)\n", tma_gemm_grid(&vp[1]),
-               tma_gemm_grid(&vp[2]));
+        *r = time_shape(&g, &plan, reps, err);
         if (getenv("TMA_GEMM_SWEEP") && sh->k >= 4096)
             sweep(&g, &plan, reps);
-        if (getenv("TMA_GEMM_TRACE")) /* how launch times drift after the card idles */
+        if (getenv("TMA_GEMM_TRACE"))
             trace_after_idle(&g, &plan);
     }
     free(hc), free(hr);
-    CUDA_CHECK(cudaFree(a));
-    CUDA_CHECK(cudaFree(b));
-    CUDA_CHECK(cudaFree(c));
-    CUDA_CHECK(cudaFree(cref));
+    problem_close(&g);
     return ok;
+}
+
+static void print_results(const char *gpu, int reps, const result *rs, int n, int failures) {
+    printf("\n%s (TFLOP/s = 2*M*N*K / median of %d runs each, CUDA events, all GEMMs of a row timed in interleaved "
+           "rounds after >= %.0f ms of warm-up rounds; libtma = the default: TMA-store epilogue where C's row pitch "
+           "is a multiple of 16 bytes, clusters of 2 sharing B by multicast where every block has more than one tile "
+           "(clusters = what it chose); no-clusters / multicast2 = the default with clusters of 1 / 2; direct-st. = "
+           "the default with the epilogue storing from registers; no-store = the default without the epilogue's "
+           "stores, diagnostic; cuBLAS writes C in the same type)\n",
+           gpu, reps, BENCH_WARMUP_MS);
+    printf("%-20s %11s %11s %9s %8s %11s %11s %11s %9s %9s\n", "M x N x K, C", "cuBLAS TF/s", "libtma TF/s",
+           "% cuBLAS", "clusters", "no-clusters", "multicast2", "direct-st.", "no-store", "max err");
+    for (int i = 0; i < n; i++)
+        printf("%-20s %11.1f %11.1f %8.1f%% %8d %11.1f %11.1f %11.1f %9.1f %9.2e\n", rs[i].name, rs[i].cublas,
+               rs[i].libtma, 100.0 * rs[i].libtma / rs[i].cublas, rs[i].clusters, rs[i].no_clusters,
+               rs[i].multicast2, rs[i].direct_store, rs[i].no_store, rs[i].max_err);
+    printf("%s\n", failures ? "SOME CHECKS FAILED" : "all checks passed");
+}
+
+/* Whether a shape is the one TMA_GEMM_ONLY names (every shape when it is not set). */
+static int selected(const shape *sh, const char *only) {
+    if (!only)
+        return 1;
+    char nm[64];
+    snprintf(nm, sizeof nm, "%dx%dx%d%s", sh->m, sh->n, sh->k, sh->out == TMA_GEMM_OUT_F32 ? " fp32" : "");
+    return strcmp(nm, only) == 0;
 }
 
 int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 30;
-    if (reps < 20)
-        reps = 20;
-    long bad = cpu_selfcheck();
-    printf("CPU self-check: wgmma descriptors vs the copy-engine model (128B, 128x64 bf16 boxes, ragged K): %s "
-           "(%ld mismatches)\n",
-           bad == 0 ? "ok" : "FAILED", bad);
-    if (bad != 0)
-        return 1;
-    bad = cpu_epilogue_check();
-    printf("CPU self-check: epilogue box addressing (bf16 and fp32) vs the model of a TMA store, and bank "
-           "wavefronts: %s (%ld mismatches)\n",
-           bad == 0 ? "ok" : "FAILED", bad);
-    if (bad != 0)
-        return 1;
-
+    reps = reps < 20 ? 20 : reps;
     int ndev = 0;
     struct cudaDeviceProp prop;
     cudaError_t e = cudaGetDeviceCount(&ndev);
     if (e != cudaSuccess || ndev == 0 || cudaGetDeviceProperties(&prop, 0) != cudaSuccess || prop.major != 9) {
-        printf("no Hopper (sm_90) GPU here (%s): CPU checks only, GEMM not run\n",
+        printf("no Hopper (sm_90) GPU here (%s): the GEMM cannot run\n",
                e != cudaSuccess ? cudaGetErrorString(e) : ndev == 0 ? "no device" : "device is not sm_90");
         return 0;
     }
@@ -424,31 +434,18 @@ int main(int argc, char **argv) {
         {4000, 4000, 4000, BF, 0, 1}, {8192, 8192, 1000, BF, 0, 1}, {4096, 4096, 4096, F32, 0, 1},
         {8192, 8192, 8192, F32, 0, 1},
     };
-    const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
-    char table[4096];
-    snprintf(table, sizeof table, "%-20s %11s %11s %9s %8s %11s %11s %11s %9s %9s\n", "M x N x K, C",
-             "cuBLAS TF/s", "libtma TF/s", "% cuBLAS", "clusters", "no-clusters", "multicast2", "direct-st.",
-             "no-store", "max err");
-    int failures = 0;
-    const char *only = getenv("TMA_GEMM_ONLY"); /* "MxNxK" or "MxNxK fp32": that shape alone (for profiling) */
-    for (int s = 0; s < nshapes; s++) {
-        const shape *sh = &shapes[s];
-        if (only) {
-            char nm[64];
-            snprintf(nm, sizeof nm, "%dx%dx%d%s", sh->m, sh->n, sh->k, sh->out == F32 ? " fp32" : "");
-            if (strcmp(nm, only) != 0)
-                continue;
-        }
-        failures += !run_shape(h, sh, seed + (uint64_t)s * 7919u, reps, table, sizeof table);
+    enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
+    result results[NSHAPES];
+    int nresults = 0, failures = 0;
+    const char *only = getenv("TMA_GEMM_ONLY");
+    for (int s = 0; s < NSHAPES; s++) {
+        if (!selected(&shapes[s], only))
+            continue;
+        failures += !run_shape(h, &shapes[s], seed + (uint64_t)s * 7919u, reps, &results[nresults]);
+        if (results[nresults].name[0])
+            nresults++;
     }
     CB(cublasDestroy(h));
-    printf("\n%s (TFLOP/s = 2*M*N*K / median of %d runs each, CUDA events, all GEMMs of a row timed in interleaved "
-           "rounds after >= %.0f ms of warm-up rounds; libtma = the default: TMA-store epilogue where C's row "
-           "pitch is a multiple of 16 bytes, clusters of 2 sharing B by multicast where every block has more "
-           "than one tile (clusters = what it chose); no-clusters / multicast2 = the default with clusters of "
-           "1 / 2; direct-st. = the default with the epilogue storing from registers; no-store = the default "
-           "without the epilogue's stores, diagnostic; cuBLAS writes C in the same type)\n%s",
-           prop.name, reps, BENCH_WARMUP_MS, table);
-    printf("%s\n", failures ? "SOME CHECKS FAILED" : "all checks passed");
+    print_results(prop.name, reps, results, nresults, failures);
     return failures ? 1 : 0;
 }

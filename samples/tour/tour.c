@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tma/tma.h"
+#include <tma/tma.h>
 
 enum { ROWS = 100, COLS = 96, BOX_ROWS = 16, BOX_COLS = 64, SMEM_BASE = 384 };
 
@@ -121,11 +121,12 @@ int main(void) {
                            .interleave = TMA_INTERLEAVE_32B, .swizzle = TMA_SWIZZLE_128B};
     show_rejection("INTERLEAVE_32B with SWIZZLE_128B", hang);
 
-    printf("\n== 5. Encoding a CUtensorMap on this machine\n");
-    CUtensorMap map;
-    st = tma_encode_tiled(&map, &d, &diag);
+    printf("\n== 5. Encoding the map on this machine (a tma_tensor: the map and its box facts)\n");
+    tma_tensor t;
+    st = tma_tensor_make(&t, &d, &diag);
     if (st == TMA_OK)
-        printf("  encoded (a real kernel would pass a device pointer, not this host array)\n");
+        printf("  encoded (a real kernel would pass a device pointer, not this host array); a kernel expects "
+               "%u bytes per copy\n", t.box.tx_bytes);
     else
         printf("  %s: %s\n", tma_status_name(st), diag.message);
     return 0;

@@ -1,7 +1,7 @@
 /* tma-transpose(1)
  *
  * NAME
- *     tma-transpose - matrix transpose through shared memory: three classic kernels and the libtma one
+ *     tma-transpose - matrix transpose through shared memory: three classic kernels and libtma's
  *
  * SYNOPSIS
  *     tma-transpose [--ncu | --ncu-isolated] [--tune] [--reps N]
@@ -11,36 +11,39 @@
  *       naive         32x32 shared tile, 32x8 threads; the column read is a 32-way bank conflict (fp32)
  *       padded        the same tile with a 33-element pitch
  *       xor-swizzled  the same tile addressed tile[r][c ^ r]
- *       libtma        TMA loads of 128B-swizzled boxes (128 bytes x 128 rows) into a 4-stage mbarrier ring,
- *                     16-byte conflict-free shared reads and writes addressed through tma_swizzle_elem,
- *                     a register transpose of 4x4 (fp32) or 8x8 (bf16) blocks, TMA stores
- *       libtma-b64    the same with 64-row boxes
- *       libtma-wide   as libtma, but the transposed tile goes to one unswizzled output box of 128 elements
- *                     per row (rows of 128 x elem bytes, so still conflict-free), one TMA store per tile
+ *       libtma        tma_transpose (tma/kernels.h), kind TMA_TRANSPOSE_SWIZZLED: TMA loads of 128B-swizzled
+ *                     boxes (128 bytes x 128 rows) into a 4-stage mbarrier ring, conflict-free 16-byte shared
+ *                     reads and writes, a register transpose of 4x4 (fp32) or 8x8 (bf16) blocks, TMA stores
+ *       libtma-b64    the same with 64-row boxes (TMA_TRANSPOSE_SWIZZLED_64)
+ *       libtma-wide   one unswizzled output box of 128 elements per row per tile (TMA_TRANSPOSE_WIDE)
+ *     The classic kernels are this sample's own (classic.cu); the libtma ones are the installed library's.
  *     For each size (8192^2, 16384^2 and the ragged 12345 x 6789) and type, every variant is first
  *     verified against a CPU transpose of fresh random data (output poisoned first, every element compared
  *     bitwise); then all are timed with cudaMemcpy device-to-device of the same bytes, in interleaved
- *     rounds after >= 500 ms of warm-up rounds (median of N launches each, CUDA events; bench.h). GB/s
- *     counts bytes read plus bytes written. One table is printed last.
+ *     rounds after >= 500 ms of warm-up rounds (median of N launches each, CUDA events; common/bench.h).
+ *     GB/s counts bytes read plus bytes written. One table is printed last.
  *
- *     Without a CUDA device, or on one that is not Hopper (sm_90), it says so and runs the libtma tile
- *     pipeline through libtma's CPU model of the copy engine instead (tma_model_load_tiled -> reads and
- *     writes through tma_swizzle_elem -> tma_model_store_tiled) on a small ragged matrix, verifies the
- *     result and prints the per-tile facts: descriptors, transaction bytes, shared-memory bytes, swizzle.
+ *     Without a CUDA device, or on one that is not Hopper (sm_90), it says so and runs libtma's transpose
+ *     pipeline through the CPU model of the copy engine instead (tma_transpose_model) on a small ragged
+ *     matrix, verifies the result and prints the per-tile facts: descriptors, transaction bytes,
+ *     shared-memory bytes, swizzle.
  *
  * OPTIONS
  *     --ncu     run each variant once on 8192^2 (fp32 and bf16), unverified and untimed: for
  *               ncu --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,...
  *     --ncu-isolated
- *               run the libtma and libtma-wide kernels once on a matrix of exactly one tile per block (fp32 128 x 4224,
- *               bf16 128 x 8448: 132 tiles), so no TMA copy overlaps a block's shared reads and writes:
- *               the bank-conflict counters then see the kernel's own accesses alone
+ *               run the libtma and libtma-wide kernels once on a matrix of exactly one tile per block (fp32
+ *               128 x 4224, bf16 128 x 8448: 132 tiles), so no TMA copy overlaps a block's shared reads and
+ *               writes: the bank-conflict counters then see the kernel's own accesses alone
  *     --tune    after the table, sweep the libtma kernel's tile order (bands of G tile columns) and L2
  *               promotion at 16384^2 and 12345 x 6789, each setting verified before it is timed
  *     --reps N  timed launches per variant (default 20)
  *
+ * BUILD AND RUN
+ *     cmake -B build && cmake --build build -j && ./build/samples/tma-transpose
+ *
  * EXIT STATUS
- *     0 when every variant verified (or the CPU-model pipeline did), 1 otherwise.
+ *     0 when every variant verified (or the CPU-model pipeline did), 1 otherwise, 2 for bad usage.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -50,12 +53,33 @@
 
 #include <cuda_runtime.h>
 
-#include "transpose.h"
+#include <tma/kernels.h>
 
-#include "bench.h"
-#include "cuda_check.h"
+#include "../common/bench.h"
+#include "../common/cuda_check.h"
+#include "classic.h"
+
+/* ------------------------------------------------------------------------------------------------
+ * Variants, data, CPU reference
+ * ---------------------------------------------------------------------------------------------- */
+typedef struct variant {
+    const char *name;
+    int classic;             /* a classic_kind, or -1 for libtma */
+    tma_transpose_kind kind; /* libtma only */
+} variant;
+
+static const variant variants[] = {
+    {"naive", CLASSIC_NAIVE, 0},
+    {"padded", CLASSIC_PADDED, 0},
+    {"xor-swizzled", CLASSIC_XOR, 0},
+    {"libtma", -1, TMA_TRANSPOSE_SWIZZLED},
+    {"libtma-b64", -1, TMA_TRANSPOSE_SWIZZLED_64},
+    {"libtma-wide", -1, TMA_TRANSPOSE_WIDE},
+};
+enum { NVARIANTS = sizeof variants / sizeof variants[0] };
 
 static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
+static const char *dtype_name(uint32_t e) { return e == 4 ? "fp32" : "bf16"; }
 
 /* Fresh data every run (seed from the clock, printed; TMA_TRANSPOSE_SEED replays it). */
 static uint64_t rng;
@@ -79,10 +103,36 @@ static void fill_random(void *p, size_t bytes) {
         b[i] = (uint8_t)(i * 131u);
 }
 
-static const char *dtype_name(uint32_t e) { return e == 4 ? "fp32" : "bf16"; }
+/* Plain element-by-element transpose (bit copies). */
+static void cpu_transpose(uint32_t e, const uint8_t *in, uint8_t *out, uint32_t rows, uint32_t cols, size_t ip,
+                          size_t op) {
+    for (uint32_t r = 0; r < rows; r++)
+        for (uint32_t c = 0; c < cols; c++)
+            memcpy(out + (size_t)c * op + (size_t)r * e, in + (size_t)r * ip + (size_t)c * e, e);
+}
+
+/* Mismatching elements of an out_rows x out_cols output (padding ignored); the first is described in `where`. */
+static size_t compare(uint32_t e, const uint8_t *got, const uint8_t *want, uint32_t out_rows, uint32_t out_cols,
+                      size_t op, char *where, size_t wherelen) {
+    size_t bad = 0;
+    for (uint32_t r = 0; r < out_rows; r++)
+        for (uint32_t c = 0; c < out_cols; c++) {
+            const size_t at = (size_t)r * op + (size_t)c * e;
+            if (memcmp(got + at, want + at, e) == 0)
+                continue;
+            if (bad++ == 0) {
+                uint32_t gv = 0, wv = 0;
+                memcpy(&gv, got + at, e);
+                memcpy(&wv, want + at, e);
+                snprintf(where, wherelen, "output (%u, %u): got 0x%0*x, want 0x%0*x", r, c, (int)e * 2, gv,
+                         (int)e * 2, wv);
+            }
+        }
+    return bad;
+}
 
 /* ------------------------------------------------------------------------------------------------
- * No GPU: the tile pipeline on the CPU model.
+ * No GPU: libtma's tile pipeline on the CPU model
  * ---------------------------------------------------------------------------------------------- */
 static void print_desc(const char *what, const tma_tiled_desc *d) {
     printf("  %s: %s, global dims {%llu, %llu} (dim 0 = columns), row stride %llu B, box {%u, %u}, %s, "
@@ -92,11 +142,23 @@ static void print_desc(const char *what, const tma_tiled_desc *d) {
            d->oob_fill == TMA_OOB_ZERO ? "out-of-bounds loads fill zero" : "NaN fill");
 }
 
+static void print_model_facts(uint32_t e, uint32_t box_rows, const tma_transpose_model_facts *f) {
+    print_desc("load map ", &f->in_desc);
+    print_desc("store map", &f->out_desc);
+    printf("  per load: %zu tx bytes (what the mbarrier expects), %zu shared bytes; per store: %zu bytes from %zu "
+           "shared bytes\n",
+           f->in_tx_bytes, f->in_smem_bytes, f->out_tx_bytes, f->out_smem_bytes);
+    printf("  %u tiles, %u stores (%u per full tile); each thread: %u 16-byte reads, a %ux%u register transpose, %u "
+           "16-byte writes\n",
+           f->tiles, f->stores, box_rows / (128u / e), 16 / e, 16 / e, 16 / e, 16 / e);
+}
+
+/* Transpose a small ragged matrix of each type through tma_transpose_model and verify it. */
 static int cpu_model_demo(void) {
-    const uint32_t rows = 333, cols = 201;
+    const uint32_t rows = 333, cols = 201, box_rows = 128;
     int failed = 0;
     for (uint32_t e = 4; e >= 2; e -= 2) {
-        size_t ip = round16((size_t)cols * e), op = round16((size_t)rows * e);
+        const size_t ip = round16((size_t)cols * e), op = round16((size_t)rows * e);
         uint8_t *in = malloc(rows * ip), *out = malloc(cols * op), *want = malloc(cols * op);
         if (!in || !out || !want) {
             fprintf(stderr, "out of host memory\n");
@@ -104,25 +166,18 @@ static int cpu_model_demo(void) {
         }
         fill_random(in, rows * ip);
         memset(out, 0xFF, cols * op), memset(want, 0xFF, cols * op);
-        tr_reference(e, in, want, rows, cols, ip, op);
-        tr_tile_facts f;
-        char err[512], where[160] = "";
-        uint32_t box_rows = 128;
-        tma_status s = tr_model_transpose(e, in, out, rows, cols, ip, op, box_rows, &f, err, sizeof err);
-        size_t bad = s == TMA_OK ? tr_compare(e, out, want, cols, rows, op, where, sizeof where) : 1;
+        cpu_transpose(e, in, want, rows, cols, ip, op);
+        tma_transpose_model_facts f;
+        tma_diag diag;
+        char where[160] = "";
+        tma_status s = tma_transpose_model(e, in, out, rows, cols, ip, op, box_rows, &f, &diag);
+        size_t bad = s == TMA_OK ? compare(e, out, want, cols, rows, op, where, sizeof where) : 1;
         printf("\n%s %u x %u (row pitch %zu B in, %zu B out), libtma tile pipeline on the CPU model:\n",
                dtype_name(e), rows, cols, ip, op);
         if (s != TMA_OK) {
-            printf("  FAILED: %s\n", err);
+            printf("  FAILED: %s: %s\n", tma_status_name(s), diag.message);
         } else {
-            print_desc("load map ", &f.din);
-            print_desc("store map", &f.dout);
-            printf("  per load: %zu tx bytes (what the mbarrier expects), %zu shared bytes; per store: %zu bytes "
-                   "from %zu shared bytes\n",
-                   f.in_tx_bytes, f.in_smem_bytes, f.out_tx_bytes, f.out_smem_bytes);
-            printf("  %u tiles, %u stores (%u per full tile); each thread: %u 16-byte reads, a %ux%u register "
-                   "transpose, %u 16-byte writes\n",
-                   f.tiles, f.stores, box_rows / tr_box_cols(e), 16 / e, 16 / e, 16 / e, 16 / e);
+            print_model_facts(e, box_rows, &f);
             printf("  verified against a CPU transpose, bitwise: %s%s%s\n", bad ? "MISMATCH " : "all elements equal",
                    bad ? ": " : "", bad ? where : "");
         }
@@ -133,18 +188,11 @@ static int cpu_model_demo(void) {
 }
 
 /* ------------------------------------------------------------------------------------------------
- * GPU benchmark
+ * GPU: matrices, prepared launches, verification, timing
  * ---------------------------------------------------------------------------------------------- */
-typedef struct row {
-    const char *variant;
-    uint32_t e, rows, cols;
-    float ms;
-    double gbs, pct;
-    int ok;
-} row;
 
-/* One test matrix on both sides: device input and output; on the host the input, the CPU reference and
- * a buffer for results (all three NULL when the matrix is only launched, for ncu). */
+/* One test matrix on both sides: device input and output; on the host the input, the CPU reference and a
+ * buffer for results (all three NULL when the matrix is only launched, for ncu). */
 typedef struct matrix {
     uint32_t eb, rows, cols;
     size_t ip, op, in_bytes, out_bytes, logical; /* logical: the matrix's bytes, padding excluded */
@@ -172,7 +220,7 @@ static void matrix_open(matrix *m, uint32_t eb, uint32_t rows, uint32_t cols, in
     fill_random(m->hin, m->in_bytes);
     CUDA_CHECK(cudaMemcpy(m->din, m->hin, m->in_bytes, cudaMemcpyHostToDevice));
     memset(m->want, 0, m->out_bytes);
-    tr_reference(eb, m->hin, m->want, rows, cols, m->ip, m->op);
+    cpu_transpose(eb, m->hin, m->want, rows, cols, m->ip, m->op);
 }
 
 static void matrix_close(matrix *m) {
@@ -181,70 +229,173 @@ static void matrix_close(matrix *m) {
     free(m->hin), free(m->want), free(m->got);
 }
 
-/* Run the plan once into a poisoned output and compare every element with the reference, bitwise.
- * Returns the number of mismatches; the first is described in `where`. */
-static size_t verify_plan(const tr_plan *p, matrix *m, char *where, size_t wherelen) {
+/* A variant prepared for one matrix: the libtma plan, or the classic kernel's arguments. A NULL variant is the
+ * memcpy of the matrix's bytes. */
+typedef struct launch {
+    const variant *v;
+    const matrix *m;
+    tma_transpose_plan plan;
+} launch;
+
+static void launch_prepare(launch *l, const variant *v, const matrix *m) {
+    l->v = v, l->m = m;
+    if (v == NULL || v->classic >= 0)
+        return;
+    tma_diag diag;
+    if (tma_transpose_plan_make(&l->plan, v->kind, m->eb, m->din, m->dout, m->rows, m->cols, m->ip, m->op, &diag) !=
+        TMA_OK) {
+        fprintf(stderr, "%s: %s: %s\n", v->name, tma_status_name(diag.status), diag.message);
+        exit(1);
+    }
+}
+
+static void launch_run(const launch *l) {
+    const matrix *m = l->m;
+    if (l->v == NULL) {
+        CUDA_CHECK(cudaMemcpyAsync(m->dout, m->din, m->logical, cudaMemcpyDeviceToDevice, 0));
+    } else if (l->v->classic >= 0) {
+        CUDA_CHECK(classic_transpose((classic_kind)l->v->classic, m->eb, m->din, m->dout, m->rows, m->cols, m->ip,
+                                     m->op, 0));
+    } else {
+        tma_diag diag;
+        if (tma_transpose_run(&l->plan, NULL, &diag) != TMA_OK) {
+            fprintf(stderr, "%s: %s\n", l->v->name, diag.message);
+            exit(1);
+        }
+    }
+}
+
+/* Run once into a poisoned output and compare every element with the reference, bitwise. Returns the number of
+ * mismatches; the first is described in `where`. */
+static size_t verify(const launch *l, matrix *m, char *where, size_t wherelen) {
     CUDA_CHECK(cudaMemset(m->dout, 0xFF, m->out_bytes)); /* poison: NaN in both types */
-    CUDA_CHECK(tr_plan_run(p, 0));
+    launch_run(l);
     CUDA_CHECK(cudaDeviceSynchronize());
     CUDA_CHECK(cudaMemcpy(m->got, m->dout, m->out_bytes, cudaMemcpyDeviceToHost));
-    return tr_compare(m->eb, m->got, m->want, m->cols, m->rows, m->op, where, wherelen);
+    return compare(m->eb, m->got, m->want, m->cols, m->rows, m->op, where, wherelen);
 }
 
-/* bench_launch for one matrix: launch i runs plans[i], or cudaMemcpy D2D of the matrix's bytes where
- * plans[i] is NULL. */
-typedef struct transpose_row {
-    const matrix *m;
-    const tr_plan *const *plans;
-} transpose_row;
+static void bench_launch_fn(void *ctx, int i) { launch_run(((const launch *const *)ctx)[i]); }
 
-static void launch_transpose(void *ctx, int i) {
-    const transpose_row *tr = ctx;
-    if (tr->plans[i])
-        CUDA_CHECK(tr_plan_run(tr->plans[i], 0));
-    else
-        CUDA_CHECK(cudaMemcpyAsync(tr->m->dout, tr->m->din, tr->m->logical, cudaMemcpyDeviceToDevice, 0));
+/* Median milliseconds of each launch, timed in interleaved rounds (common/bench.h). */
+static void time_launches(const launch *const *ls, int n, int reps, float *median_ms) {
+    bench_interleaved(bench_launch_fn, (void *)ls, n, reps, median_ms);
 }
 
-/* Median milliseconds of each launch (plans[i], or the memcpy where NULL) in interleaved rounds (bench.h). */
-static void time_row(const matrix *m, const tr_plan *const *plans, int n, int reps, float *median_ms) {
-    transpose_row tr = {m, plans};
-    bench_interleaved(launch_transpose, &tr, n, reps, median_ms);
-}
+static double gbs_of(const matrix *m, float ms) { return 2.0 * m->logical / (ms * 1e6); }
 
-static int run_isolated(void) {
-    for (int wide = 0; wide < 2; wide++)
-    for (uint32_t eb = 4; eb >= 2; eb -= 2) {
-        const uint32_t rows = 128, cols = 132 * tr_box_cols(eb);
-        const size_t ip = round16((size_t)cols * eb), op = round16((size_t)rows * eb);
-        void *din, *dout;
-        CUDA_CHECK(cudaMalloc(&din, rows * ip));
-        CUDA_CHECK(cudaMalloc(&dout, cols * op));
-        CUDA_CHECK(cudaMemset(din, 0x3C, rows * ip));
-        tr_plan plan;
-        char err[512];
-        if (tr_plan_make(&plan, wide ? TR_TMA_WIDE : TR_TMA, eb, din, dout, rows, cols, ip, op, err, sizeof err) !=
-            cudaSuccess) {
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, err);
-            return 1;
+/* ------------------------------------------------------------------------------------------------
+ * The modes
+ * ---------------------------------------------------------------------------------------------- */
+
+/* One table row. */
+typedef struct row {
+    const char *variant;
+    uint32_t e, rows, cols;
+    float ms;
+    double gbs, pct;
+    int ok;
+} row;
+
+/* Verify every variant on one matrix, then time the memcpy and the verified ones; append rows to `table`. */
+static int measure_matrix(uint32_t eb, uint32_t rows, uint32_t cols, int reps, row *table, int *nt) {
+    matrix m;
+    matrix_open(&m, eb, rows, cols, 1);
+    launch ls[NVARIANTS + 1];
+    const launch *timed[NVARIANTS + 1];
+    int ntimed = 0, slot[NVARIANTS], failed = 0;
+    launch_prepare(&ls[NVARIANTS], NULL, &m); /* the memcpy, timed first */
+    timed[ntimed++] = &ls[NVARIANTS];
+    for (int v = 0; v < NVARIANTS; v++) {
+        char where[160] = "";
+        launch_prepare(&ls[v], &variants[v], &m);
+        const size_t bad = verify(&ls[v], &m, where, sizeof where);
+        slot[v] = bad ? 0 : ntimed;
+        if (bad) {
+            printf("FAILED: %s %s %ux%u: %zu of %zu elements differ; first: %s\n", variants[v].name, dtype_name(eb),
+                   rows, cols, bad, (size_t)rows * cols, where);
+            failed = 1;
+        } else {
+            timed[ntimed++] = &ls[v];
         }
-        CUDA_CHECK(tr_plan_run(&plan, 0));
-        CUDA_CHECK(cudaDeviceSynchronize());
-        printf("ran %s %s %ux%u once: %u tiles on %u blocks\n", tr_variant_name(plan.variant), dtype_name(eb), rows, cols,
-               plan.tiles_x * plan.tiles_y, plan.grid.x);
-        CUDA_CHECK(cudaFree(din));
-        CUDA_CHECK(cudaFree(dout));
+    }
+    float ms[NVARIANTS + 1];
+    time_launches(timed, ntimed, reps, ms);
+    const double copy_gbs = gbs_of(&m, ms[0]);
+    table[(*nt)++] = (row){"cudaMemcpy D2D", eb, rows, cols, ms[0], copy_gbs, 100.0, 1};
+    for (int v = 0; v < NVARIANTS; v++) {
+        row r = {variants[v].name, eb, rows, cols, 0, 0, 0, slot[v] != 0};
+        if (slot[v]) {
+            r.ms = ms[slot[v]];
+            r.gbs = gbs_of(&m, r.ms);
+            r.pct = 100.0 * r.gbs / copy_gbs;
+        }
+        table[(*nt)++] = r;
+    }
+    matrix_close(&m);
+    return failed;
+}
+
+static void print_table(const row *table, int nt, int reps, int failed) {
+    printf("\nAll variants verified bitwise against a CPU transpose before timing: %s\n", failed ? "NO" : "yes");
+    printf("Median of %d launches each (CUDA events), the memcpy and every variant of a size timed in interleaved "
+           "rounds after >= %.0f ms of warm-up rounds; GB/s = (bytes read + bytes written) / time.\n\n",
+           reps, BENCH_WARMUP_MS);
+    printf("%-15s %-5s %-13s %10s %9s %9s\n", "variant", "dtype", "size", "time (ms)", "GB/s", "% memcpy");
+    for (int i = 0; i < nt; i++) {
+        char size[32];
+        snprintf(size, sizeof size, "%ux%u", table[i].rows, table[i].cols);
+        if (table[i].ok)
+            printf("%-15s %-5s %-13s %10.3f %9.0f %8.1f%%\n", table[i].variant, dtype_name(table[i].e), size,
+                   table[i].ms, table[i].gbs, table[i].pct);
+        else
+            printf("%-15s %-5s %-13s %10s %9s %9s\n", table[i].variant, dtype_name(table[i].e), size, "WRONG", "-",
+                   "-");
+    }
+}
+
+/* --ncu: every variant once on 8192^2, for the profiler. */
+static int run_for_ncu(void) {
+    for (uint32_t eb = 4; eb >= 2; eb -= 2) {
+        matrix m;
+        matrix_open(&m, eb, 8192, 8192, 0);
+        for (int v = 0; v < NVARIANTS; v++) {
+            launch l;
+            launch_prepare(&l, &variants[v], &m);
+            launch_run(&l);
+            CUDA_CHECK(cudaDeviceSynchronize());
+            printf("ran %s %s %ux%u once\n", variants[v].name, dtype_name(eb), m.rows, m.cols);
+        }
+        matrix_close(&m);
     }
     return 0;
 }
 
-/* Sweep the libtma kernel's tile order and L2 promotion; every setting verified, then all timed together
- * with the memcpy in interleaved rounds. */
+/* --ncu-isolated: the libtma and libtma-wide kernels once, on exactly one tile per block. */
+static int run_isolated(void) {
+    const int which[2] = {3, 5}; /* libtma, libtma-wide */
+    for (int w = 0; w < 2; w++)
+        for (uint32_t eb = 4; eb >= 2; eb -= 2) {
+            matrix m;
+            matrix_open(&m, eb, 128, 132 * (128u / eb), 0);
+            launch l;
+            launch_prepare(&l, &variants[which[w]], &m);
+            launch_run(&l);
+            CUDA_CHECK(cudaDeviceSynchronize());
+            printf("ran %s %s %ux%u once: %u tiles on %u blocks\n", variants[which[w]].name, dtype_name(eb), m.rows,
+                   m.cols, l.plan.tiles_x * l.plan.tiles_y, l.plan.grid);
+            matrix_close(&m);
+        }
+    return 0;
+}
+
+/* --tune: the tile order and L2 promotion of libtma and libtma-wide; every setting verified, then all timed
+ * together with the memcpy in interleaved rounds. */
 static int run_tune(int reps) {
     static const uint32_t sizes[][2] = {{16384, 16384}, {12345, 6789}};
     static const uint32_t groups[] = {0, 4, 8, 16};
     static const tma_l2_promotion l2s[] = {TMA_L2_128B, TMA_L2_256B};
-    static const tr_variant vs[] = {TR_TMA, TR_TMA_WIDE};
+    static const int kinds[] = {3, 5}; /* libtma, libtma-wide */
     static const char *l2n[] = {"none", "64B", "128B", "256B"};
     enum { NSET = 2 * 4 * 2 };
     int failed = 0;
@@ -257,41 +408,67 @@ static int run_tune(int reps) {
             matrix_open(&m, eb, sizes[si][0], sizes[si][1], 1);
             char size[32];
             snprintf(size, sizeof size, "%ux%u", m.rows, m.cols);
-            tr_plan plans[NSET];
-            const tr_plan *timed[NSET + 1] = {NULL}; /* the memcpy first, then the verified settings */
-            int ntimed = 1, setting_of[NSET + 1];
+            launch ls[NSET + 1];
+            const launch *timed[NSET + 1];
+            int ntimed = 0, setting_of[NSET + 1];
+            launch_prepare(&ls[NSET], NULL, &m);
+            timed[ntimed++] = &ls[NSET];
             for (int i = 0; i < NSET; i++) {
-                const int vi = i / 8, gi = i / 2 % 4, li = i % 2;
-                char err[512], where[160] = "";
-                if (tr_plan_make(&plans[i], vs[vi], eb, m.din, m.dout, m.rows, m.cols, m.ip, m.op, err, sizeof err) !=
-                        cudaSuccess ||
-                    tr_plan_tune(&plans[i], groups[gi], l2s[li], err, sizeof err) != cudaSuccess) {
-                    fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, err);
+                const variant *v = &variants[kinds[i / 8]];
+                const uint32_t g = groups[i / 2 % 4];
+                const tma_l2_promotion l2 = l2s[i % 2];
+                char where[160] = "";
+                tma_diag diag;
+                launch_prepare(&ls[i], v, &m);
+                if (tma_transpose_plan_tune(&ls[i].plan, g, l2, &diag) != TMA_OK) {
+                    fprintf(stderr, "%s: %s\n", v->name, diag.message);
                     return 1;
                 }
-                if (verify_plan(&plans[i], &m, where, sizeof where)) {
-                    printf("%-12s %-5s %-13s %4u %5s WRONG: %s\n", tr_variant_name(vs[vi]), dtype_name(eb), size,
-                           groups[gi], l2n[l2s[li]], where);
+                if (verify(&ls[i], &m, where, sizeof where)) {
+                    printf("%-12s %-5s %-13s %4u %5s WRONG: %s\n", v->name, dtype_name(eb), size, g, l2n[l2], where);
                     failed = 1;
                     continue;
                 }
                 setting_of[ntimed] = i;
-                timed[ntimed++] = &plans[i];
+                timed[ntimed++] = &ls[i];
             }
             float ms[NSET + 1];
-            time_row(&m, timed, ntimed, reps, ms);
-            const double copy_gbs = 2.0 * m.logical / (ms[0] * 1e6);
+            time_launches(timed, ntimed, reps, ms);
+            const double copy_gbs = gbs_of(&m, ms[0]);
             printf("%-12s %-5s %-13s %4s %5s %10.3f %9.0f %8.1f%%\n", "memcpy", dtype_name(eb), size, "-", "-", ms[0],
                    copy_gbs, 100.0);
             for (int t = 1; t < ntimed; t++) {
-                const int i = setting_of[t], vi = i / 8, gi = i / 2 % 4, li = i % 2;
-                const double gbs = 2.0 * m.logical / (ms[t] * 1e6);
-                printf("%-12s %-5s %-13s %4u %5s %10.3f %9.0f %8.1f%%\n", tr_variant_name(vs[vi]), dtype_name(eb), size,
-                       groups[gi], l2n[l2s[li]], ms[t], gbs, 100.0 * gbs / copy_gbs);
+                const int i = setting_of[t];
+                printf("%-12s %-5s %-13s %4u %5s %10.3f %9.0f %8.1f%%\n", variants[kinds[i / 8]].name,
+                       dtype_name(eb), size, groups[i / 2 % 4], l2n[l2s[i % 2]], ms[t], gbs_of(&m, ms[t]),
+                       100.0 * gbs_of(&m, ms[t]) / copy_gbs);
             }
             matrix_close(&m);
         }
     return failed;
+}
+
+/* Whether device 0 is a Hopper GPU; says why not otherwise. */
+static int have_hopper(void) {
+    int ndev = 0;
+    struct cudaDeviceProp prop;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (e != cudaSuccess || ndev == 0) {
+        printf("No CUDA GPU here (%s): the kernels cannot run. Running libtma's transpose pipeline through the CPU "
+               "model of the copy engine instead.\n",
+               e != cudaSuccess ? cudaGetErrorString(e) : "no device found");
+        return 0;
+    }
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    if (prop.major != 9) {
+        printf("Device 0 is %s (sm_%d%d), not Hopper (sm_90): TMA kernels need sm_90. Running libtma's transpose "
+               "pipeline through the CPU model of the copy engine instead.\n",
+               prop.name, prop.major, prop.minor);
+        return 0;
+    }
+    CUDA_CHECK(cudaSetDevice(0));
+    printf("GPU: %s, %d SMs, %.1f GiB\n", prop.name, prop.multiProcessorCount, prop.totalGlobalMem / 1073741824.0);
+    return 1;
 }
 
 int main(int argc, char **argv) {
@@ -310,113 +487,22 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    if (reps < 1)
-        reps = 1;
+    reps = reps < 1 ? 1 : reps;
     seed_random();
-
-    int ndev = 0;
-    cudaError_t e = cudaGetDeviceCount(&ndev);
-    struct cudaDeviceProp prop;
-    if (e != cudaSuccess || ndev == 0) {
-        printf("No CUDA GPU here (%s): the kernels cannot run. Running the same tile pipeline through libtma's CPU "
-               "model of the copy engine instead.\n",
-               e != cudaSuccess ? cudaGetErrorString(e) : "no device found");
+    if (!have_hopper())
         return cpu_model_demo();
-    }
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-    if (prop.major != 9) {
-        printf("Device 0 is %s (sm_%d%d), not Hopper (sm_90): TMA kernels need sm_90. Running the same tile "
-               "pipeline through libtma's CPU model of the copy engine instead.\n",
-               prop.name, prop.major, prop.minor);
-        return cpu_model_demo();
-    }
-    CUDA_CHECK(cudaSetDevice(0));
-    printf("GPU: %s, %d SMs, %.1f GiB\n", prop.name, prop.multiProcessorCount, prop.totalGlobalMem / 1073741824.0);
-
     if (isolated)
         return run_isolated();
+    if (ncu)
+        return run_for_ncu();
 
     static const uint32_t sizes[][2] = {{8192, 8192}, {16384, 16384}, {12345, 6789}};
-    const int nsizes = ncu ? 1 : 3;
-    row table[96];
+    row table[2 * 3 * (NVARIANTS + 1)];
     int nt = 0, failed = 0;
-
     for (uint32_t eb = 4; eb >= 2; eb -= 2)
-        for (int si = 0; si < nsizes; si++) {
-            matrix m;
-            matrix_open(&m, eb, sizes[si][0], sizes[si][1], !ncu);
-            if (ncu) {
-                for (int v = 0; v < TR_VARIANT_COUNT; v++) {
-                    tr_plan plan;
-                    char err[512];
-                    if (tr_plan_make(&plan, (tr_variant)v, eb, m.din, m.dout, m.rows, m.cols, m.ip, m.op, err,
-                                     sizeof err) != cudaSuccess) {
-                        fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, tr_variant_name((tr_variant)v), err);
-                        return 1;
-                    }
-                    CUDA_CHECK(tr_plan_run(&plan, 0));
-                    CUDA_CHECK(cudaDeviceSynchronize());
-                    printf("ran %s %s %ux%u once\n", tr_variant_name((tr_variant)v), dtype_name(eb), m.rows, m.cols);
-                }
-                matrix_close(&m);
-                continue;
-            }
-            /* every variant verified first; then the memcpy and the verified ones timed in interleaved rounds */
-            tr_plan plans[TR_VARIANT_COUNT];
-            const tr_plan *timed[TR_VARIANT_COUNT + 1] = {NULL};
-            int ntimed = 1, slot[TR_VARIANT_COUNT]; /* slot[v]: v's index in timed, 0 if it failed */
-            for (int v = 0; v < TR_VARIANT_COUNT; v++) {
-                char err[512], where[160] = "";
-                if (tr_plan_make(&plans[v], (tr_variant)v, eb, m.din, m.dout, m.rows, m.cols, m.ip, m.op, err,
-                                 sizeof err) != cudaSuccess) {
-                    fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, tr_variant_name((tr_variant)v), err);
-                    return 1;
-                }
-                size_t bad = verify_plan(&plans[v], &m, where, sizeof where);
-                slot[v] = 0;
-                if (bad) {
-                    printf("FAILED: %s %s %ux%u: %zu of %zu elements differ; first: %s\n",
-                           tr_variant_name((tr_variant)v), dtype_name(eb), m.rows, m.cols, bad,
-                           (size_t)m.rows * m.cols, where);
-                    failed = 1;
-                } else {
-                    slot[v] = ntimed;
-                    timed[ntimed++] = &plans[v];
-                }
-            }
-            float ms[TR_VARIANT_COUNT + 1];
-            time_row(&m, timed, ntimed, reps, ms);
-            const double copy_gbs = 2.0 * m.logical / (ms[0] * 1e6);
-            table[nt++] = (row){"cudaMemcpy D2D", eb, m.rows, m.cols, ms[0], copy_gbs, 100.0, 1};
-            for (int v = 0; v < TR_VARIANT_COUNT; v++) {
-                row r = {tr_variant_name((tr_variant)v), eb, m.rows, m.cols, 0, 0, 0, slot[v] != 0};
-                if (slot[v]) {
-                    r.ms = ms[slot[v]];
-                    r.gbs = 2.0 * m.logical / (r.ms * 1e6);
-                    r.pct = 100.0 * r.gbs / copy_gbs;
-                }
-                table[nt++] = r;
-            }
-            matrix_close(&m);
-        }
-    if (ncu)
-        return 0;
-
-    printf("\nAll variants verified bitwise against a CPU transpose before timing: %s\n", failed ? "NO" : "yes");
-    printf("Median of %d launches each (CUDA events), the memcpy and every variant of a size timed in interleaved "
-           "rounds after >= %.0f ms of warm-up rounds; GB/s = (bytes read + bytes written) / time.\n\n",
-           reps, BENCH_WARMUP_MS);
-    printf("%-15s %-5s %-13s %10s %9s %9s\n", "variant", "dtype", "size", "time (ms)", "GB/s", "% memcpy");
-    for (int i = 0; i < nt; i++) {
-        char size[32];
-        snprintf(size, sizeof size, "%ux%u", table[i].rows, table[i].cols);
-        if (table[i].ok)
-            printf("%-15s %-5s %-13s %10.3f %9.0f %8.1f%%\n", table[i].variant, dtype_name(table[i].e), size,
-                   table[i].ms, table[i].gbs, table[i].pct);
-        else
-            printf("%-15s %-5s %-13s %10s %9s %9s\n", table[i].variant, dtype_name(table[i].e), size, "WRONG", "-",
-                   "-");
-    }
+        for (int si = 0; si < 3; si++)
+            failed |= measure_matrix(eb, sizes[si][0], sizes[si][1], reps, table, &nt);
+    print_table(table, nt, reps, failed);
     if (tune)
         failed |= run_tune(reps);
     return failed;

@@ -1,5 +1,7 @@
-# Install libtma from BUILD_DIR into a scratch prefix and build a consumer against it, twice:
-# through find_package(tma) and through pkg-config. Any failure fails the test.
+# Install libtma from BUILD_DIR into a scratch prefix and build consumers against it, through find_package(tma)
+# and through pkg-config: C and (where nvcc and tma::kernels are there) CUDA consumers of tma::tma and
+# tma::kernels. The C consumers run (they need no GPU); the CUDA one runs and says whether it found a GPU.
+# Any failure fails the test.
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 
@@ -12,20 +14,51 @@ function(run)
 endfunction()
 
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+foreach(tool tma-explain tma-layout)
+  if(NOT EXISTS ${prefix}/bin/${tool})
+    message(FATAL_ERROR "the install has no bin/${tool}")
+  endif()
+  run(${prefix}/bin/${tool} --version)
+endforeach()
 
+# CMake package
+set(cuda_args "")
+if(WITH_KERNELS)
+  set(cuda_args -DWITH_KERNELS=ON -DCMAKE_CUDA_COMPILER=${CUDA_COMPILER})
+endif()
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/cmake-build -DCMAKE_PREFIX_PATH=${prefix}
-    -DCMAKE_C_COMPILER=${C_COMPILER})
+    -DCMAKE_C_COMPILER=${C_COMPILER} ${cuda_args})
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/cmake-build)
-run(${WORK_DIR}/cmake-build/consumer)
+run(${WORK_DIR}/cmake-build/consumer_c)
+if(WITH_KERNELS)
+  run(${WORK_DIR}/cmake-build/consumer_kernels_c)
+  run(${WORK_DIR}/cmake-build/consumer_cuda)
+endif()
 
+# pkg-config: the flags work with the C compiler and with nvcc, and name no directory of this machine's CUDA
 find_program(PKG_CONFIG pkg-config REQUIRED)
 file(GLOB pcdir ${prefix}/lib*/pkgconfig)
 set(ENV{PKG_CONFIG_PATH} ${pcdir})
-execute_process(COMMAND ${PKG_CONFIG} --cflags --libs tma OUTPUT_VARIABLE flags RESULT_VARIABLE rc
-                OUTPUT_STRIP_TRAILING_WHITESPACE)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "pkg-config does not know tma")
-endif()
-separate_arguments(flags UNIX_COMMAND "${flags}")
-run(${C_COMPILER} -std=c11 ${SOURCE_DIR}/main.c -o ${WORK_DIR}/consumer-pc ${flags})
+function(pc_flags module out)
+  execute_process(COMMAND ${PKG_CONFIG} --cflags --libs ${module} OUTPUT_VARIABLE flags RESULT_VARIABLE rc
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "pkg-config does not know ${module}")
+  endif()
+  if(flags MATCHES "cuda")
+    message(FATAL_ERROR "pkg-config ${module} names a CUDA directory: ${flags}")
+  endif()
+  separate_arguments(flags UNIX_COMMAND "${flags}")
+  set(${out} ${flags} PARENT_SCOPE)
+endfunction()
+pc_flags(tma tma_flags)
+run(${C_COMPILER} -std=c11 ${SOURCE_DIR}/main.c -o ${WORK_DIR}/consumer-pc ${tma_flags})
 run(${WORK_DIR}/consumer-pc)
+if(WITH_KERNELS)
+  pc_flags(tma-kernels kernels_flags)
+  run(${CUDA_COMPILER} -x c ${SOURCE_DIR}/kernels_main.c -o ${WORK_DIR}/consumer-kernels-pc ${kernels_flags})
+  run(${WORK_DIR}/consumer-kernels-pc)
+  run(${CUDA_COMPILER} -std=c++17 -gencode=arch=compute_90a,code=sm_90a ${SOURCE_DIR}/device.cu
+      -o ${WORK_DIR}/consumer-cuda-pc ${tma_flags})
+  run(${WORK_DIR}/consumer-cuda-pc)
+endif()

@@ -1,0 +1,34 @@
+/* Private to libtma_kernels: how the kernels' host code reports a refused argument or a failed CUDA call
+ * (a tma_status and, when the caller gave one, a tma_diag message), and the device check they share. */
+#ifndef TMA_KERNELS_KERNEL_DIAG_H
+#define TMA_KERNELS_KERNEL_DIAG_H
+
+#include <cuda_runtime.h>
+
+#include "tma/tma.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Fill diag (optional) with status and a printf-style message; return status. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+tma_status kd_fail(tma_diag *diag, tma_status status, const char *fmt, ...);
+
+/** TMA_OK for cudaSuccess; otherwise TMA_ERR_CUDA with "<what> failed: <CUDA error name>: <string>". */
+tma_status kd_cuda(tma_diag *diag, cudaError_t e, const char *what);
+
+/** TMA_OK when the current device is compute capability 9.x (Hopper), with its multiprocessor count in *sms;
+ *  TMA_ERR_DEVICE (no device, another architecture) or TMA_ERR_CUDA otherwise. `who` names the caller. */
+tma_status kd_require_sm90(tma_diag *diag, const char *who, int *sms);
+
+/** Clear diag (optional) and return TMA_OK. */
+tma_status kd_ok(tma_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TMA_KERNELS_KERNEL_DIAG_H */
