@@ -8,8 +8,8 @@ set -uo pipefail
 build=${1:?usage: tests/calibrate-banks.sh BUILD_DIR [LOG_DIR]}
 logs=${2:-$build/bank-logs}
 mkdir -p "$logs"
-layout=$build/src/tools/tma-layout
-probe=$build/src/tools/tma-bank-probe
+layout=$build/tools/tma-layout
+probe=$build/tools/tma-bank-probe
 cases=(
   "--swizzle 128B --dtype bf16 --box 64,64"
   "--swizzle 128B --dtype f32 --box 32,32 --base 384"

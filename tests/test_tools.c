@@ -1,6 +1,7 @@
-/* The command-line tools (src/tools): tma-explain and tma-layout run as programs (popen), their output
- * compared byte for byte with tests/golden/, their exit codes, JSON validity, SVG well-formedness; and
- * the 32-bank model (src/tools/bank_model.c) on cases with known answers.
+/* The command-line tools (tools/): tma-explain and tma-layout run as programs (popen), their output
+ * compared byte for byte with tests/golden/, their exit codes, JSON validity, SVG well-formedness, the
+ * command-line syntax they share (tools/cli.c); and the 32-bank model (tools/bank_model.c) on cases with
+ * known answers.
  *
  * Regenerate the goldens after an intended change of output: TMA_UPDATE_GOLDEN=1 ./test_tools
  * (then review the diff in tests/golden/). */
@@ -14,6 +15,7 @@
 
 #include "bank_model.h"
 #include "tma/tma.h"
+#include "tma/wgmma.h"
 
 #ifndef TMA_EXPLAIN_PATH
 #error "TMA_EXPLAIN_PATH must name the tma-explain binary"
@@ -117,6 +119,16 @@ static void check_golden(const char *tool, const char *args, const char *name, i
               tool, args, name, i, r.len, glen, r.out + i, golden + i);
     free(golden);
     free(r.out);
+}
+
+/* The file at `path`, which must exist, equals `out[0..len)` byte for byte. */
+static void check_same_as_file(const char *what, const char *out, size_t len, const char *path) {
+    size_t flen = 0;
+    char *file = read_file(path, &flen);
+    cr_assert_not_null(file, "%s was not written", path);
+    cr_assert(flen == len && memcmp(file, out, len) == 0, "%s: stdout (%zu bytes) differs from %s (%zu bytes)", what,
+              len, path, flen);
+    free(file);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -344,6 +356,86 @@ Test(tma_explain, facts_agree_with_the_library) {
     free(r.out);
 }
 
+Test(tma_explain, wgmma_layout_is_the_librarys) {
+    static const struct {
+        const char *arg;
+        tma_swizzle mode;
+    } modes[] = {{"none", TMA_SWIZZLE_NONE}, {"32B", TMA_SWIZZLE_32B}, {"64B", TMA_SWIZZLE_64B},
+                 {"128B", TMA_SWIZZLE_128B}};
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        char args[128], want[64];
+        snprintf(args, sizeof args, "--dtype bf16 --dims 256,256 --swizzle %s --json", modes[i].arg);
+        snprintf(want, sizeof want, "layout type %u", tma_wgmma_layout_of(modes[i].mode));
+        run_result r = run_tool(TMA_EXPLAIN_PATH, args);
+        cr_assert_eq(r.status, 0, "%s: status %d", args, r.status);
+        const char *field = strstr(r.out, "\"wgmma_swizzle\":");
+        cr_assert_not_null(field, "%s: no wgmma_swizzle in %s", args, r.out);
+        cr_assert_not_null(strstr(field, want), "%s: %s lacks '%s'", args, field, want);
+        free(r.out);
+    }
+}
+
+Test(tma_explain, coord0_multiple_is_the_rules) {
+    for (int t = 0; t < TMA_DTYPE_COUNT_; t++) {
+        const size_t esize = tma_dtype_size((tma_dtype)t);
+        char args[128], want[64];
+        snprintf(args, sizeof args, "--dtype %s --dims 64,64 --json", tma_dtype_name((tma_dtype)t));
+        snprintf(want, sizeof want, "\"coord0_multiple\":%zu,", TMA_COORD0_ALIGN_BYTES / esize);
+        run_result r = run_tool(TMA_EXPLAIN_PATH, args);
+        cr_assert_eq(r.status, 0, "%s: status %d", args, r.status);
+        cr_assert_not_null(strstr(r.out, want), "%s: %s lacks %s", args, r.out, want);
+        free(r.out);
+    }
+}
+
+Test(tma_explain, list_elements_must_not_be_empty) {
+    static const exit_case cases[] = {
+        {"--dims 10,,16", 2, "--dims '10,,16': value 2 is empty"},
+        {"--dims 10,16,", 2, "--dims '10,16,': value 3 is empty"},
+        {"--dims ,10", 2, "--dims ',10': value 1 is empty"},
+        {"--dims ,", 2, "--dims ',': value 1 is empty"},
+        {"--dims 64,64 --box 64,,", 2, "--box '64,,': value 2 is empty"},
+        {"--dims 64,64,64 --strides 128,", 2, "--strides '128,': value 2 is empty"},
+        {"--dims=", 2, "--dims '': empty list"},
+    };
+    check_exit_cases(TMA_EXPLAIN_PATH, cases, sizeof cases / sizeof cases[0]);
+}
+
+Test(tma_explain, numbers_are_decimal_or_hex) {
+    /* a leading 0 is decimal: 016 is sixteen (as octal, fourteen bytes would be an invalid box row) */
+    run_result r =
+        run_tool(TMA_EXPLAIN_PATH, "--dtype u8 --dims 0160,0x20,0X1f --box 016,1,1 --address 0100000 --json");
+    cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.out);
+    cr_assert_not_null(strstr(r.out, "\"global_dim\":[160,32,31]"), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "\"box_dim\":[16,1,1]"), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "\"global_address\":\"0x186a0\""), "%s", r.out);
+    free(r.out);
+    static const exit_case cases[] = {
+        {"--dims 0x", 2, "'0x' is not an unsigned number"},
+        {"--dims 1e3", 2, "'1e3' is not an unsigned number"},
+        {"--dims 0b101", 2, "'0b101' is not an unsigned number"},
+        {"--dims 0x1g", 2, "'0x1g' is not an unsigned number"},
+        {"--dims 08,+8", 2, "'+8' is not an unsigned number"},
+        {"--dims -8", 2, "'-8' is not an unsigned number"},
+        {"--dims ' 8'", 2, "' 8' is not an unsigned number"},
+        {"--dims 18446744073709551616", 2, "not an unsigned number"},
+        {"--dims 64 --address 0x", 2, "--address '0x'"},
+    };
+    check_exit_cases(TMA_EXPLAIN_PATH, cases, sizeof cases / sizeof cases[0]);
+}
+
+Test(tma_explain, unknown_option_is_named_before_its_value) {
+    static const exit_case cases[] = {
+        {"--dims 4,4 --bogus", 2, "unknown option '--bogus'"},
+        {"--bogus", 2, "unknown option '--bogus'"},
+        {"--dims 4,4 --bogus=1", 2, "unknown option '--bogus'"},
+        {"--dims 4,4 -x", 2, "unknown option '-x'"},
+        {"--dims 4,4 --json=yes", 2, "--json takes no value"},
+        {"--dims 4,4 --dtype", 2, "--dtype needs a value"},
+    };
+    check_exit_cases(TMA_EXPLAIN_PATH, cases, sizeof cases / sizeof cases[0]);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * tma-layout
  * ------------------------------------------------------------------------------------------- */
@@ -387,7 +479,104 @@ Test(tma_layout, exit_codes) {
         {"--swizzle 16B", 2, "--swizzle '16B'"},
         {"--box 64", 2, "COLS,ROWS"},
         {"--swizzle 64B --dtype f32 --box 16,8 --pitch 96", 2, "--pitch 96"},
-        {"--frobnicate", 2, "--frobnicate needs a value"},
+        {"--frobnicate", 2, "unknown option '--frobnicate'"},
+    };
+    check_exit_cases(TMA_LAYOUT_PATH, cases, sizeof cases / sizeof cases[0]);
+}
+
+Test(tma_layout, golden_invalid_box_json) {
+    check_golden(TMA_LAYOUT_PATH, "--swizzle 128B --dtype bf16 --box 128,300 --json", "layout_invalid.json", 1);
+}
+
+Test(tma_layout, json_for_every_outcome) {
+    static const struct {
+        const char *args;
+        int status;
+        const char *has;
+    } cases[] = {
+        {"--swizzle 64B --dtype f32 --box 16,8 --json", 0, "{\"valid\":true,\"status\":\"TMA_OK\","},
+        {"--swizzle 128B --dtype bf16 --box 128,8 --json", 1,
+         "{\"valid\":false,\"status\":\"TMA_ERR_BOX_SWIZZLE_SPAN\","},
+        {"--swizzle 128B --dtype bf16 --box 128,300 --json", 1, "\"broken_rules\":2,\"errors\":[{\"status\":"},
+        {"--swizzle none --dtype u8 --box 0,0 --json", 1, "\"valid\":false"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_result r = run_tool(TMA_LAYOUT_PATH, cases[i].args);
+        cr_assert_eq(r.status, cases[i].status, "%s: status %d", cases[i].args, r.status);
+        cr_assert(json_valid(r.out), "%s: not one JSON object:\n%s", cases[i].args, r.out);
+        cr_assert_not_null(strstr(r.out, cases[i].has), "%s: %s lacks %s", cases[i].args, r.out, cases[i].has);
+        free(r.out);
+    }
+    static const exit_case one_line[] = {
+        {"--swizzle 128B --dtype bf16 --box 128,8 --json", 1, "invalid box: 1 broken rule"}};
+    check_exit_cases(TMA_LAYOUT_PATH, one_line, 1);
+}
+
+Test(tma_layout, numbers_are_decimal_or_hex) {
+    static const exit_case cases[] = {
+        {"--base 0200", 2, "--base 200: "}, /* octal 0200 would be 128, a valid base */
+        {"--base 0x80", 0, "8 rows x 8 slots"},
+        {"--base 0X100 --box 64,010", 0, "10 rows x 8 slots"},
+        {"--box 64,", 2, "--box '64,': value 2 is empty"},
+        {"--box ,8", 2, "--box ',8': value 1 is empty"},
+        {"--box 64,8,1", 2, "COLS,ROWS"},
+        {"--box 64,4294967296", 2, "does not fit in 32 bits"},
+    };
+    check_exit_cases(TMA_LAYOUT_PATH, cases, sizeof cases / sizeof cases[0]);
+    run_result r = run_tool(TMA_LAYOUT_PATH, "--base 0x80");
+    cr_assert_not_null(strstr(r.out, ", base 128 (phase 1 of the 1024-byte pattern)"), "%s", r.out);
+    free(r.out);
+}
+
+Test(tma_layout, unknown_option_is_named_before_its_value) {
+    static const exit_case cases[] = {
+        {"--box 64,8 --bogus", 2, "unknown option '--bogus'"},
+        {"--svg=x.svg --bogus=1", 2, "unknown option '--bogus'"},
+        {"--help=1", 2, "--help takes no value"},
+        {"--box", 2, "--box needs a value"},
+    };
+    check_exit_cases(TMA_LAYOUT_PATH, cases, sizeof cases / sizeof cases[0]);
+}
+
+/* stdout is one thing: --svg - and --requests - write exactly what the file would hold, and nothing else. */
+static void check_output_to_stdout(const char *args, const char *option, const char *file) {
+    char path[1024], with_file[1536], with_stdout[1536];
+    snprintf(path, sizeof path, "%s/%s", TMA_TOOLS_TMPDIR, file);
+    remove(path);
+    snprintf(with_file, sizeof with_file, "%s %s '%s'", args, option, path);
+    snprintf(with_stdout, sizeof with_stdout, "%s %s -", args, option);
+    run_result f = run_tool(TMA_LAYOUT_PATH, with_file);
+    cr_assert_eq(f.status, 0, "%s: status %d", with_file, f.status);
+    free(f.out);
+    run_result r = run_tool(TMA_LAYOUT_PATH, with_stdout);
+    cr_assert_eq(r.status, 0, "%s: status %d", with_stdout, r.status);
+    cr_assert_null(strstr(r.out, "bank conflicts"), "%s: the report is on stdout too", with_stdout);
+    check_same_as_file(with_stdout, r.out, r.len, path);
+    free(r.out);
+}
+
+Test(tma_layout, svg_and_requests_to_stdout) {
+    check_output_to_stdout("--swizzle 128B --dtype bf16 --box 64,16", "--svg", "stdout_128b.svg");
+    check_output_to_stdout("--swizzle 64B --dtype f32 --box 16,40 --pitch 128", "--requests", "stdout_64b.req");
+    run_result svg = run_tool(TMA_LAYOUT_PATH, "--swizzle 32B --dtype f32 --box 4,8 --svg=-");
+    cr_assert_eq(svg.status, 0);
+    cr_assert(strncmp(svg.out, "<?xml", 5) == 0, "%s", svg.out);
+    free(svg.out);
+    run_result req = run_tool(TMA_LAYOUT_PATH, "--swizzle 32B --dtype f32 --box 4,8 --requests -");
+    cr_assert(strncmp(req.out, "P 0 load ", 9) == 0, "%s", req.out);
+    free(req.out);
+    /* an invalid box has no SVG: stdout stays empty, the one-line summary goes to stderr */
+    run_result bad = run_tool(TMA_LAYOUT_PATH, "--swizzle 128B --dtype bf16 --box 128,8 --svg -");
+    cr_assert_eq(bad.status, 1);
+    cr_assert_eq(bad.len, 0u, "stdout: %s", bad.out);
+    free(bad.out);
+    static const exit_case cases[] = {
+        {"--svg - --requests -", 2, "--svg - and --requests - both write to stdout"},
+        {"--svg - --json", 2, "--json and --svg - both print on stdout"},
+        {"--json --requests=-", 2, "--json and --requests - both print on stdout"},
+        {"--svg=", 2, "--svg '': give a file name"},
+        {"--svg /nonexistent-dir/x.svg", 2, "cannot write /nonexistent-dir/x.svg"},
+        {"--swizzle 128B --dtype bf16 --box 128,8 --svg -", 1, "invalid box: 1 broken rule"},
     };
     check_exit_cases(TMA_LAYOUT_PATH, cases, sizeof cases / sizeof cases[0]);
 }
@@ -463,6 +652,72 @@ Test(tma_layout, svg_renders_in_chromium, .timeout = 120) {
     cr_log_info("chromium rendered %s with %ld distinct colours", svg, colours);
     cr_assert_geq(colours, 10, "%s looks blank: %ld distinct colours (%s)", png, colours, n.out);
     free(n.out);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The command line both tools share (tools/cli.c)
+ * ------------------------------------------------------------------------------------------- */
+
+static void check_version(const char *tool, const char *name) {
+    char want[128];
+    snprintf(want, sizeof want, "%s %s\n", name, tma_version_string());
+    cr_assert_str_eq(tma_version_string(), TMA_VERSION_STRING);
+    run_result r = run_tool(tool, "--version");
+    cr_assert_eq(r.status, 0, "%s --version: status %d", name, r.status);
+    cr_assert_str_eq(r.out, want);
+    free(r.out);
+}
+
+Test(cli, version) {
+    check_version(TMA_EXPLAIN_PATH, "tma-explain");
+    check_version(TMA_LAYOUT_PATH, "tma-layout");
+}
+
+Test(cli, help_names_the_syntax) {
+    const char *tools[] = {TMA_EXPLAIN_PATH, TMA_LAYOUT_PATH};
+    for (size_t i = 0; i < 2; i++) {
+        run_result r = run_tool(tools[i], "-h");
+        cr_assert_eq(r.status, 0);
+        cr_assert_not_null(strstr(r.out, "--version"), "%s", r.out);
+        cr_assert_not_null(strstr(r.out, "after '='"), "%s", r.out);
+        free(r.out);
+    }
+    run_result r = run_tool(TMA_LAYOUT_PATH, "--help");
+    cr_assert_not_null(strstr(r.out, "FILE - is stdout"), "%s", r.out);
+    free(r.out);
+}
+
+/* "--opt=value" reads as "--opt value": the same goldens. */
+Test(cli, option_equals_value) {
+    check_golden(TMA_EXPLAIN_PATH, "--dtype=bf16 --dims=4096,4096 --strides=8192 --box=64,128 --swizzle=128B",
+                 "explain_valid.txt", 0);
+    check_golden(TMA_EXPLAIN_PATH, "--dtype=bf16 --dims=4096,4095 --strides 8190 --box=128,64 --swizzle=128B --json",
+                 "explain_invalid.json", 1);
+    check_golden(TMA_LAYOUT_PATH, "--swizzle=128B --dtype=bf16 --box=64,8 --base=384",
+                 "layout_bf16_128b_base384.txt", 0);
+    check_golden(TMA_LAYOUT_PATH, "--swizzle=64B --dtype f32 --box=16,8 --pitch=128", "layout_f32_64b_pitch128.txt",
+                 0);
+}
+
+Test(cli, double_dash_ends_the_options) {
+    static const exit_case explain[] = {
+        {"--dims 16 --", 0, "valid descriptor"},
+        {"--dims 16 -- --json", 2, "unexpected argument '--json'"},
+        {"--dims 16 -- 32", 2, "unexpected argument '32'"},
+        {"-- --dims 16", 2, "unexpected argument '--dims'"},
+        {"--dims 16 extra", 2, "unexpected argument 'extra'"},
+        {"--dims 16 -", 2, "unexpected argument '-'"},
+    };
+    check_exit_cases(TMA_EXPLAIN_PATH, explain, sizeof explain / sizeof explain[0]);
+    static const exit_case layout[] = {
+        {"--box 64,8 --", 0, "8 rows x 8 slots"},
+        {"--box 64,8 -- --json", 2, "unexpected argument '--json'"},
+    };
+    check_exit_cases(TMA_LAYOUT_PATH, layout, sizeof layout / sizeof layout[0]);
+    /* bad usage prints nothing on stdout */
+    run_result r = run_tool(TMA_EXPLAIN_PATH, "--dims 16 -- --json");
+    cr_assert_eq(r.len, 0u, "%s", r.out);
+    free(r.out);
 }
 
 /* ---------------------------------------------------------------------------------------------

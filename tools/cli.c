@@ -1,8 +1,7 @@
 /* Shared command-line helpers of the tools (cli.h). */
-#define _POSIX_C_SOURCE 200809L /* strtok_r, strcasecmp */
+#define _POSIX_C_SOURCE 200809L /* strcasecmp, strncasecmp */
 #include "cli.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,17 +23,100 @@ void cli_bad_usage(const char *fmt, ...) {
     exit(2);
 }
 
-bool cli_parse_u64(const char *s, uint64_t *out) {
-    if (s == NULL || *s == '\0' || *s == '-' || *s == '+')
+/* ---------------------------------------------------------------------------------------------
+ * Options
+ * ------------------------------------------------------------------------------------------- */
+
+cli_args cli_args_start(const cli_option *options, int noptions, int argc, char **argv) {
+    cli_args a = {options, noptions, argc, argv, 1};
+    return a;
+}
+
+static bool spelled(const char *spelling, const char *name, size_t len) {
+    return spelling != NULL && strlen(spelling) == len && strncmp(spelling, name, len) == 0;
+}
+
+/* The option spelled name[0..len), or -1. */
+static int find_option(const cli_args *a, const char *name, size_t len) {
+    for (int i = 0; i < a->noptions; i++)
+        if (spelled(a->options[i].name, name, len) || spelled(a->options[i].alias, name, len))
+            return i;
+    return -1;
+}
+
+int cli_next_option(cli_args *a, const char **value) {
+    *value = NULL;
+    if (a->next >= a->argc)
+        return CLI_DONE;
+    const char *arg = a->argv[a->next++];
+    if (strcmp(arg, "--") == 0) {
+        if (a->next < a->argc)
+            cli_bad_usage("unexpected argument '%s' after '--' (%s takes options only)", a->argv[a->next],
+                          cli_program);
+        return CLI_DONE;
+    }
+    if (arg[0] != '-' || arg[1] == '\0')
+        cli_bad_usage("unexpected argument '%s'", arg);
+    /* "--name=value": only long options carry their value after '=' */
+    const char *eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
+    const size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
+    const int id = find_option(a, arg, name_len);
+    if (id < 0)
+        cli_bad_usage("unknown option '%.*s'", (int)name_len, arg);
+    const cli_option *o = &a->options[id];
+    if (!o->takes_value) {
+        if (eq)
+            cli_bad_usage("%s takes no value (got '%s')", o->name, arg);
+        return id;
+    }
+    if (eq)
+        *value = eq + 1;
+    else if (a->next < a->argc)
+        *value = a->argv[a->next++];
+    else
+        cli_bad_usage("%s needs a value", o->name);
+    return id;
+}
+
+void cli_print_version(void) { printf("%s %s\n", cli_program, tma_version_string()); }
+
+/* ---------------------------------------------------------------------------------------------
+ * Values
+ * ------------------------------------------------------------------------------------------- */
+
+static int digit_value(char c) {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* s[0..n) as a decimal or 0x-hexadecimal number. strtoull is not used: it takes a leading 0 for octal,
+ * and skips spaces and signs. */
+static bool parse_u64_span(const char *s, size_t n, uint64_t *out) {
+    uint64_t base = 10;
+    if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        s += 2;
+        n -= 2;
+    }
+    if (n == 0)
         return false;
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (errno != 0 || *end != '\0')
-        return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        const int d = digit_value(s[i]);
+        if (d < 0 || (uint64_t)d >= base || v > (UINT64_MAX - (uint64_t)d) / base)
+            return false;
+        v = v * base + (uint64_t)d;
+    }
     *out = v;
     return true;
 }
+
+bool cli_parse_u64(const char *s, uint64_t *out) { return s != NULL && parse_u64_span(s, strlen(s), out); }
 
 bool cli_parse_u32(const char *s, uint32_t *out) {
     uint64_t v;
@@ -45,22 +127,30 @@ bool cli_parse_u32(const char *s, uint32_t *out) {
 }
 
 uint32_t cli_parse_list(const char *opt, const char *s, uint64_t *out, uint32_t cap) {
-    char buf[512];
-    if (strlen(s) >= sizeof buf)
-        cli_bad_usage("%s: list too long", opt);
-    strcpy(buf, s);
+    if (*s == '\0')
+        cli_bad_usage("%s '%s': empty list", opt, s);
     uint32_t n = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    for (const char *p = s;;) {
+        const size_t len = strcspn(p, ",");
+        if (len == 0)
+            cli_bad_usage("%s '%s': value %u is empty; separate the numbers with single commas (e.g. 64,64)", opt, s,
+                          n + 1);
         if (n == cap)
             cli_bad_usage("%s '%s': at most %u values", opt, s, cap);
-        if (!cli_parse_u64(tok, &out[n]))
-            cli_bad_usage("%s '%s': '%s' is not an unsigned number", opt, s, tok);
+        if (!parse_u64_span(p, len, &out[n]))
+            cli_bad_usage("%s '%s': '%.*s' is not an unsigned number (decimal, or hexadecimal after 0x)", opt, s,
+                          (int)len, p);
         n++;
+        if (p[len] == '\0')
+            return n;
+        p += len + 1;
     }
-    if (n == 0)
-        cli_bad_usage("%s '%s': empty list", opt, s);
-    return n;
+}
+
+uint32_t cli_to_u32(const char *opt, uint64_t v) {
+    if (v > UINT32_MAX)
+        cli_bad_usage("%s: %llu does not fit in 32 bits", opt, (unsigned long long)v);
+    return (uint32_t)v;
 }
 
 bool cli_parse_dtype(const char *s, tma_dtype *out) {
@@ -87,6 +177,21 @@ int cli_parse_name(const char *s, const char *prefix, const char *const *names, 
         if (strcasecmp(s, names[i]) == 0)
             return i;
     return -1;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Output
+ * ------------------------------------------------------------------------------------------- */
+
+bool cli_is_stdout(const char *path) { return strcmp(path, "-") == 0; }
+
+FILE *cli_open_output(const char *path) { return cli_is_stdout(path) ? stdout : fopen(path, "w"); }
+
+bool cli_close_output(FILE *f) {
+    if (f == stdout)
+        return fflush(stdout) == 0 && !ferror(stdout);
+    const bool written = !ferror(f);
+    return fclose(f) == 0 && written;
 }
 
 void cli_json_string(const char *s) {

@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "tma/tma.h"
+#include "tma/wgmma.h"
 
 #define MAX_DIAGS 32
 /* A 256-byte aligned stand-in for a device address, used when --address is not given. */
@@ -24,7 +25,7 @@ static const char *const usage_text =
     "Check a TMA tiled tensor-map descriptor (the fields of cuTensorMapEncodeTiled) and explain it.\n"
     "Dimension 0 is the innermost (contiguous) one and comes first in every list.\n"
     "\n"
-    "options:\n"
+    "options (a value may follow as the next argument or after '=': --dims 64,64 or --dims=64,64):\n"
     "  --dtype T          element type: u8 u16 u32 i32 u64 i64 f16 f32 f64 bf16 f32_ftz tf32 tf32_ftz\n"
     "                     (default bf16)\n"
     "  --dims D0,D1,...   global dimensions in elements, 1 to 5 of them (required; sets the rank)\n"
@@ -42,6 +43,9 @@ static const char *const usage_text =
     "  --allow-overlap    set TMA_DESC_ALLOW_OVERLAP (a map that is only loaded from)\n"
     "  --json             print one JSON object instead of text\n"
     "  --help             this text\n"
+    "  --version          print the version of tma-explain (libtma's)\n"
+    "  --                 end of the options (tma-explain takes no other arguments)\n"
+    "Numbers are decimal, or hexadecimal after 0x (a leading 0 is still decimal).\n"
     "\n"
     "exit status: 0 valid, 1 invalid (every broken rule is listed, each with its fix), 2 bad usage\n"
     "\n"
@@ -51,35 +55,186 @@ static const char *const usage_text =
     "  tma-explain --dtype f32 --dims 1000,1000 --strides 4000 --box 32,32 --oob nan --json\n"
     "  tma-explain --dtype u8 --dims 64,64,8 --box 32,32,4 --interleave 32B --swizzle 32B\n";
 
-/* ---------------------------------------------------------------------------------------------
- * Parsing
- * ------------------------------------------------------------------------------------------- */
-
-static uint32_t to_u32(const char *opt, uint64_t v) {
-    if (v > UINT32_MAX)
-        cli_bad_usage("%s: %llu does not fit in 32 bits", opt, (unsigned long long)v);
-    return (uint32_t)v;
-}
-
 static const char *const interleave_names[] = {"none", "16B", "32B"};
 static const char *const l2_names[] = {"none", "64B", "128B", "256B"};
 static const char *const oob_names[] = {"zero", "nan"};
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* ---------------------------------------------------------------------------------------------
- * Output helpers
+ * Options
  * ------------------------------------------------------------------------------------------- */
 
-static void json_u64_array(const uint64_t *v, uint32_t n) {
-    putchar('[');
-    for (uint32_t i = 0; i < n; i++)
-        printf("%s%llu", i ? "," : "", (unsigned long long)v[i]);
-    putchar(']');
+enum {
+    OPT_HELP,
+    OPT_VERSION,
+    OPT_JSON,
+    OPT_ALLOW_OVERLAP,
+    OPT_DTYPE,
+    OPT_DIMS,
+    OPT_STRIDES,
+    OPT_BOX,
+    OPT_ESTRIDES,
+    OPT_SWIZZLE,
+    OPT_INTERLEAVE,
+    OPT_L2,
+    OPT_OOB,
+    OPT_ADDRESS,
+    OPT_COUNT
+};
+
+static const cli_option option_table[OPT_COUNT] = {
+    [OPT_HELP] = {"--help", "-h", false},
+    [OPT_VERSION] = {"--version", NULL, false},
+    [OPT_JSON] = {"--json", NULL, false},
+    [OPT_ALLOW_OVERLAP] = {"--allow-overlap", NULL, false},
+    [OPT_DTYPE] = {"--dtype", NULL, true},
+    [OPT_DIMS] = {"--dims", NULL, true},
+    [OPT_STRIDES] = {"--strides", NULL, true},
+    [OPT_BOX] = {"--box", NULL, true},
+    [OPT_ESTRIDES] = {"--estrides", NULL, true},
+    [OPT_SWIZZLE] = {"--swizzle", NULL, true},
+    [OPT_INTERLEAVE] = {"--interleave", NULL, true},
+    [OPT_L2] = {"--l2", NULL, true},
+    [OPT_OOB] = {"--oob", NULL, true},
+    [OPT_ADDRESS] = {"--address", NULL, true},
+};
+
+/* The command line. The lists hold what was given, then the defaults for what was not (fill_defaults);
+ * the counts stay 0 for a list that was not given, so the text can say "(default)". */
+typedef struct explain_options {
+    tma_dtype dtype;
+    uint64_t dims[TMA_MAX_RANK], strides[TMA_MAX_RANK - 1], box[TMA_MAX_RANK], estrides[TMA_MAX_RANK];
+    uint32_t ndims, nstrides, nbox, nestrides;
+    int swizzle, interleave, l2, oob;
+    uint64_t address;
+    bool json, allow_overlap;
+} explain_options;
+
+static int mode_arg(const char *opt, const char *v, const char *prefix, const char *const *names, int n,
+                    const char *choices) {
+    const int mode = cli_parse_name(v, prefix, names, n);
+    if (mode < 0)
+        cli_bad_usage("%s '%s': use %s", opt, v, choices);
+    return mode;
 }
 
-static void text_list(const uint64_t *v, uint32_t n, const char *sep) {
-    for (uint32_t i = 0; i < n; i++)
-        printf("%s%llu", i ? sep : "", (unsigned long long)v[i]);
+static void set_option(explain_options *o, int id, const char *v) {
+    switch (id) {
+    case OPT_HELP: fputs(usage_text, stdout); exit(0);
+    case OPT_VERSION: cli_print_version(); exit(0);
+    case OPT_JSON: o->json = true; break;
+    case OPT_ALLOW_OVERLAP: o->allow_overlap = true; break;
+    case OPT_DTYPE: o->dtype = cli_dtype_arg(v); break;
+    case OPT_DIMS: o->ndims = cli_parse_list("--dims", v, o->dims, TMA_MAX_RANK); break;
+    case OPT_STRIDES: o->nstrides = cli_parse_list("--strides", v, o->strides, TMA_MAX_RANK - 1); break;
+    case OPT_BOX: o->nbox = cli_parse_list("--box", v, o->box, TMA_MAX_RANK); break;
+    case OPT_ESTRIDES: o->nestrides = cli_parse_list("--estrides", v, o->estrides, TMA_MAX_RANK); break;
+    case OPT_SWIZZLE:
+        o->swizzle = mode_arg("--swizzle", v, "TMA_SWIZZLE_", cli_swizzle_names, COUNT(cli_swizzle_names),
+                              "none, 32B, 64B or 128B");
+        break;
+    case OPT_INTERLEAVE:
+        o->interleave = mode_arg("--interleave", v, "TMA_INTERLEAVE_", interleave_names, COUNT(interleave_names),
+                                 "none, 16B or 32B");
+        break;
+    case OPT_L2: o->l2 = mode_arg("--l2", v, "TMA_L2_", l2_names, COUNT(l2_names), "none, 64B, 128B or 256B"); break;
+    case OPT_OOB: o->oob = mode_arg("--oob", v, "TMA_OOB_", oob_names, COUNT(oob_names), "zero or nan"); break;
+    case OPT_ADDRESS:
+        if (!cli_parse_u64(v, &o->address))
+            cli_bad_usage("--address '%s': not an unsigned number (e.g. 0x7f0000000000)", v);
+        break;
+    }
+}
+
+/* Every list must have one value per dimension (--strides: one per dimension after the first). */
+static void check_list_lengths(const explain_options *o) {
+    const uint32_t rank = o->ndims;
+    if (rank == 0)
+        cli_bad_usage("--dims is required (e.g. --dims 4096,4096, dimension 0 first)");
+    if (o->nstrides != 0 && o->nstrides != rank - 1)
+        cli_bad_usage("--strides has %u values; a rank-%u tensor needs %u (dimensions 1..%u)", o->nstrides, rank,
+                      rank - 1, rank - 1);
+    if (o->nbox != 0 && o->nbox != rank)
+        cli_bad_usage("--box has %u values; --dims has %u", o->nbox, rank);
+    if (o->nestrides != 0 && o->nestrides != rank)
+        cli_bad_usage("--estrides has %u values; --dims has %u", o->nestrides, rank);
+}
+
+static explain_options parse_options(int argc, char **argv) {
+    explain_options o = {.dtype = TMA_DTYPE_BF16, .address = DEFAULT_ADDRESS};
+    cli_args args = cli_args_start(option_table, OPT_COUNT, argc, argv);
+    const char *value;
+    for (int id; (id = cli_next_option(&args, &value)) != CLI_DONE;)
+        set_option(&o, id, value);
+    check_list_lengths(&o);
+    return o;
+}
+
+/* Dense rows, each row rounded up to 16 bytes. */
+static void default_strides(explain_options *o, uint64_t esize) {
+    uint64_t st = (o->dims[0] * esize + 15u) / 16u * 16u;
+    for (uint32_t i = 0; i + 1 < o->ndims; i++) {
+        o->strides[i] = st;
+        st *= o->dims[i + 1] ? o->dims[i + 1] : 1u;
+    }
+}
+
+/* min(D, 64) per dimension (at least 1), and B0 at most one swizzle span. */
+static void default_box(explain_options *o, uint64_t esize) {
+    const uint32_t span = tma_swizzle_span((tma_swizzle)o->swizzle);
+    for (uint32_t i = 0; i < o->ndims; i++)
+        o->box[i] = o->dims[i] < 64u ? (o->dims[i] ? o->dims[i] : 1u) : 64u;
+    if (span != 0 && o->box[0] * esize > span)
+        o->box[0] = span / esize;
+}
+
+static void fill_defaults(explain_options *o) {
+    const uint64_t esize = tma_dtype_size(o->dtype);
+    if (o->nstrides == 0)
+        default_strides(o, esize);
+    if (o->nbox == 0)
+        default_box(o, esize);
+    if (o->nestrides == 0)
+        for (uint32_t i = 0; i < o->ndims; i++)
+            o->estrides[i] = 1;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The descriptor, its check and its facts
+ * ------------------------------------------------------------------------------------------- */
+
+static tma_tiled_desc build_descriptor(const explain_options *o) {
+    tma_tiled_desc d = {
+        .dtype = o->dtype,
+        .rank = o->ndims,
+        .global_address = (void *)(uintptr_t)o->address,
+        .interleave = (tma_interleave)o->interleave,
+        .swizzle = (tma_swizzle)o->swizzle,
+        .l2_promotion = (tma_l2_promotion)o->l2,
+        .oob_fill = (tma_oob_fill)o->oob,
+        .flags = o->allow_overlap ? TMA_DESC_ALLOW_OVERLAP : 0u,
+    };
+    for (uint32_t i = 0; i < o->ndims; i++) {
+        d.global_dim[i] = o->dims[i];
+        d.box_dim[i] = cli_to_u32("--box", o->box[i]);
+        d.element_stride[i] = cli_to_u32("--estrides", o->estrides[i]);
+        if (i + 1 < o->ndims)
+            d.global_stride[i] = o->strides[i];
+    }
+    return d;
+}
+
+/* Every broken rule, the first MAX_DIAGS with their messages. */
+typedef struct verdict {
+    tma_status status;
+    size_t count; /* broken rules */
+    size_t shown; /* of them in diags */
+    tma_diag diags[MAX_DIAGS];
+} verdict;
+
+static void check_descriptor(const tma_tiled_desc *d, verdict *v) {
+    v->status = tma_check_tiled_all(d, v->diags, MAX_DIAGS, &v->count);
+    v->shown = v->count < MAX_DIAGS ? v->count : MAX_DIAGS;
 }
 
 static uint32_t log2_u32(uint32_t v) {
@@ -91,264 +246,240 @@ static uint32_t log2_u32(uint32_t v) {
     return r;
 }
 
-/* The swizzle field of a wgmma shared-memory matrix descriptor (bits 62-63 on sm_90). */
-static const char *wgmma_swizzle(tma_swizzle s) {
-    switch (s) {
-    case TMA_SWIZZLE_128B: return "128B swizzle (matrix-descriptor layout type 1)";
-    case TMA_SWIZZLE_64B: return "64B swizzle (matrix-descriptor layout type 2)";
-    case TMA_SWIZZLE_32B: return "32B swizzle (matrix-descriptor layout type 3)";
-    default: return "no swizzle (matrix-descriptor layout type 0, interleaved core matrices)";
-    }
+/* The layout field of a wgmma shared-memory matrix descriptor over the tile (tma_wgmma_layout_of), in words. */
+static void describe_wgmma_layout(tma_swizzle s, char *out, size_t cap) {
+    const uint32_t layout = tma_wgmma_layout_of(s);
+    if (layout > 3u)
+        snprintf(out, cap, "none: wgmma cannot read %s", tma_swizzle_name(s));
+    else if (s == TMA_SWIZZLE_NONE)
+        snprintf(out, cap, "no swizzle (matrix-descriptor layout type %u, interleaved core matrices)", layout);
+    else
+        snprintf(out, cap, "%uB swizzle (matrix-descriptor layout type %u)", tma_swizzle_span(s), layout);
+}
+
+/* What a kernel must keep in step with a valid descriptor. */
+typedef struct box_facts {
+    uint64_t esize;
+    size_t tx, smem, rows, pitch, row_bytes, extent;
+    uint32_t swizzle_bits, period, phase_align;
+    uint32_t elem_m;     /* CuTe's M of the swizzle on element offsets */
+    uint32_t coord_mult; /* coord[0] must be a multiple of this many elements */
+    char wgmma[96];
+} box_facts;
+
+static box_facts facts_of(const tma_tiled_desc *d, bool valid) {
+    box_facts f = {.esize = tma_dtype_size(d->dtype)};
+    f.tx = tma_box_tx_bytes(d);
+    f.smem = tma_box_smem_bytes(d);
+    f.rows = tma_box_rows(d);
+    f.pitch = tma_box_row_pitch(d);
+    f.row_bytes = valid ? (size_t)d->box_dim[0] * f.esize : 0;
+    f.extent = tma_global_extent_bytes(d);
+    f.swizzle_bits = tma_swizzle_bits(d->swizzle);
+    f.period = tma_swizzle_period(d->swizzle);
+    f.phase_align = f.period > TMA_SMEM_ALIGN ? f.period : TMA_SMEM_ALIGN;
+    f.elem_m = f.esize ? 4u - log2_u32((uint32_t)f.esize) : 0u;
+    f.coord_mult = f.esize ? TMA_COORD0_ALIGN_BYTES / (uint32_t)f.esize : 0u;
+    describe_wgmma_layout(d->swizzle, f.wgmma, sizeof f.wgmma);
+    return f;
 }
 
 /* ---------------------------------------------------------------------------------------------
- * main
+ * JSON
  * ------------------------------------------------------------------------------------------- */
+
+static void json_u64_array(const uint64_t *v, uint32_t n) {
+    putchar('[');
+    for (uint32_t i = 0; i < n; i++)
+        printf("%s%llu", i ? "," : "", (unsigned long long)v[i]);
+    putchar(']');
+}
+
+static void print_json_descriptor(const explain_options *o) {
+    const uint32_t rank = o->ndims;
+    printf("\"descriptor\":{\"dtype\":");
+    cli_json_string(tma_dtype_name(o->dtype));
+    printf(",\"elem_bytes\":%llu,\"rank\":%u,\"global_address\":\"0x%llx\",\"global_dim\":",
+           (unsigned long long)tma_dtype_size(o->dtype), rank, (unsigned long long)o->address);
+    json_u64_array(o->dims, rank);
+    printf(",\"global_stride\":");
+    json_u64_array(o->strides, rank - 1);
+    printf(",\"box_dim\":");
+    json_u64_array(o->box, rank);
+    printf(",\"element_stride\":");
+    json_u64_array(o->estrides, rank);
+    printf(",\"swizzle\":");
+    cli_json_string(cli_swizzle_names[o->swizzle]);
+    printf(",\"interleave\":");
+    cli_json_string(interleave_names[o->interleave]);
+    printf(",\"l2_promotion\":");
+    cli_json_string(l2_names[o->l2]);
+    printf(",\"oob_fill\":");
+    cli_json_string(oob_names[o->oob]);
+    printf(",\"allow_overlap\":%s}", o->allow_overlap ? "true" : "false");
+}
+
+static void print_json_errors(const verdict *v) {
+    printf("\"broken_rules\":%zu,\"errors\":[", v->count);
+    for (size_t i = 0; i < v->shown; i++) {
+        printf("%s{\"status\":", i ? "," : "");
+        cli_json_string(tma_status_name(v->diags[i].status));
+        printf(",\"message\":");
+        cli_json_string(v->diags[i].message);
+        putchar('}');
+    }
+    putchar(']');
+}
+
+static void print_json_facts(const box_facts *f) {
+    printf("\"tx_bytes\":%zu,\"smem_bytes\":%zu,\"smem_rows\":%zu,\"smem_row_pitch\":%zu,"
+           "\"box_row_bytes\":%zu,\"row_padding_bytes\":%zu,\"smem_align\":%u,\"swizzle_period\":%u,"
+           "\"smem_align_phase0\":%u,\"global_extent_bytes\":%zu,\"coord0_multiple\":%u,",
+           f->tx, f->smem, f->rows, f->pitch, f->row_bytes, f->pitch - f->row_bytes, TMA_SMEM_ALIGN, f->period,
+           f->phase_align, f->extent, f->coord_mult);
+    if (f->swizzle_bits)
+        printf("\"cute_swizzle\":\"Swizzle<%u,4,3>\",\"cute_swizzle_elem\":\"Swizzle<%u,%u,3>\",", f->swizzle_bits,
+               f->swizzle_bits, f->elem_m);
+    else
+        printf("\"cute_swizzle\":null,\"cute_swizzle_elem\":null,");
+    printf("\"wgmma_swizzle\":");
+    cli_json_string(f->wgmma);
+}
+
+static void print_json(const explain_options *o, const verdict *v, const box_facts *f) {
+    const bool valid = v->status == TMA_OK;
+    printf("{\"valid\":%s,\"status\":", valid ? "true" : "false");
+    cli_json_string(tma_status_name(v->status));
+    putchar(',');
+    print_json_descriptor(o);
+    putchar(',');
+    print_json_errors(v);
+    if (valid) {
+        putchar(',');
+        print_json_facts(f);
+    }
+    printf("}\n");
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Text
+ * ------------------------------------------------------------------------------------------- */
+
+static void text_list(const uint64_t *v, uint32_t n, const char *sep) {
+    for (uint32_t i = 0; i < n; i++)
+        printf("%s%llu", i ? sep : "", (unsigned long long)v[i]);
+}
+
+static void print_text_descriptor(const explain_options *o) {
+    const uint32_t rank = o->ndims;
+    printf("descriptor\n");
+    printf("  dtype          %s (%llu bytes)\n", tma_dtype_name(o->dtype),
+           (unsigned long long)tma_dtype_size(o->dtype));
+    printf("  rank           %u\n", rank);
+    printf("  global_address 0x%llx%s\n", (unsigned long long)o->address,
+           o->address == DEFAULT_ADDRESS ? " (stand-in)" : "");
+    printf("  global_dim     ");
+    text_list(o->dims, rank, " x ");
+    printf("   (elements, dimension 0 first)\n");
+    if (rank > 1) {
+        const char *dflt = o->nstrides ? "" : " (default: dense rows)";
+        printf("  global_stride  ");
+        text_list(o->strides, rank - 1, ", ");
+        if (rank == 2)
+            printf("   (bytes, dimension 1)%s\n", dflt);
+        else
+            printf("   (bytes, dimensions 1..%u)%s\n", rank - 1, dflt);
+    }
+    printf("  box_dim        ");
+    text_list(o->box, rank, " x ");
+    printf("%s\n", o->nbox ? "" : "   (default)");
+    printf("  element_stride ");
+    text_list(o->estrides, rank, ", ");
+    printf("\n");
+    printf("  swizzle        %s\n", tma_swizzle_name((tma_swizzle)o->swizzle));
+    printf("  interleave     %s\n", interleave_names[o->interleave]);
+    printf("  l2_promotion   %s\n", l2_names[o->l2]);
+    printf("  oob_fill       %s\n", oob_names[o->oob]);
+    if (o->allow_overlap)
+        printf("  flags          TMA_DESC_ALLOW_OVERLAP\n");
+    printf("\n");
+}
+
+static void print_text_errors(const verdict *v) {
+    printf("verdict: INVALID, %zu broken rule%s\n", v->count, v->count == 1 ? "" : "s");
+    for (size_t i = 0; i < v->shown; i++)
+        printf("  %zu. %s: %s\n", i + 1, tma_status_name(v->diags[i].status), v->diags[i].message);
+    if (v->count > v->shown)
+        printf("  ... and %zu more\n", v->count - v->shown);
+}
+
+static void print_text_facts(const tma_tiled_desc *d, const box_facts *f) {
+    printf("transaction bytes    %zu per box copy (tma_box_tx_bytes)\n", f->tx);
+    printf("shared memory        %zu bytes = %zu rows x %zu-byte pitch", f->smem, f->rows, f->pitch);
+    if (f->pitch > f->row_bytes)
+        printf(" (box row %zu bytes, padded by %zu to the %u-byte swizzle span)", f->row_bytes,
+               f->pitch - f->row_bytes, tma_swizzle_span(d->swizzle));
+    printf("\n");
+    printf("shared alignment     %u bytes (TMA_SMEM_ALIGN)", TMA_SMEM_ALIGN);
+    if (f->swizzle_bits)
+        printf("; %u bytes for the swizzle to start at phase 0 (tma_swizzle_period)", f->period);
+    printf("\n");
+    if (f->swizzle_bits)
+        printf("CuTe swizzle         Swizzle<%u,4,3> on byte addresses = Swizzle<%u,%u,3> on %s element offsets\n",
+               f->swizzle_bits, f->swizzle_bits, f->elem_m, tma_dtype_name(d->dtype));
+    else
+        printf("CuTe swizzle         none (identity; Swizzle<0,4,3>)\n");
+    printf("global extent        %zu bytes from global_address (tma_global_extent_bytes)\n", f->extent);
+}
+
+static void print_text_checklist(const tma_tiled_desc *d, const box_facts *f) {
+    printf("\nkeep in step in the kernel\n");
+    printf("  - mbarrier expect-tx: %zu bytes per box copy (tma_box_tx_bytes; k copies on one barrier: k x %zu)\n",
+           f->tx, f->tx);
+    printf("  - shared buffer: %zu bytes per box, %u-byte aligned (TMA_SMEM_ALIGN)", f->smem, TMA_SMEM_ALIGN);
+    if (f->swizzle_bits)
+        printf(", %u-byte aligned for phase 0", f->period);
+    printf("\n");
+    printf("  - wgmma shared-memory descriptors over this tile: %s\n", f->wgmma);
+    printf("  - coord[0] of every copy: a multiple of %u %s elements (%u bytes; tma_check_coords)\n", f->coord_mult,
+           tma_dtype_name(d->dtype), TMA_COORD0_ALIGN_BYTES);
+    printf("  - element (row, col) of the box at smem_base: tma_swizzle_elem(%s, smem_base, %zu, %llu, row, col)\n",
+           tma_swizzle_name(d->swizzle), f->pitch, (unsigned long long)f->esize);
+}
+
+static void print_text(const explain_options *o, const tma_tiled_desc *d, const verdict *v, const box_facts *f) {
+    print_text_descriptor(o);
+    if (v->status != TMA_OK) {
+        print_text_errors(v);
+        return;
+    }
+    printf("verdict: valid (TMA_OK)\n\n");
+    print_text_facts(d, f);
+    print_text_checklist(d, f);
+}
+
+/* The one-line summary on stderr; returns the exit status. */
+static int summarize(const verdict *v, const box_facts *f) {
+    if (v->status == TMA_OK) {
+        fprintf(stderr, "tma-explain: valid descriptor (%zu bytes per copy)\n", f->tx);
+        return 0;
+    }
+    fprintf(stderr, "tma-explain: invalid descriptor: %zu broken rule%s, first %s\n", v->count,
+            v->count == 1 ? "" : "s", tma_status_name(v->status));
+    return 1;
+}
 
 int main(int argc, char **argv) {
     cli_program = "tma-explain";
-    tma_dtype dtype = TMA_DTYPE_BF16;
-    uint64_t dims[5] = {0}, strides[4] = {0}, box[5] = {0}, estr[5] = {0};
-    uint32_t ndims = 0, nstrides = 0, nbox = 0, nestr = 0;
-    int swz = 0, il = 0, l2 = 0, oob = 0;
-    uint64_t address = DEFAULT_ADDRESS;
-    bool json = false, overlap = false;
-
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(usage_text, stdout);
-            return 0;
-        }
-        if (strcmp(a, "--json") == 0) {
-            json = true;
-            continue;
-        }
-        if (strcmp(a, "--allow-overlap") == 0) {
-            overlap = true;
-            continue;
-        }
-        if (strncmp(a, "--", 2) != 0)
-            cli_bad_usage("unexpected argument '%s'", a);
-        if (i + 1 >= argc)
-            cli_bad_usage("%s needs a value", a);
-        const char *v = argv[++i];
-        if (strcmp(a, "--dtype") == 0) {
-            dtype = cli_dtype_arg(v);
-        } else if (strcmp(a, "--dims") == 0) {
-            ndims = cli_parse_list(a, v, dims, 5);
-        } else if (strcmp(a, "--strides") == 0) {
-            nstrides = cli_parse_list(a, v, strides, 4);
-        } else if (strcmp(a, "--box") == 0) {
-            nbox = cli_parse_list(a, v, box, 5);
-        } else if (strcmp(a, "--estrides") == 0) {
-            nestr = cli_parse_list(a, v, estr, 5);
-        } else if (strcmp(a, "--swizzle") == 0) {
-            if ((swz = cli_parse_name(v, "TMA_SWIZZLE_", cli_swizzle_names, COUNT(cli_swizzle_names))) < 0)
-                cli_bad_usage("--swizzle '%s': use none, 32B, 64B or 128B", v);
-        } else if (strcmp(a, "--interleave") == 0) {
-            if ((il = cli_parse_name(v, "TMA_INTERLEAVE_", interleave_names, COUNT(interleave_names))) < 0)
-                cli_bad_usage("--interleave '%s': use none, 16B or 32B", v);
-        } else if (strcmp(a, "--l2") == 0) {
-            if ((l2 = cli_parse_name(v, "TMA_L2_", l2_names, COUNT(l2_names))) < 0)
-                cli_bad_usage("--l2 '%s': use none, 64B, 128B or 256B", v);
-        } else if (strcmp(a, "--oob") == 0) {
-            if ((oob = cli_parse_name(v, "TMA_OOB_", oob_names, COUNT(oob_names))) < 0)
-                cli_bad_usage("--oob '%s': use zero or nan", v);
-        } else if (strcmp(a, "--address") == 0) {
-            if (!cli_parse_u64(v, &address))
-                cli_bad_usage("--address '%s': not an unsigned number (e.g. 0x7f0000000000)", v);
-        } else {
-            cli_bad_usage("unknown option '%s'", a);
-        }
-    }
-    if (ndims == 0)
-        cli_bad_usage("--dims is required (e.g. --dims 4096,4096, dimension 0 first)");
-    const uint32_t rank = ndims;
-    if (nstrides != 0 && nstrides != rank - 1)
-        cli_bad_usage("--strides has %u values; a rank-%u tensor needs %u (dimensions 1..%u)", nstrides, rank, rank - 1,
-                  rank - 1);
-    if (nbox != 0 && nbox != rank)
-        cli_bad_usage("--box has %u values; --dims has %u", nbox, rank);
-    if (nestr != 0 && nestr != rank)
-        cli_bad_usage("--estrides has %u values; --dims has %u", nestr, rank);
-
-    const uint64_t esize = tma_dtype_size(dtype);
-    if (nstrides == 0) { /* dense rows, each row rounded up to 16 bytes */
-        uint64_t st = (dims[0] * esize + 15u) / 16u * 16u;
-        for (uint32_t i = 0; i + 1 < rank; i++) {
-            strides[i] = st;
-            st *= dims[i + 1] ? dims[i + 1] : 1u;
-        }
-    }
-    if (nbox == 0) {
-        uint32_t span = tma_swizzle_span((tma_swizzle)swz);
-        for (uint32_t i = 0; i < rank; i++)
-            box[i] = dims[i] < 64u ? (dims[i] ? dims[i] : 1u) : 64u;
-        if (span != 0 && box[0] * esize > span)
-            box[0] = span / esize;
-    }
-    if (nestr == 0)
-        for (uint32_t i = 0; i < rank; i++)
-            estr[i] = 1;
-
-    tma_tiled_desc d = {
-        .dtype = dtype,
-        .rank = rank,
-        .global_address = (void *)(uintptr_t)address,
-        .interleave = (tma_interleave)il,
-        .swizzle = (tma_swizzle)swz,
-        .l2_promotion = (tma_l2_promotion)l2,
-        .oob_fill = (tma_oob_fill)oob,
-        .flags = overlap ? TMA_DESC_ALLOW_OVERLAP : 0u,
-    };
-    for (uint32_t i = 0; i < rank; i++) {
-        d.global_dim[i] = dims[i];
-        d.box_dim[i] = to_u32("--box", box[i]);
-        d.element_stride[i] = to_u32("--estrides", estr[i]);
-        if (i + 1 < rank)
-            d.global_stride[i] = strides[i];
-    }
-
-    tma_diag diags[MAX_DIAGS];
-    size_t count = 0;
-    tma_status st = tma_check_tiled_all(&d, diags, MAX_DIAGS, &count);
-    const bool valid = st == TMA_OK;
-    const size_t shown = count < MAX_DIAGS ? count : MAX_DIAGS;
-
-    /* The facts of a valid descriptor. */
-    const size_t tx = tma_box_tx_bytes(&d), smem = tma_box_smem_bytes(&d), rows = tma_box_rows(&d);
-    const size_t pitch = tma_box_row_pitch(&d), row_bytes = valid ? (size_t)d.box_dim[0] * esize : 0;
-    const uint32_t bits = tma_swizzle_bits(d.swizzle), period = tma_swizzle_period(d.swizzle);
-    const uint32_t phase_align = period > TMA_SMEM_ALIGN ? period : TMA_SMEM_ALIGN;
-    const uint32_t elem_m = esize ? 4u - log2_u32((uint32_t)esize) : 0u; /* CuTe M on element offsets */
-    const size_t extent = tma_global_extent_bytes(&d);
-    const uint32_t coord_mult = esize ? (uint32_t)(16u / (esize < 16u ? esize : 16u)) : 0u;
-    const char *sname = tma_swizzle_name(d.swizzle);
-
-    if (json) {
-        printf("{\"valid\":%s,\"status\":", valid ? "true" : "false");
-        cli_json_string(tma_status_name(st));
-        printf(",\"descriptor\":{\"dtype\":");
-        cli_json_string(tma_dtype_name(dtype));
-        printf(",\"elem_bytes\":%llu,\"rank\":%u,\"global_address\":\"0x%llx\",\"global_dim\":",
-               (unsigned long long)esize, rank, (unsigned long long)address);
-        json_u64_array(dims, rank);
-        printf(",\"global_stride\":");
-        json_u64_array(strides, rank - 1);
-        printf(",\"box_dim\":");
-        json_u64_array(box, rank);
-        printf(",\"element_stride\":");
-        json_u64_array(estr, rank);
-        printf(",\"swizzle\":");
-        cli_json_string(cli_swizzle_names[swz]);
-        printf(",\"interleave\":");
-        cli_json_string(interleave_names[il]);
-        printf(",\"l2_promotion\":");
-        cli_json_string(l2_names[l2]);
-        printf(",\"oob_fill\":");
-        cli_json_string(oob_names[oob]);
-        printf(",\"allow_overlap\":%s},\"broken_rules\":%zu,\"errors\":[", overlap ? "true" : "false", count);
-        for (size_t i = 0; i < shown; i++) {
-            printf("%s{\"status\":", i ? "," : "");
-            cli_json_string(tma_status_name(diags[i].status));
-            printf(",\"message\":");
-            cli_json_string(diags[i].message);
-            putchar('}');
-        }
-        putchar(']');
-        if (valid) {
-            printf(",\"tx_bytes\":%zu,\"smem_bytes\":%zu,\"smem_rows\":%zu,\"smem_row_pitch\":%zu,"
-                   "\"box_row_bytes\":%zu,\"row_padding_bytes\":%zu,\"smem_align\":%u,\"swizzle_period\":%u,"
-                   "\"smem_align_phase0\":%u,\"global_extent_bytes\":%zu,\"coord0_multiple\":%u,",
-                   tx, smem, rows, pitch, row_bytes, pitch - row_bytes, TMA_SMEM_ALIGN, period, phase_align, extent,
-                   coord_mult);
-            if (bits)
-                printf("\"cute_swizzle\":\"Swizzle<%u,4,3>\",\"cute_swizzle_elem\":\"Swizzle<%u,%u,3>\",", bits, bits,
-                       elem_m);
-            else
-                printf("\"cute_swizzle\":null,\"cute_swizzle_elem\":null,");
-            printf("\"wgmma_swizzle\":");
-            cli_json_string(wgmma_swizzle(d.swizzle));
-        }
-        printf("}\n");
-    } else {
-        printf("descriptor\n");
-        printf("  dtype          %s (%llu bytes)\n", tma_dtype_name(dtype), (unsigned long long)esize);
-        printf("  rank           %u\n", rank);
-        printf("  global_address 0x%llx%s\n", (unsigned long long)address,
-               address == DEFAULT_ADDRESS ? " (stand-in)" : "");
-        printf("  global_dim     ");
-        text_list(dims, rank, " x ");
-        printf("   (elements, dimension 0 first)\n");
-        if (rank > 1) {
-            printf("  global_stride  ");
-            text_list(strides, rank - 1, ", ");
-            if (rank == 2)
-                printf("   (bytes, dimension 1)%s\n", nstrides ? "" : " (default: dense rows)");
-            else
-                printf("   (bytes, dimensions 1..%u)%s\n", rank - 1, nstrides ? "" : " (default: dense rows)");
-        }
-        printf("  box_dim        ");
-        text_list(box, rank, " x ");
-        printf("%s\n", nbox ? "" : "   (default)");
-        printf("  element_stride ");
-        text_list(estr, rank, ", ");
-        printf("\n");
-        printf("  swizzle        %s\n", sname);
-        printf("  interleave     %s\n", interleave_names[il]);
-        printf("  l2_promotion   %s\n", l2_names[l2]);
-        printf("  oob_fill       %s\n", oob_names[oob]);
-        if (overlap)
-            printf("  flags          TMA_DESC_ALLOW_OVERLAP\n");
-        printf("\n");
-        if (!valid) {
-            printf("verdict: INVALID, %zu broken rule%s\n", count, count == 1 ? "" : "s");
-            for (size_t i = 0; i < shown; i++)
-                printf("  %zu. %s: %s\n", i + 1, tma_status_name(diags[i].status), diags[i].message);
-            if (count > shown)
-                printf("  ... and %zu more\n", count - shown);
-        } else {
-            printf("verdict: valid (TMA_OK)\n\n");
-            printf("transaction bytes    %zu per box copy (tma_box_tx_bytes)\n", tx);
-            printf("shared memory        %zu bytes = %zu rows x %zu-byte pitch", smem, rows, pitch);
-            if (pitch > row_bytes)
-                printf(" (box row %zu bytes, padded by %zu to the %u-byte swizzle span)", row_bytes,
-                       pitch - row_bytes, tma_swizzle_span(d.swizzle));
-            printf("\n");
-            printf("shared alignment     %u bytes (TMA_SMEM_ALIGN)", TMA_SMEM_ALIGN);
-            if (bits)
-                printf("; %u bytes for the swizzle to start at phase 0 (tma_swizzle_period)", period);
-            printf("\n");
-            if (bits)
-                printf("CuTe swizzle         Swizzle<%u,4,3> on byte addresses = Swizzle<%u,%u,3> on %s element "
-                       "offsets\n",
-                       bits, bits, elem_m, tma_dtype_name(dtype));
-            else
-                printf("CuTe swizzle         none (identity; Swizzle<0,4,3>)\n");
-            printf("global extent        %zu bytes from global_address (tma_global_extent_bytes)\n", extent);
-            printf("\nkeep in step in the kernel\n");
-            printf("  - mbarrier expect-tx: %zu bytes per box copy (tma_box_tx_bytes; k copies on one barrier: "
-                   "k x %zu)\n",
-                   tx, tx);
-            printf("  - shared buffer: %zu bytes per box, %u-byte aligned (TMA_SMEM_ALIGN)", smem, TMA_SMEM_ALIGN);
-            if (bits)
-                printf(", %u-byte aligned for phase 0", period);
-            printf("\n");
-            printf("  - wgmma shared-memory descriptors over this tile: %s\n", wgmma_swizzle(d.swizzle));
-            printf("  - coord[0] of every copy: a multiple of %u %s elements (16 bytes; tma_check_coords)\n",
-                   coord_mult, tma_dtype_name(dtype));
-            printf("  - element (row, col) of the box at smem_base: tma_swizzle_elem(%s, smem_base, %zu, %llu, row, "
-                   "col)\n",
-                   sname, pitch, (unsigned long long)esize);
-        }
-    }
-
-    if (valid) {
-        fprintf(stderr, "tma-explain: valid descriptor (%zu bytes per copy)\n", tx);
-        return 0;
-    }
-    fprintf(stderr, "tma-explain: invalid descriptor: %zu broken rule%s, first %s\n", count, count == 1 ? "" : "s",
-            tma_status_name(st));
-    return 1;
+    explain_options o = parse_options(argc, argv);
+    fill_defaults(&o);
+    const tma_tiled_desc d = build_descriptor(&o);
+    verdict v;
+    check_descriptor(&d, &v);
+    const box_facts f = facts_of(&d, v.status == TMA_OK);
+    if (o.json)
+        print_json(&o, &v, &f);
+    else
+        print_text(&o, &d, &v, &f);
+    return summarize(&v, &f);
 }

@@ -5,8 +5,10 @@
  * The grid has one line per box row and one cell per physical 16-byte slot of that row: the logical
  * (row.chunk) that TMA stores there, found with tma_swizzle_addr on base + row*pitch + chunk*16
  * (the swizzle is its own inverse), pitch = tma_box_row_pitch. Then the bank model (bank_model.h)
- * counts wavefronts for named access patterns. No GPU needed.
- * Exit status: 0 printed, 1 the box is not a valid TMA box (the reasons are printed), 2 bad usage. */
+ * counts wavefronts for named access patterns. No GPU needed. --json prints one JSON object instead, for an
+ * invalid box too; --svg - (or --requests -) puts that output on stdout in place of the report.
+ * Exit status: 0 printed, 1 the box is not a valid TMA box (the reasons are printed), 2 bad usage or an
+ * output file that cannot be written. */
 #define _POSIX_C_SOURCE 200809L /* strerror with errno */
 #include <errno.h>
 #include <stdbool.h>
@@ -19,16 +21,17 @@
 #include "tma/tma.h"
 
 #define STANDIN_ADDRESS 0x7f0000000000ull
+#define MAX_DIAGS 16
 
 static const char *const usage_text =
     "usage: tma-layout [--swizzle MODE] [--dtype T] [--box COLS,ROWS] [--base OFFSET] [--pitch BYTES]\n"
-    "                  [--svg FILE] [--json]\n"
+    "                  [--svg FILE] [--requests FILE] [--json]\n"
     "\n"
     "Print a TMA box as it lands in shared memory: one line per box row, one cell per physical 16-byte\n"
     "slot holding the logical row.chunk stored there (chunk = 16 bytes of the box row), and the banks\n"
     "each row covers; then the bank conflicts of common access patterns (32 banks x 4 bytes).\n"
     "\n"
-    "options:\n"
+    "options (a value may follow as the next argument or after '=': --box 64,64 or --box=64,64):\n"
     "  --swizzle MODE   none 32B 64B 128B (default 128B)\n"
     "  --dtype T        u8 u16 u32 i32 u64 i64 f16 f32 f64 bf16 f32_ftz tf32 tf32_ftz (default bf16)\n"
     "  --box COLS,ROWS  box in elements: COLS along the contiguous dimension (default: one swizzle span\n"
@@ -39,15 +42,151 @@ static const char *const usage_text =
     "                   for none). A larger pitch models padded rows, or 32B/64B data with 128-byte rows.\n"
     "  --svg FILE       also draw the tile as SVG into FILE\n"
     "  --requests FILE  also write every modelled warp request to FILE (for tests/calibrate-banks.sh)\n"
-    "  --json           print one JSON object instead of text\n"
+    "  --json           print one JSON object instead of text, for an invalid box too\n"
     "  --help           this text\n"
+    "  --version        print the version of tma-layout (libtma's)\n"
+    "  --               end of the options (tma-layout takes no other arguments)\n"
+    "Numbers are decimal, or hexadecimal after 0x (a leading 0 is still decimal).\n"
+    "\n"
+    "FILE - is stdout: then the SVG (or the requests) is the only thing printed on stdout, in place of the\n"
+    "report, and nothing is printed there for an invalid box. So at most one of --svg and --requests may be\n"
+    "-, and not with --json.\n"
+    "\n"
+    "exit status: 0 printed, 1 not a valid TMA box (the broken rules are printed), 2 bad usage or an output\n"
+    "file that cannot be written\n"
     "\n"
     "examples:\n"
     "  tma-layout --swizzle 128B --dtype bf16 --box 64,64\n"
     "  tma-layout --swizzle none --dtype f32 --box 32,32 --svg none.svg\n"
     "  tma-layout --swizzle 128B --dtype bf16 --box 64,8 --base 384\n"
-    "  tma-layout --swizzle 64B --dtype f32 --box 16,8 --pitch 128     # 2-way conflicts\n";
+    "  tma-layout --swizzle 64B --dtype f32 --box 16,8 --pitch 128     # 2-way conflicts\n"
+    "  tma-layout --swizzle 32B --dtype f32 --box 8,8 --svg - > tile.svg\n";
 
+/* ---------------------------------------------------------------------------------------------
+ * Options
+ * ------------------------------------------------------------------------------------------- */
+
+enum {
+    OPT_HELP,
+    OPT_VERSION,
+    OPT_JSON,
+    OPT_SWIZZLE,
+    OPT_DTYPE,
+    OPT_BOX,
+    OPT_BASE,
+    OPT_PITCH,
+    OPT_SVG,
+    OPT_REQUESTS,
+    OPT_COUNT
+};
+
+static const cli_option option_table[OPT_COUNT] = {
+    [OPT_HELP] = {"--help", "-h", false},
+    [OPT_VERSION] = {"--version", NULL, false},
+    [OPT_JSON] = {"--json", NULL, false},
+    [OPT_SWIZZLE] = {"--swizzle", NULL, true},
+    [OPT_DTYPE] = {"--dtype", NULL, true},
+    [OPT_BOX] = {"--box", NULL, true},
+    [OPT_BASE] = {"--base", NULL, true},
+    [OPT_PITCH] = {"--pitch", NULL, true},
+    [OPT_SVG] = {"--svg", NULL, true},
+    [OPT_REQUESTS] = {"--requests", NULL, true},
+};
+
+typedef struct layout_options {
+    tma_swizzle mode;
+    tma_dtype dtype;
+    uint32_t cols, rows; /* the box, in elements x rows */
+    bool have_box;       /* --box given; else cols is one swizzle span (default_cols) */
+    uint32_t base;
+    uint32_t pitch;      /* 0: tma_box_row_pitch */
+    bool json;
+    const char *svg, *requests; /* NULL: not written; "-": stdout */
+} layout_options;
+
+static void parse_box(layout_options *o, const char *v) {
+    const char *comma = strchr(v, ',');
+    if (comma == NULL || strchr(comma + 1, ',') != NULL)
+        cli_bad_usage("--box '%s': give COLS,ROWS (e.g. 64,64)", v);
+    uint64_t box[2];
+    cli_parse_list("--box", v, box, 2);
+    o->cols = cli_to_u32("--box", box[0]);
+    o->rows = cli_to_u32("--box", box[1]);
+    o->have_box = true;
+}
+
+static const char *output_file_arg(const char *opt, const char *v) {
+    if (*v == '\0')
+        cli_bad_usage("%s '': give a file name, or - for stdout", opt);
+    return v;
+}
+
+static void set_option(layout_options *o, int id, const char *v) {
+    int mode;
+    switch (id) {
+    case OPT_HELP: fputs(usage_text, stdout); exit(0);
+    case OPT_VERSION: cli_print_version(); exit(0);
+    case OPT_JSON: o->json = true; break;
+    case OPT_SWIZZLE:
+        mode = cli_parse_name(v, "TMA_SWIZZLE_", cli_swizzle_names, 4); /* the Hopper modes */
+        if (mode < 0)
+            cli_bad_usage("--swizzle '%s': use none, 32B, 64B or 128B", v);
+        o->mode = (tma_swizzle)mode;
+        break;
+    case OPT_DTYPE: o->dtype = cli_dtype_arg(v); break;
+    case OPT_BOX: parse_box(o, v); break;
+    case OPT_BASE:
+        if (!cli_parse_u32(v, &o->base))
+            cli_bad_usage("--base '%s': not an unsigned number", v);
+        break;
+    case OPT_PITCH:
+        if (!cli_parse_u32(v, &o->pitch) || o->pitch == 0)
+            cli_bad_usage("--pitch '%s': not a positive number", v);
+        break;
+    case OPT_SVG: o->svg = output_file_arg("--svg", v); break;
+    case OPT_REQUESTS: o->requests = output_file_arg("--requests", v); break;
+    }
+}
+
+static bool to_stdout(const char *path) { return path != NULL && cli_is_stdout(path); }
+
+/* --svg - or --requests -: that output is all there is on stdout, in place of the report. */
+static bool stdout_taken(const layout_options *o) { return to_stdout(o->svg) || to_stdout(o->requests); }
+
+/* stdout holds one thing: the report (text or JSON), the SVG or the requests. */
+static void check_stdout_users(const layout_options *o) {
+    if (to_stdout(o->svg) && to_stdout(o->requests))
+        cli_bad_usage("--svg - and --requests - both write to stdout: send one of them to a file");
+    if (stdout_taken(o) && o->json)
+        cli_bad_usage("--json and %s both print on stdout: leave out --json, or write to a file",
+                      to_stdout(o->svg) ? "--svg -" : "--requests -");
+}
+
+static void check_base(const layout_options *o) {
+    if (o->base % TMA_SMEM_ALIGN != 0)
+        cli_bad_usage("--base %u: TMA writes boxes to %u-byte aligned shared addresses (TMA_SMEM_ALIGN); use a "
+                      "multiple of %u",
+                      o->base, TMA_SMEM_ALIGN, TMA_SMEM_ALIGN);
+}
+
+/* One swizzle span of elements, 128 bytes for none. */
+static uint32_t default_cols(const layout_options *o) {
+    const uint32_t span = tma_swizzle_span(o->mode);
+    return (span ? span : 128u) / (uint32_t)tma_dtype_size(o->dtype);
+}
+
+static layout_options parse_options(int argc, char **argv) {
+    layout_options o = {.mode = TMA_SWIZZLE_128B, .dtype = TMA_DTYPE_BF16, .rows = 8};
+    cli_args args = cli_args_start(option_table, OPT_COUNT, argc, argv);
+    const char *value;
+    for (int id; (id = cli_next_option(&args, &value)) != CLI_DONE;)
+        set_option(&o, id, value);
+    check_stdout_users(&o);
+    if (!o.have_box)
+        o.cols = default_cols(&o);
+    check_base(&o);
+    return o;
+}
 
 /* ---------------------------------------------------------------------------------------------
  * The tile
@@ -111,13 +250,6 @@ static void format_banks(const uint32_t cover[TMA_BANKS], char *out, size_t cap)
 /* ---------------------------------------------------------------------------------------------
  * Access patterns: each is a list of warp requests over the whole box, summed by the bank model.
  * ------------------------------------------------------------------------------------------- */
-
-typedef struct pattern_result {
-    const char *name;
-    const char *what;
-    uint32_t access_bytes;
-    tma_bank_cost cost;
-} pattern_result;
 
 /* Where --requests writes each warp request as it is modelled (NULL: nowhere). The GPU probe
  * (tests/calibrate-banks.sh) replays exactly these requests under ncu. */
@@ -202,6 +334,52 @@ static tma_bank_cost pattern_ldmatrix(const tile *t) {
     return sum;
 }
 
+typedef struct pattern {
+    const char *name;
+    const char *what;
+    uint32_t access_bytes;
+    const char *probe; /* the kind of request the GPU probe replays (--requests) */
+    tma_bank_cost (*generate)(const tile *t);
+} pattern;
+
+static const pattern patterns[] = {
+    {"row-wise 16-byte reads", "thread i reads logical chunk i of the box in row-major order, 32 per request", 16,
+     "load", pattern_rows16},
+    {"column-wise 4-byte reads",
+     "per 4-byte column, thread i reads that word of row 32g+i (one request per column and 32 rows)", 4, "load",
+     pattern_cols4},
+    {"chunk column, 8 rows, 16-byte reads",
+     "per logical chunk column, thread i reads that chunk of row 32g+i: each quarter-warp reads one chunk column "
+     "across 8 consecutive rows",
+     16, "load", pattern_chunkcol16},
+    {"ldmatrix x4 (8x8 b16)",
+     "per 16-row x 2-chunk block, matrix m = i/8 is rows (m%2)*8..+7 of chunk m/2, thread i gives row i%8 of "
+     "matrix m",
+     16, "ldmatrix", pattern_ldmatrix},
+};
+#define NPATTERNS (sizeof patterns / sizeof patterns[0])
+
+typedef struct pattern_result {
+    const pattern *def;
+    tma_bank_cost cost;
+} pattern_result;
+
+/* Each pattern's cost; with `dump`, also its prediction ("P index probe wavefronts ideal conflicts") and
+ * then its requests, for the GPU probe. */
+static void model_patterns(const tile *t, pattern_result results[NPATTERNS], FILE *dump) {
+    for (size_t i = 0; i < NPATTERNS; i++) {
+        results[i].def = &patterns[i];
+        results[i].cost = patterns[i].generate(t);
+        if (dump) {
+            fprintf(dump, "P %zu %s %u %u %u\n", i, patterns[i].probe, results[i].cost.wavefronts,
+                    results[i].cost.ideal, results[i].cost.conflicts);
+            request_dump = dump;
+            patterns[i].generate(t);
+            request_dump = NULL;
+        }
+    }
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Output
  * ------------------------------------------------------------------------------------------- */
@@ -215,7 +393,7 @@ static uint32_t digits(uint32_t v) {
     return n;
 }
 
-static void print_text(const tile *t, const pattern_result *p, size_t np) {
+static void print_text_caption(const tile *t) {
     const uint32_t period = tma_swizzle_period(t->mode);
     printf("tile: %s, box %u cols x %u rows, %s, base %u", tma_dtype_name(t->dtype), t->cols, t->rows,
            tma_swizzle_name(t->mode), t->base);
@@ -227,7 +405,9 @@ static void print_text(const tile *t, const pattern_result *p, size_t np) {
     printf("cell = logical row.chunk stored in that physical 16-byte slot (chunk k = elements %u*k .. %u*k+%u); "
            "'.' = never written\n\n",
            16u / t->esize, 16u / t->esize, 16u / t->esize - 1u);
+}
 
+static void print_text_grid(const tile *t) {
     uint32_t cw = digits(t->rows - 1) + 1 + digits(t->chunks - 1);
     const bool fixed_banks = t->pitch % 128u == 0;
     if (fixed_banks && cw < 5)
@@ -269,7 +449,9 @@ static void print_text(const tile *t, const pattern_result *p, size_t np) {
         printf("| banks %s\n", banks);
     }
     printf("(the number after 'row' is the row's shared address)\n\n");
+}
 
+static void print_text_patterns(const pattern_result *p, size_t np) {
     printf("bank conflicts, CPU model (32 banks x 4 bytes; a request of 4-byte accesses is 1 phase of 32 threads,\n"
            "8-byte 2 half-warps, 16-byte 4 quarter-warps; a phase costs the most distinct 4-byte words asked of\n"
            "one bank; calibrated against ncu on an H200)\n\n");
@@ -278,17 +460,24 @@ static void print_text(const tile *t, const pattern_result *p, size_t np) {
     for (size_t i = 0; i < np; i++) {
         char worst[16];
         snprintf(worst, sizeof worst, "%u-way", p[i].cost.worst_ways);
-        printf("%-36s %4u B %8u %10u %6u %9u %6s\n", p[i].name, p[i].access_bytes, p[i].cost.requests,
+        printf("%-36s %4u B %8u %10u %6u %9u %6s\n", p[i].def->name, p[i].def->access_bytes, p[i].cost.requests,
                p[i].cost.wavefronts, p[i].cost.ideal, p[i].cost.conflicts, worst);
     }
     printf("\n");
     for (size_t i = 0; i < np; i++)
-        printf("  %s: %s\n", p[i].name, p[i].what);
+        printf("  %s: %s\n", p[i].def->name, p[i].def->what);
+}
+
+static void print_text(const tile *t, const pattern_result *p, size_t np) {
+    print_text_caption(t);
+    print_text_grid(t);
+    print_text_patterns(p, np);
 }
 
 static void print_json(const tile *t, const pattern_result *p, size_t np) {
-    printf("{\"swizzle\":\"%s\",\"dtype\":\"%s\",\"elem_bytes\":%u,\"box_cols\":%u,\"box_rows\":%u,\"base\":%u,"
-           "\"row_pitch\":%u,\"chunks_per_row\":%u,\"slots_per_row\":%u,\"grid\":[",
+    printf("{\"valid\":true,\"status\":\"TMA_OK\",\"swizzle\":\"%s\",\"dtype\":\"%s\",\"elem_bytes\":%u,"
+           "\"box_cols\":%u,\"box_rows\":%u,\"base\":%u,\"row_pitch\":%u,\"chunks_per_row\":%u,\"slots_per_row\":%u,"
+           "\"grid\":[",
            cli_swizzle_names[t->mode], tma_dtype_name(t->dtype), t->esize, t->cols, t->rows, t->base, t->pitch,
            t->chunks, t->slots);
     for (uint32_t r = 0; r < t->rows; r++) {
@@ -306,8 +495,8 @@ static void print_json(const tile *t, const pattern_result *p, size_t np) {
     for (size_t i = 0; i < np; i++)
         printf("%s{\"name\":\"%s\",\"access_bytes\":%u,\"requests\":%u,\"wavefronts\":%u,\"ideal\":%u,"
                "\"conflicts\":%u,\"worst_ways\":%u}",
-               i ? "," : "", p[i].name, p[i].access_bytes, p[i].cost.requests, p[i].cost.wavefronts, p[i].cost.ideal,
-               p[i].cost.conflicts, p[i].cost.worst_ways);
+               i ? "," : "", p[i].def->name, p[i].def->access_bytes, p[i].cost.requests, p[i].cost.wavefronts,
+               p[i].cost.ideal, p[i].cost.conflicts, p[i].cost.worst_ways);
     printf("]}\n");
 }
 
@@ -316,10 +505,7 @@ static const char *const palette[16] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb807
                                         "#b3de69", "#fccde5", "#66c2a5", "#fc8d62", "#8da0cb", "#e78ac3",
                                         "#a6d854", "#ffd92f", "#e5c494", "#b3b3b3"};
 
-static bool write_svg(const tile *t, const char *path) {
-    FILE *f = fopen(path, "w");
-    if (f == NULL)
-        return false;
+static void write_svg(const tile *t, FILE *f) {
     const uint32_t cw = 56, ch = 22, left = 110, top = 80;
     uint32_t w = left + t->slots * cw + 150;
     const uint32_t h = top + t->rows * ch + 20;
@@ -365,151 +551,141 @@ static bool write_svg(const tile *t, const char *path) {
         fprintf(f, "<text x=\"%u\" y=\"%u\">banks %s</text>\n", left + t->slots * cw + 6, y + 15, banks);
     }
     fprintf(f, "</svg>\n");
-    return fclose(f) == 0;
 }
 
 /* ---------------------------------------------------------------------------------------------
- * main
+ * The box and its check
  * ------------------------------------------------------------------------------------------- */
 
-int main(int argc, char **argv) {
-    cli_program = "tma-layout";
-    int mode = TMA_SWIZZLE_128B;
-    tma_dtype dtype = TMA_DTYPE_BF16;
-    uint32_t cols = 0, rows = 8, base = 0, pitch = 0;
-    bool have_box = false, json = false;
-    const char *svg = NULL, *requests = NULL;
+/* The box must be one TMA can copy: it is checked as a 2-D map of exactly the box's size. */
+static tma_tiled_desc box_descriptor(const layout_options *o) {
+    const uint32_t esize = (uint32_t)tma_dtype_size(o->dtype);
+    const uint64_t gstride = ((uint64_t)o->cols * esize + 15u) / 16u * 16u;
+    return tma_desc_2d(o->dtype, (void *)(uintptr_t)STANDIN_ADDRESS, o->rows ? o->rows : 1u, o->cols ? o->cols : 1u,
+                       gstride ? gstride : 16u, o->rows, o->cols, o->mode);
+}
 
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(usage_text, stdout);
-            return 0;
-        }
-        if (strcmp(a, "--json") == 0) {
-            json = true;
-            continue;
-        }
-        if (strncmp(a, "--", 2) != 0)
-            cli_bad_usage("unexpected argument '%s'", a);
-        if (i + 1 >= argc)
-            cli_bad_usage("%s needs a value", a);
-        const char *v = argv[++i];
-        if (strcmp(a, "--swizzle") == 0) {
-            mode = cli_parse_name(v, "TMA_SWIZZLE_", cli_swizzle_names, 4); /* the Hopper modes */
-            if (mode < 0)
-                cli_bad_usage("--swizzle '%s': use none, 32B, 64B or 128B", v);
-        } else if (strcmp(a, "--dtype") == 0) {
-            dtype = cli_dtype_arg(v);
-        } else if (strcmp(a, "--box") == 0) {
-            char buf[64];
-            const char *comma = strchr(v, ',');
-            if (comma == NULL || (size_t)(comma - v) >= sizeof buf)
-                cli_bad_usage("--box '%s': give COLS,ROWS (e.g. 64,64)", v);
-            memcpy(buf, v, (size_t)(comma - v));
-            buf[comma - v] = '\0';
-            if (!cli_parse_u32(buf, &cols) || !cli_parse_u32(comma + 1, &rows))
-                cli_bad_usage("--box '%s': give COLS,ROWS as unsigned numbers (e.g. 64,64)", v);
-            have_box = true;
-        } else if (strcmp(a, "--base") == 0) {
-            if (!cli_parse_u32(v, &base))
-                cli_bad_usage("--base '%s': not an unsigned number", v);
-        } else if (strcmp(a, "--pitch") == 0) {
-            if (!cli_parse_u32(v, &pitch) || pitch == 0)
-                cli_bad_usage("--pitch '%s': not a positive number", v);
-        } else if (strcmp(a, "--svg") == 0) {
-            svg = v;
-        } else if (strcmp(a, "--requests") == 0) {
-            requests = v;
-        } else {
-            cli_bad_usage("unknown option '%s'", a);
-        }
+typedef struct box_check {
+    tma_status status;
+    size_t count; /* broken rules; the first MAX_DIAGS are in diags */
+    tma_diag diags[MAX_DIAGS];
+} box_check;
+
+static void check_box(const tma_tiled_desc *d, box_check *c) {
+    c->status = tma_check_tiled_all(d, c->diags, MAX_DIAGS, &c->count);
+}
+
+static size_t shown_diags(const box_check *c) { return c->count < MAX_DIAGS ? c->count : MAX_DIAGS; }
+
+static void print_invalid_text(const layout_options *o, const box_check *c) {
+    printf("box %u x %u %s with %s is not a valid TMA box:\n", o->cols, o->rows, tma_dtype_name(o->dtype),
+           tma_swizzle_name(o->mode));
+    for (size_t i = 0; i < shown_diags(c); i++)
+        printf("  %zu. %s: %s\n", i + 1, tma_status_name(c->diags[i].status), c->diags[i].message);
+}
+
+static void print_invalid_json(const layout_options *o, const box_check *c) {
+    printf("{\"valid\":false,\"status\":");
+    cli_json_string(tma_status_name(c->status));
+    printf(",\"swizzle\":\"%s\",\"dtype\":\"%s\",\"elem_bytes\":%u,\"box_cols\":%u,\"box_rows\":%u,\"base\":%u,"
+           "\"broken_rules\":%zu,\"errors\":[",
+           cli_swizzle_names[o->mode], tma_dtype_name(o->dtype), (unsigned)tma_dtype_size(o->dtype), o->cols, o->rows,
+           o->base, c->count);
+    for (size_t i = 0; i < shown_diags(c); i++) {
+        printf("%s{\"status\":", i ? "," : "");
+        cli_json_string(tma_status_name(c->diags[i].status));
+        printf(",\"message\":");
+        cli_json_string(c->diags[i].message);
+        putchar('}');
     }
+    printf("]}\n");
+}
 
-    const uint32_t esize = (uint32_t)tma_dtype_size(dtype);
-    const uint32_t span = tma_swizzle_span((tma_swizzle)mode);
-    if (!have_box)
-        cols = (span ? span : 128u) / esize;
-    if (base % TMA_SMEM_ALIGN != 0)
-        cli_bad_usage("--base %u: TMA writes boxes to %u-byte aligned shared addresses (TMA_SMEM_ALIGN); use a multiple "
-                  "of %u",
-                  base, TMA_SMEM_ALIGN, TMA_SMEM_ALIGN);
+/* The broken rules on stdout (unless an output file took stdout), a line on stderr; the exit status. */
+static int report_invalid_box(const layout_options *o, const box_check *c) {
+    if (o->json)
+        print_invalid_json(o, c);
+    else if (!stdout_taken(o))
+        print_invalid_text(o, c);
+    fprintf(stderr, "tma-layout: invalid box: %zu broken rule%s, first %s\n", c->count, c->count == 1 ? "" : "s",
+            tma_status_name(c->status));
+    return 1;
+}
 
-    /* The box must be one TMA can copy: check it as a 2-D map of exactly the box's size. */
-    uint64_t gstride = ((uint64_t)cols * esize + 15u) / 16u * 16u;
-    tma_tiled_desc d = tma_desc_2d(dtype, (void *)(uintptr_t)STANDIN_ADDRESS, rows ? rows : 1u, cols ? cols : 1u,
-                                   gstride ? gstride : 16u, rows, cols, (tma_swizzle)mode);
-    tma_diag diags[16];
-    size_t count = 0;
-    if (tma_check_tiled_all(&d, diags, 16, &count) != TMA_OK) {
-        printf("box %u x %u %s with %s is not a valid TMA box:\n", cols, rows, tma_dtype_name(dtype),
-               tma_swizzle_name((tma_swizzle)mode));
-        for (size_t i = 0; i < count && i < 16; i++)
-            printf("  %zu. %s: %s\n", i + 1, tma_status_name(diags[i].status), diags[i].message);
-        fprintf(stderr, "tma-layout: invalid box: %zu broken rule%s, first %s\n", count, count == 1 ? "" : "s",
-                tma_status_name(diags[0].status));
-        return 1;
-    }
-
-    const uint32_t tma_pitch = (uint32_t)tma_box_row_pitch(&d);
-    if (pitch == 0)
-        pitch = tma_pitch;
-    if (pitch % 16u != 0 || pitch < cols * esize || (span && pitch % span != 0))
+/* The tile of a valid box, with the row pitch of --pitch or the one TMA uses. */
+static tile make_tile(const layout_options *o, const tma_tiled_desc *d) {
+    const uint32_t esize = (uint32_t)tma_dtype_size(o->dtype);
+    const uint32_t span = tma_swizzle_span(o->mode);
+    const uint32_t pitch = o->pitch ? o->pitch : (uint32_t)tma_box_row_pitch(d);
+    if (pitch % 16u != 0 || pitch < o->cols * esize || (span && pitch % span != 0))
         cli_bad_usage("--pitch %u: use a multiple of 16%s%s that holds the %u-byte box row", pitch,
-                  span ? " and of the swizzle span " : "", span ? cli_swizzle_names[mode] : "", cols * esize);
-    if ((uint64_t)rows * pitch > 4u * 1024u * 1024u)
-        cli_bad_usage("--pitch %u x %u rows: too large", pitch, rows);
+                      span ? " and of the swizzle span " : "", span ? cli_swizzle_names[o->mode] : "",
+                      o->cols * esize);
+    if ((uint64_t)o->rows * pitch > 4u * 1024u * 1024u)
+        cli_bad_usage("--pitch %u x %u rows: too large", pitch, o->rows);
+    tile t = {o->mode, o->dtype, esize, o->cols, o->rows, o->base, pitch, o->cols * esize / 16u, pitch / 16u};
+    return t;
+}
 
-    tile t = {(tma_swizzle)mode, dtype, esize, cols, rows, base, pitch, cols * esize / 16u, pitch / 16u};
-    pattern_result p[] = {
-        {"row-wise 16-byte reads", "thread i reads logical chunk i of the box in row-major order, 32 per request",
-         16, {0}},
-        {"column-wise 4-byte reads",
-         "per 4-byte column, thread i reads that word of row 32g+i (one request per column and 32 rows)", 4, {0}},
-        {"chunk column, 8 rows, 16-byte reads",
-         "per logical chunk column, thread i reads that chunk of row 32g+i: each quarter-warp reads one chunk "
-         "column across 8 consecutive rows",
-         16, {0}},
-        {"ldmatrix x4 (8x8 b16)",
-         "per 16-row x 2-chunk block, matrix m = i/8 is rows (m%2)*8..+7 of chunk m/2, thread i gives row i%8 "
-         "of matrix m",
-         16, {0}},
-    };
-    tma_bank_cost (*const generate[])(const tile *) = {pattern_rows16, pattern_cols4, pattern_chunkcol16,
-                                                       pattern_ldmatrix};
-    FILE *dump = requests ? fopen(requests, "w") : NULL;
-    if (requests && dump == NULL) {
-        fprintf(stderr, "tma-layout: cannot write %s: %s\n", requests, strerror(errno));
-        return 2;
-    }
-    for (size_t i = 0; i < sizeof generate / sizeof generate[0]; i++) {
-        p[i].cost = generate[i](&t);
-        if (dump) { /* the pattern's prediction, then its requests */
-            fprintf(dump, "P %zu %s %u %u %u\n", i, i == 3 ? "ldmatrix" : "load", p[i].cost.wavefronts,
-                    p[i].cost.ideal, p[i].cost.conflicts);
-            request_dump = dump;
-            generate[i](&t);
-            request_dump = NULL;
-        }
-    }
-    if (dump && fclose(dump) != 0) {
-        fprintf(stderr, "tma-layout: cannot write %s: %s\n", requests, strerror(errno));
-        return 2;
-    }
-    const size_t np = sizeof p / sizeof p[0];
+/* ---------------------------------------------------------------------------------------------
+ * Output files
+ * ------------------------------------------------------------------------------------------- */
 
-    if (json)
-        print_json(&t, p, np);
-    else
-        print_text(&t, p, np);
-    if (svg && !write_svg(&t, svg)) {
-        fprintf(stderr, "tma-layout: cannot write %s: %s\n", svg, strerror(errno));
-        return 2;
-    }
+#if defined(__GNUC__)
+__attribute__((noreturn))
+#endif
+static void exit_cannot_write(const char *path) {
+    fprintf(stderr, "tma-layout: cannot write %s: %s\n", cli_is_stdout(path) ? "stdout" : path, strerror(errno));
+    exit(2);
+}
+
+/* The file of --svg or --requests, opened for writing (stdout for "-"); NULL where the option was not given. */
+static FILE *open_output(const char *path) {
+    if (path == NULL)
+        return NULL;
+    FILE *f = cli_open_output(path);
+    if (f == NULL)
+        exit_cannot_write(path);
+    return f;
+}
+
+static void close_output(FILE *f, const char *path) {
+    if (f != NULL && !cli_close_output(f))
+        exit_cannot_write(path);
+}
+
+/* The one-line summary on stderr. */
+static void summarize(const tile *t, const pattern_result *p, size_t np) {
     uint32_t conflicts = 0;
     for (size_t i = 0; i < np; i++)
         conflicts += p[i].cost.conflicts;
-    fprintf(stderr, "tma-layout: %u rows x %u slots printed; %u modelled bank conflicts over %zu patterns\n", rows,
-            t.slots, conflicts, np);
+    fprintf(stderr, "tma-layout: %u rows x %u slots printed; %u modelled bank conflicts over %zu patterns\n", t->rows,
+            t->slots, conflicts, np);
+}
+
+int main(int argc, char **argv) {
+    cli_program = "tma-layout";
+    const layout_options o = parse_options(argc, argv);
+
+    const tma_tiled_desc d = box_descriptor(&o);
+    box_check check;
+    check_box(&d, &check);
+    if (check.status != TMA_OK)
+        return report_invalid_box(&o, &check);
+    const tile t = make_tile(&o, &d);
+
+    FILE *requests = open_output(o.requests), *svg = open_output(o.svg);
+    pattern_result results[NPATTERNS];
+    model_patterns(&t, results, requests);
+    close_output(requests, o.requests);
+
+    if (o.json)
+        print_json(&t, results, NPATTERNS);
+    else if (!stdout_taken(&o))
+        print_text(&t, results, NPATTERNS);
+    if (svg != NULL)
+        write_svg(&t, svg);
+    close_output(svg, o.svg);
+    summarize(&t, results, NPATTERNS);
     return 0;
 }
