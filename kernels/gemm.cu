@@ -151,7 +151,7 @@ static __device__ __forceinline__ void epilogue_direct(const float (&acc)[128], 
  * OutT: C's element type, __nv_bfloat16 or float. */
 template <int CL, bool TMA_EPI, typename OutT>
 __global__ void __launch_bounds__(THREADS, 1)
-    tma_gemm_kernel(const __grid_constant__ tma_tensor ta, const __grid_constant__ tma_tensor tb,
+    gm_kernel(const __grid_constant__ tma_tensor ta, const __grid_constant__ tma_tensor tb,
                     const __grid_constant__ tma_tensor tc, OutT *__restrict__ c, int M, int N, int K,
                     uint32_t group_m, uint32_t no_store) {
     extern __shared__ uint8_t dyn[];
@@ -289,7 +289,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 }
 
 /* Every instance of the kernel, for attributes and occupancy queries. */
-#define TMA_GEMM_INSTANCES(X)                                                                               \
+#define GM_INSTANCES(X)                                                                               \
     X(1, true, __nv_bfloat16) X(1, false, __nv_bfloat16) X(2, true, __nv_bfloat16) X(2, false, __nv_bfloat16)  \
     X(1, true, float) X(1, false, float) X(2, true, float) X(2, false, float)
 
@@ -370,12 +370,12 @@ extern "C" tma_status tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const 
     if ((st = kd_require_sm90(diag, "tma_gemm", &p->sms)) != TMA_OK || (st = gm_make_maps(p, a, b, diag)) != TMA_OK)
         return st;
     cudaError_t e = cudaSuccess;
-#define TMA_GEMM_SET_SMEM_(CL, EPI_TMA, T)                                                                \
+#define GM_SET_SMEM_(CL, EPI_TMA, T)                                                                \
     if (e == cudaSuccess)                                                                                 \
-        e = cudaFuncSetAttribute(tma_gemm_kernel<CL, EPI_TMA, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, \
+        e = cudaFuncSetAttribute(gm_kernel<CL, EPI_TMA, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, \
                                  (int)SMEM_BYTES);
-    TMA_GEMM_INSTANCES(TMA_GEMM_SET_SMEM_)
-#undef TMA_GEMM_SET_SMEM_
+    GM_INSTANCES(GM_SET_SMEM_)
+#undef GM_SET_SMEM_
     if ((st = kd_cuda(diag, e, "cudaFuncSetAttribute")) != TMA_OK)
         return st;
     /* Clusters of two sharing B where each block has more than one tile. Measured on an H200 (docs/GEMM.md,
@@ -406,7 +406,7 @@ static int launch_config(const tma_gemm_plan *p, cudaLaunchConfig_t *cfg, cudaLa
     if (cl == 2) {
         int active = 0; /* co-resident clusters: GPCs with an odd SM count leave an SM out */
         cfg->gridDim = dim3((unsigned)(2 * clusters), 1, 1);
-        if (cudaOccupancyMaxActiveClusters(&active, tma_gemm_kernel<2, true, __nv_bfloat16>, cfg) == cudaSuccess &&
+        if (cudaOccupancyMaxActiveClusters(&active, gm_kernel<2, true, __nv_bfloat16>, cfg) == cudaSuccess &&
             active > 0)
             clusters = active;
         else
@@ -463,12 +463,12 @@ extern "C" tma_status tma_gemm_run(const tma_gemm_plan *p, tma_stream stream, tm
     const tma_tensor *tb = p->cluster == 2 ? &p->b_half : &p->b;
     const bool f32 = p->out == TMA_GEMM_OUT_F32, tma_epi = p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE;
     cudaError_t e = cudaErrorInvalidValue; /* not kept: the instances cover every case */
-#define TMA_GEMM_LAUNCH_(CL, EPI_TMA, T)                                                                  \
+#define GM_LAUNCH_(CL, EPI_TMA, T)                                                                  \
     if (p->cluster == CL && tma_epi == EPI_TMA && f32 == (sizeof(T) == 4))                                \
-        e = cudaLaunchKernelEx(&cfg, tma_gemm_kernel<CL, EPI_TMA, T>, p->a, *tb, p->c_map, (T *)p->c, p->m, p->n, \
+        e = cudaLaunchKernelEx(&cfg, gm_kernel<CL, EPI_TMA, T>, p->a, *tb, p->c_map, (T *)p->c, p->m, p->n, \
                                p->k, group, no_store);
-    TMA_GEMM_INSTANCES(TMA_GEMM_LAUNCH_)
-#undef TMA_GEMM_LAUNCH_
+    GM_INSTANCES(GM_LAUNCH_)
+#undef GM_LAUNCH_
     st = kd_cuda(diag, e, "tma_gemm kernel launch (cudaLaunchKernelEx)");
     return st == TMA_OK ? kd_ok(diag) : st;
 }

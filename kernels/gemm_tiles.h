@@ -1,7 +1,7 @@
 /* Private to libtma_kernels (and its tests): the GEMM's tile scheduler and epilogue box addressing, shared by
  * the kernel (gemm.cu) and the tests that prove them on the CPU. Not installed. */
-#ifndef TMA_KERNELS_GEMM_TILES_H
-#define TMA_KERNELS_GEMM_TILES_H
+#ifndef KERNELS_GEMM_TILES_H
+#define KERNELS_GEMM_TILES_H
 
 #include <stdint.h>
 
@@ -38,4 +38,4 @@ TMA_HD uint32_t gm_epi_offset(uint32_t row, uint32_t col, uint32_t elem_bytes) {
  *  conflict 2-way: rows r and r ^ 1 cover the same 16-byte chunks of the swizzled 128-byte lines. */
 TMA_HD uint32_t gm_epi_store_col(uint32_t s, uint32_t row, uint32_t col) { return col + (s ^ (row & 1u)); }
 
-#endif /* TMA_KERNELS_GEMM_TILES_H */
+#endif /* KERNELS_GEMM_TILES_H */

@@ -1,7 +1,7 @@
 /* Private to libtma_kernels: how the kernels' host code reports a refused argument or a failed CUDA call
  * (a tma_status and, when the caller gave one, a tma_diag message), and the device check they share. */
-#ifndef TMA_KERNELS_KERNEL_DIAG_H
-#define TMA_KERNELS_KERNEL_DIAG_H
+#ifndef KERNELS_KERNEL_DIAG_H
+#define KERNELS_KERNEL_DIAG_H
 
 #include <cuda_runtime.h>
 
@@ -31,4 +31,4 @@ tma_status kd_ok(tma_diag *diag);
 }
 #endif
 
-#endif /* TMA_KERNELS_KERNEL_DIAG_H */
+#endif /* KERNELS_KERNEL_DIAG_H */

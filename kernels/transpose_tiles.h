@@ -23,8 +23,8 @@
  *   And (k, c) = (t ^ s, t) runs over all 64 blocks exactly once as (s, t) does.
  * tests/test_transpose.c checks this with the swizzle helper for every instruction and every 1024-aligned
  * tile placement, and shows the row-major map (k = lb / 8, c = lb % 8) is not conflict-free. */
-#ifndef TMA_KERNELS_TRANSPOSE_TILES_H
-#define TMA_KERNELS_TRANSPOSE_TILES_H
+#ifndef KERNELS_TRANSPOSE_TILES_H
+#define KERNELS_TRANSPOSE_TILES_H
 
 #include <stdint.h>
 
@@ -49,4 +49,4 @@ TMA_HD void tr_tile_xy(uint32_t t, uint32_t tiles_x, uint32_t tiles_y, uint32_t 
     *tx = band * group + idx % w;
 }
 
-#endif /* TMA_KERNELS_TRANSPOSE_TILES_H */
+#endif /* KERNELS_TRANSPOSE_TILES_H */

@@ -1,8 +1,8 @@
 /* Conformance kernels: run TMA copies on the GPU and hand back what they wrote, for the gpu tests to
  * compare with the CPU model. C linkage, so the Criterion tests (C) call them directly.
  * Built with TMA_CHECKED: every copy goes through the device API's checked mode. */
-#ifndef TMA_TESTS_CONFORMANCE_H
-#define TMA_TESTS_CONFORMANCE_H
+#ifndef TESTS_CONFORMANCE_H
+#define TESTS_CONFORMANCE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -33,4 +33,4 @@ cudaError_t conf_store(const tma_tensor *t, const int32_t coord[5], uint32_t off
 }
 #endif
 
-#endif /* TMA_TESTS_CONFORMANCE_H */
+#endif /* TESTS_CONFORMANCE_H */

@@ -1,8 +1,8 @@
 /* Shared by the gpu test suites: device detection (skip with the reason), CUDA call checking, a seeded
  * random generator and a generator of random valid descriptors with small tensors. Header-only; every
  * function is static. */
-#ifndef TMA_TESTS_GPU_COMMON_H
-#define TMA_TESTS_GPU_COMMON_H
+#ifndef TESTS_GPU_COMMON_H
+#define TESTS_GPU_COMMON_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -22,17 +22,17 @@
         cr_assert(e_ == cudaSuccess, "%s:%d: %s failed: %s", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
     } while (0)
 
-#ifndef TMA_GPU_SKIP_MARK
-#define TMA_GPU_SKIP_MARK "libtma gpu suite skipped:" /* tests/CMakeLists.txt passes the same text */
+#ifndef GPU_SKIP_MARK
+#define GPU_SKIP_MARK "libtma gpu suite skipped:" /* tests/CMakeLists.txt passes the same text */
 #endif
 
-/* Skip the calling test, saying why: printed after TMA_GPU_SKIP_MARK, which makes CTest report the suite as
+/* Skip the calling test, saying why: printed after GPU_SKIP_MARK, which makes CTest report the suite as
  * Skipped (SKIP_REGULAR_EXPRESSION), and given to Criterion. */
 #define GPU_SKIP(...)                                                                               \
     do {                                                                                            \
         char why_[512];                                                                             \
         snprintf(why_, sizeof why_, __VA_ARGS__);                                                   \
-        printf("%s %s\n", TMA_GPU_SKIP_MARK, why_);                                                 \
+        printf("%s %s\n", GPU_SKIP_MARK, why_);                                                 \
         fflush(stdout);                                                                             \
         cr_skip_test("%s", why_);                                                                   \
     } while (0)
@@ -165,4 +165,4 @@ static inline int config_count(int fallback) {
     return n > 0 ? n : fallback;
 }
 
-#endif /* TMA_TESTS_GPU_COMMON_H */
+#endif /* TESTS_GPU_COMMON_H */

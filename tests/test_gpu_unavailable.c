@@ -6,7 +6,7 @@
 
 Test(gpu, suites_not_built) {
     printf("%s built without nvcc (TMA_CUDA=OFF or no CUDA compiler found): the gpu suites were not compiled\n",
-           TMA_GPU_SKIP_MARK);
+           GPU_SKIP_MARK);
     fflush(stdout);
     cr_skip_test("built without nvcc (TMA_CUDA=OFF or no CUDA compiler found): the gpu suites were not compiled");
 }

@@ -724,14 +724,14 @@ Test(cli, double_dash_ends_the_options) {
  * The bank model
  * ------------------------------------------------------------------------------------------- */
 
-static tma_bank_cost request_rows(uint32_t access, uint32_t nthreads, uint32_t (*addr)(uint32_t lane, void *ctx),
+static bank_cost request_rows(uint32_t access, uint32_t nthreads, uint32_t (*addr)(uint32_t lane, void *ctx),
                                   void *ctx) {
-    tma_bank_request req = {.access_bytes = access, .active_mask = 0};
+    bank_request req = {.access_bytes = access, .active_mask = 0};
     for (uint32_t lane = 0; lane < nthreads; lane++) {
         req.addr[lane] = addr(lane, ctx);
         req.active_mask |= 1u << lane;
     }
-    return tma_bank_request_cost(&req);
+    return bank_request_cost(&req);
 }
 
 typedef struct chunk_ctx {
@@ -748,7 +748,7 @@ Test(bank_model, swizzle_128b_chunk_column_8_rows_conflict_free) {
     for (uint32_t base = 0; base < 2048u; base += 128u)
         for (uint32_t col = 0; col < 8u; col++) {
             chunk_ctx c = {TMA_SWIZZLE_128B, base, 128u, col};
-            tma_bank_cost k = request_rows(16u, 8u, chunk_col_addr, &c);
+            bank_cost k = request_rows(16u, 8u, chunk_col_addr, &c);
             cr_assert_eq(k.wavefronts, 1u, "base %u col %u", base, col);
             cr_assert_eq(k.ideal, 1u);
             cr_assert_eq(k.conflicts, 0u, "base %u col %u: %u conflicts", base, col, k.conflicts);
@@ -758,8 +758,8 @@ Test(bank_model, swizzle_128b_chunk_column_8_rows_conflict_free) {
 Test(bank_model, swizzle_64b_32b_with_128_byte_rows_conflict) {
     for (uint32_t col = 0; col < 8u; col++) {
         chunk_ctx c64 = {TMA_SWIZZLE_64B, 0, 128u, col}, c32 = {TMA_SWIZZLE_32B, 0, 128u, col};
-        tma_bank_cost k64 = request_rows(16u, 8u, chunk_col_addr, &c64);
-        tma_bank_cost k32 = request_rows(16u, 8u, chunk_col_addr, &c32);
+        bank_cost k64 = request_rows(16u, 8u, chunk_col_addr, &c64);
+        bank_cost k32 = request_rows(16u, 8u, chunk_col_addr, &c32);
         cr_assert_eq(k64.worst_ways, 2u, "64B col %u", col);
         cr_assert_eq(k64.conflicts, 1u);
         cr_assert_eq(k32.worst_ways, 4u, "32B col %u", col);
@@ -779,7 +779,7 @@ static uint32_t word_col_addr(uint32_t lane, void *ctx) {
 Test(bank_model, none_f32_32x32_column_reads_are_32_way) {
     for (uint32_t col = 0; col < 32u; col++) {
         word_ctx c = {128u, col};
-        tma_bank_cost k = request_rows(4u, 32u, word_col_addr, &c);
+        bank_cost k = request_rows(4u, 32u, word_col_addr, &c);
         cr_assert_eq(k.wavefronts, 32u, "col %u", col);
         cr_assert_eq(k.ideal, 1u);
         cr_assert_eq(k.conflicts, 31u);
@@ -791,7 +791,7 @@ Test(bank_model, padded_rows) {
     for (uint32_t col = 0; col < 32u; col++) {
         /* one word of padding per 32-word row (pitch 132): every row lands one bank further, no conflict */
         word_ctx c132 = {132u, col};
-        tma_bank_cost k = request_rows(4u, 32u, word_col_addr, &c132);
+        bank_cost k = request_rows(4u, 32u, word_col_addr, &c132);
         cr_assert_eq(k.conflicts, 0u, "pitch 132 col %u", col);
         /* 16 bytes of padding (pitch 144, what a TMA box of 36 f32 gives): rows 8 apart share a bank, 4-way */
         word_ctx c144 = {144u, col};
@@ -813,7 +813,7 @@ static uint32_t linear8(uint32_t lane, void *ctx) {
 }
 
 Test(bank_model, broadcast_and_phases) {
-    tma_bank_cost k = request_rows(4u, 32u, same_addr, NULL);
+    bank_cost k = request_rows(4u, 32u, same_addr, NULL);
     cr_assert_eq(k.wavefronts, 1u, "a broadcast is one wavefront");
     cr_assert_eq(k.conflicts, 0u);
     k = request_rows(8u, 32u, linear8, NULL); /* 256 contiguous bytes: two half-warps, no conflict */
@@ -821,8 +821,8 @@ Test(bank_model, broadcast_and_phases) {
     cr_assert_eq(k.ideal, 2u);
     k = request_rows(16u, 32u, linear8, NULL); /* 16-byte reads 8 bytes apart: overlapping pairs share words */
     cr_assert_eq(k.ideal, 4u);
-    cr_assert_eq(tma_bank_phase_threads(16u), 8u);
-    cr_assert_eq(tma_bank_phase_threads(3u), 0u);
-    tma_bank_request bad = {.access_bytes = 12u, .active_mask = 1u};
-    cr_assert_eq(tma_bank_request_cost(&bad).requests, 0u, "an unsupported size costs nothing");
+    cr_assert_eq(bank_phase_threads(16u), 8u);
+    cr_assert_eq(bank_phase_threads(3u), 0u);
+    bank_request bad = {.access_bytes = 12u, .active_mask = 1u};
+    cr_assert_eq(bank_request_cost(&bad).requests, 0u, "an unsupported size costs nothing");
 }

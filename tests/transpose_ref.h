@@ -1,7 +1,7 @@
 /* The tests' own transpose oracle (independent of the library): a plain element-by-element transpose and a
  * bitwise comparison of every element. Header-only; shared by test_transpose.c and test_gpu_transpose.c. */
-#ifndef TMA_TESTS_TRANSPOSE_REF_H
-#define TMA_TESTS_TRANSPOSE_REF_H
+#ifndef TESTS_TRANSPOSE_REF_H
+#define TESTS_TRANSPOSE_REF_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -40,4 +40,4 @@ static inline size_t ref_compare(uint32_t e, const void *got, const void *want, 
     return bad;
 }
 
-#endif /* TMA_TESTS_TRANSPOSE_REF_H */
+#endif /* TESTS_TRANSPOSE_REF_H */

@@ -14,41 +14,41 @@
  *   - wavefronts(request) = sum over phases; ideal(request) = number of phases with an active
  *     thread; conflicts = wavefronts - ideal.
  * An N-byte access must be N-byte aligned (as the hardware requires); the model does not check it. */
-#ifndef TMA_TOOLS_BANK_MODEL_H
-#define TMA_TOOLS_BANK_MODEL_H
+#ifndef TOOLS_BANK_MODEL_H
+#define TOOLS_BANK_MODEL_H
 
 #include <stdint.h>
 
-#define TMA_BANKS 32u
-#define TMA_BANK_BYTES 4u
-#define TMA_WARP 32u
+#define BANK_COUNT 32u
+#define BANK_BYTES 4u
+#define WARP_LANES 32u
 
 /** One warp request: each of 32 threads reads access_bytes at addr[t] if bit t of active_mask is set. */
-typedef struct tma_bank_request {
-    uint32_t addr[TMA_WARP];
+typedef struct bank_request {
+    uint32_t addr[WARP_LANES];
     uint32_t active_mask;
     uint32_t access_bytes; /* 1, 2, 4, 8 or 16 */
-} tma_bank_request;
+} bank_request;
 
 /** What the model says about one request (or a sum of them). */
-typedef struct tma_bank_cost {
+typedef struct bank_cost {
     uint32_t requests;
     uint32_t wavefronts;
     uint32_t ideal;
     uint32_t conflicts;    /* wavefronts - ideal */
     uint32_t worst_ways;   /* the largest wavefronts count of any one phase (1 = conflict-free) */
-} tma_bank_cost;
+} bank_cost;
 
 /** Bank of a byte address: (addr / 4) % 32. */
-uint32_t tma_bank_of(uint32_t addr);
+uint32_t bank_of(uint32_t addr);
 
 /** Threads per phase for an access size: 32 for <= 4 bytes, 16 for 8, 8 for 16; 0 for any other size. */
-uint32_t tma_bank_phase_threads(uint32_t access_bytes);
+uint32_t bank_phase_threads(uint32_t access_bytes);
 
 /** Cost of one request under the rule above. An unsupported access size gives an all-zero cost. */
-tma_bank_cost tma_bank_request_cost(const tma_bank_request *req);
+bank_cost bank_request_cost(const bank_request *req);
 
 /** Add b into a (requests, wavefronts, ideal and conflicts summed; worst_ways the maximum). */
-void tma_bank_cost_add(tma_bank_cost *a, tma_bank_cost b);
+void bank_cost_add(bank_cost *a, bank_cost b);
 
-#endif /* TMA_TOOLS_BANK_MODEL_H */
+#endif /* TOOLS_BANK_MODEL_H */

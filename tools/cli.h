@@ -1,8 +1,8 @@
 /* What the command-line tools share: option parsing ("--opt value", "--opt=value", "--"), usage errors
  * (exit status 2), number and list parsing, the names of types and modes on the command line, output
  * files ("-" is stdout) and JSON string output. */
-#ifndef TMA_TOOLS_CLI_H
-#define TMA_TOOLS_CLI_H
+#ifndef TOOLS_CLI_H
+#define TOOLS_CLI_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -95,4 +95,4 @@ bool cli_close_output(FILE *f);
 /** s as a JSON string literal on stdout, quotes included. */
 void cli_json_string(const char *s);
 
-#endif /* TMA_TOOLS_CLI_H */
+#endif /* TOOLS_CLI_H */

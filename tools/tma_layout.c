@@ -214,17 +214,17 @@ static uint32_t slot_chunk(const tile *t, uint32_t row, uint32_t slot) {
 }
 
 /* Banks covered by the written bytes of a row: count per bank. */
-static void row_banks(const tile *t, uint32_t row, uint32_t cover[TMA_BANKS]) {
-    memset(cover, 0, TMA_BANKS * sizeof cover[0]);
+static void row_banks(const tile *t, uint32_t row, uint32_t cover[BANK_COUNT]) {
+    memset(cover, 0, BANK_COUNT * sizeof cover[0]);
     for (uint32_t c = 0; c < t->chunks; c++)
         for (uint32_t w = 0; w < 4u; w++)
-            cover[tma_bank_of(tile_addr(t, row, c * 16u + w * 4u))]++;
+            cover[bank_of(tile_addr(t, row, c * 16u + w * 4u))]++;
 }
 
 /* "0-31", "0-15", "0-7,16-23", "0-31 x2". */
-static void format_banks(const uint32_t cover[TMA_BANKS], char *out, size_t cap) {
+static void format_banks(const uint32_t cover[BANK_COUNT], char *out, size_t cap) {
     uint32_t lo = UINT32_MAX, hi = 0;
-    for (uint32_t b = 0; b < TMA_BANKS; b++) {
+    for (uint32_t b = 0; b < BANK_COUNT; b++) {
         if (cover[b] < lo) lo = cover[b];
         if (cover[b] > hi) hi = cover[b];
     }
@@ -234,13 +234,13 @@ static void format_banks(const uint32_t cover[TMA_BANKS], char *out, size_t cap)
     }
     size_t n = 0;
     out[0] = '\0';
-    for (uint32_t b = 0; b < TMA_BANKS;) {
+    for (uint32_t b = 0; b < BANK_COUNT;) {
         if (!cover[b]) {
             b++;
             continue;
         }
         uint32_t e = b;
-        while (e + 1 < TMA_BANKS && cover[e + 1])
+        while (e + 1 < BANK_COUNT && cover[e + 1])
             e++;
         n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "%s%u-%u", n ? "," : "", b, e);
         b = e + 1;
@@ -255,12 +255,12 @@ static void format_banks(const uint32_t cover[TMA_BANKS], char *out, size_t cap)
  * (tests/calibrate-banks.sh) replays exactly these requests under ncu. */
 static FILE *request_dump;
 
-static void add_request(tma_bank_cost *sum, tma_bank_request *req) {
+static void add_request(bank_cost *sum, bank_request *req) {
     if (req->active_mask) {
-        tma_bank_cost_add(sum, tma_bank_request_cost(req));
+        bank_cost_add(sum, bank_request_cost(req));
         if (request_dump) {
             fprintf(request_dump, "R %u %u", req->access_bytes, req->active_mask);
-            for (uint32_t lane = 0; lane < TMA_WARP; lane++)
+            for (uint32_t lane = 0; lane < WARP_LANES; lane++)
                 fprintf(request_dump, " %u", (req->active_mask >> lane) & 1u ? req->addr[lane] : 0u);
             fputc('\n', request_dump);
         }
@@ -269,15 +269,15 @@ static void add_request(tma_bank_cost *sum, tma_bank_request *req) {
 }
 
 /* Thread t of every request reads logical chunk t of the tile in row-major order. */
-static tma_bank_cost pattern_rows16(const tile *t) {
-    tma_bank_cost sum = {0, 0, 0, 0, 0};
-    tma_bank_request req = {.access_bytes = 16};
+static bank_cost pattern_rows16(const tile *t) {
+    bank_cost sum = {0, 0, 0, 0, 0};
+    bank_request req = {.access_bytes = 16};
     uint32_t total = t->rows * t->chunks;
     for (uint32_t i = 0; i < total; i++) {
-        uint32_t lane = i % TMA_WARP;
+        uint32_t lane = i % WARP_LANES;
         req.addr[lane] = tile_addr(t, i / t->chunks, (i % t->chunks) * 16u);
         req.active_mask |= 1u << lane;
-        if (lane == TMA_WARP - 1)
+        if (lane == WARP_LANES - 1)
             add_request(&sum, &req);
     }
     add_request(&sum, &req);
@@ -285,12 +285,12 @@ static tma_bank_cost pattern_rows16(const tile *t) {
 }
 
 /* Per column of 4-byte words and per group of 32 rows: thread t reads that word of row 32g + t. */
-static tma_bank_cost pattern_cols4(const tile *t) {
-    tma_bank_cost sum = {0, 0, 0, 0, 0};
-    tma_bank_request req = {.access_bytes = 4};
+static bank_cost pattern_cols4(const tile *t) {
+    bank_cost sum = {0, 0, 0, 0, 0};
+    bank_request req = {.access_bytes = 4};
     for (uint32_t w = 0; w < t->chunks * 4u; w++)
-        for (uint32_t r0 = 0; r0 < t->rows; r0 += TMA_WARP) {
-            for (uint32_t lane = 0; lane < TMA_WARP && r0 + lane < t->rows; lane++) {
+        for (uint32_t r0 = 0; r0 < t->rows; r0 += WARP_LANES) {
+            for (uint32_t lane = 0; lane < WARP_LANES && r0 + lane < t->rows; lane++) {
                 req.addr[lane] = tile_addr(t, r0 + lane, w * 4u);
                 req.active_mask |= 1u << lane;
             }
@@ -301,12 +301,12 @@ static tma_bank_cost pattern_cols4(const tile *t) {
 
 /* Per logical chunk column and per group of 32 rows: thread t reads that chunk of row 32g + t, so
  * each quarter-warp reads one chunk column across 8 consecutive rows. */
-static tma_bank_cost pattern_chunkcol16(const tile *t) {
-    tma_bank_cost sum = {0, 0, 0, 0, 0};
-    tma_bank_request req = {.access_bytes = 16};
+static bank_cost pattern_chunkcol16(const tile *t) {
+    bank_cost sum = {0, 0, 0, 0, 0};
+    bank_request req = {.access_bytes = 16};
     for (uint32_t c = 0; c < t->chunks; c++)
-        for (uint32_t r0 = 0; r0 < t->rows; r0 += TMA_WARP) {
-            for (uint32_t lane = 0; lane < TMA_WARP && r0 + lane < t->rows; lane++) {
+        for (uint32_t r0 = 0; r0 < t->rows; r0 += WARP_LANES) {
+            for (uint32_t lane = 0; lane < WARP_LANES && r0 + lane < t->rows; lane++) {
                 req.addr[lane] = tile_addr(t, r0 + lane, c * 16u);
                 req.active_mask |= 1u << lane;
             }
@@ -317,12 +317,12 @@ static tma_bank_cost pattern_chunkcol16(const tile *t) {
 
 /* ldmatrix.x4 over each 16-row x 2-chunk block: matrix m = lane / 8 is rows r0 + (m % 2) * 8 .. +7 of
  * chunk c0 + m / 2 (the A-fragment order of mma.m16n8k16); lane supplies row lane % 8 of matrix m. */
-static tma_bank_cost pattern_ldmatrix(const tile *t) {
-    tma_bank_cost sum = {0, 0, 0, 0, 0};
-    tma_bank_request req = {.access_bytes = 16};
+static bank_cost pattern_ldmatrix(const tile *t) {
+    bank_cost sum = {0, 0, 0, 0, 0};
+    bank_request req = {.access_bytes = 16};
     for (uint32_t r0 = 0; r0 < t->rows; r0 += 16u)
         for (uint32_t c0 = 0; c0 < t->chunks; c0 += 2u) {
-            for (uint32_t lane = 0; lane < TMA_WARP; lane++) {
+            for (uint32_t lane = 0; lane < WARP_LANES; lane++) {
                 uint32_t m = lane / 8u, row = r0 + (m % 2u) * 8u + lane % 8u, c = c0 + m / 2u;
                 if (row >= t->rows || c >= t->chunks)
                     continue;
@@ -339,7 +339,7 @@ typedef struct pattern {
     const char *what;
     uint32_t access_bytes;
     const char *probe; /* the kind of request the GPU probe replays (--requests) */
-    tma_bank_cost (*generate)(const tile *t);
+    bank_cost (*generate)(const tile *t);
 } pattern;
 
 static const pattern patterns[] = {
@@ -361,7 +361,7 @@ static const pattern patterns[] = {
 
 typedef struct pattern_result {
     const pattern *def;
-    tma_bank_cost cost;
+    bank_cost cost;
 } pattern_result;
 
 /* Each pattern's cost; with `dump`, also its prediction ("P index probe wavefronts ideal conflicts") and
@@ -424,7 +424,7 @@ static void print_text_grid(const tile *t) {
         printf("%*s %*s | ", (int)lw + 4, "bank", (int)aw, "");
         for (uint32_t s = 0; s < t->slots; s++) {
             char b[16];
-            uint32_t b0 = tma_bank_of(t->base + s * 16u);
+            uint32_t b0 = bank_of(t->base + s * 16u);
             snprintf(b, sizeof b, "%u-%u", b0, b0 + 3u);
             printf("%*s ", (int)cw, b);
         }
@@ -442,7 +442,7 @@ static void print_text_grid(const tile *t) {
                 printf("%*s ", (int)cw, cell);
             }
         }
-        uint32_t cover[TMA_BANKS];
+        uint32_t cover[BANK_COUNT];
         char banks[160];
         row_banks(t, r, cover);
         format_banks(cover, banks, sizeof banks);
@@ -527,7 +527,7 @@ static void write_svg(const tile *t, FILE *f) {
     fprintf(f, "<text x=\"4\" y=\"%u\">banks (row 0)</text>\n", top - 26);
     fprintf(f, "<text x=\"4\" y=\"%u\">slot</text>\n", top - 8);
     for (uint32_t s = 0; s < t->slots; s++) {
-        uint32_t b0 = tma_bank_of(t->base + s * 16u);
+        uint32_t b0 = bank_of(t->base + s * 16u);
         fprintf(f, "<text class=\"c\" x=\"%u\" y=\"%u\">%u-%u</text>\n", left + s * cw + cw / 2, top - 26,
                 b0, b0 + 3u);
         fprintf(f, "<text class=\"c\" x=\"%u\" y=\"%u\">%u</text>\n", left + s * cw + cw / 2, top - 8, s);
@@ -544,7 +544,7 @@ static void write_svg(const tile *t, FILE *f) {
             if (!pad)
                 fprintf(f, "<text class=\"c\" x=\"%u\" y=\"%u\">%u.%u</text>\n", x + cw / 2, y + 15, r, c);
         }
-        uint32_t cover[TMA_BANKS];
+        uint32_t cover[BANK_COUNT];
         char banks[160];
         row_banks(t, r, cover);
         format_banks(cover, banks, sizeof banks);
