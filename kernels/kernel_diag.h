@@ -1,5 +1,7 @@
 /* Private to libtma_kernels: how the kernels' host code reports a refused argument or a failed CUDA call
- * (a tma_status and, when the caller gave one, a tma_diag message), and the device check they share. */
+ * (a tma_status and, when the caller gave one, a tma_diag message), and the device check they share.
+ * kd_fail and kd_ok (kernel_diag.c) need no CUDA library and serve the CPU-model pipelines too; kd_cuda and
+ * kd_require_sm90 (kernel_cuda.c) call the CUDA runtime. */
 #ifndef KERNELS_KERNEL_DIAG_H
 #define KERNELS_KERNEL_DIAG_H
 

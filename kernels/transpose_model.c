@@ -1,57 +1,43 @@
 /* tma_transpose_model (tma/kernels.h): the transpose's tile pipeline on the CPU model of the copy engine: the
  * same descriptors, the same lane map and the same helper-addressed reads and writes as transpose.cu, one tile
  * at a time. Plain C: built into libtma_kernels and, without nvcc, into the cpu tests. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel_diag.h"
 #include "transpose_tiles.h"
 
 #include "tma/kernels.h"
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static tma_status fail(tma_diag *diag, tma_status s, const char *fmt, ...) {
-    if (diag) {
-        diag->status = s;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(diag->message, sizeof diag->message, fmt, ap);
-        va_end(ap);
-    }
-    return s;
-}
 
 tma_status tma_transpose_model(uint32_t elem_bytes, const void *in, void *out, uint32_t rows, uint32_t cols,
                                size_t in_pitch, size_t out_pitch, uint32_t box_rows,
                                tma_transpose_model_facts *facts, tma_diag *diag) {
     const tma_swizzle sw = TMA_SWIZZLE_128B;
     if (elem_bytes != 4 && elem_bytes != 2)
-        return fail(diag, TMA_ERR_ARG, "elem_bytes = %u: the transpose moves 2- or 4-byte elements", elem_bytes);
+        return kd_fail(diag, TMA_ERR_ARG, "elem_bytes = %u: the transpose moves 2- or 4-byte elements", elem_bytes);
     if (in == NULL || out == NULL)
-        return fail(diag, TMA_ERR_NULL_ARG, "%s = NULL: pass host buffers", in == NULL ? "in" : "out");
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "%s = NULL: pass host buffers", in == NULL ? "in" : "out");
     const tma_dtype dt = elem_bytes == 4 ? TMA_DTYPE_F32 : TMA_DTYPE_BF16;
     const uint32_t w = tr_box_cols(elem_bytes); /* sub-tile side in elements: 8 chunks of V */
     const uint32_t v = 16u / elem_bytes;
     if (box_rows == 0 || box_rows % w != 0 || box_rows > TMA_MAX_BOX_DIM)
-        return fail(diag, TMA_ERR_ARG, "box_rows = %u: use a multiple of %u (128 / elem_bytes) of at most %u",
+        return kd_fail(diag, TMA_ERR_ARG, "box_rows = %u: use a multiple of %u (128 / elem_bytes) of at most %u",
                     box_rows, w, TMA_MAX_BOX_DIM);
     tma_tiled_desc din = tma_desc_2d(dt, (void *)(uintptr_t)in, rows, cols, in_pitch, box_rows, w, sw);
     tma_tiled_desc dout = tma_desc_2d(dt, out, cols, rows, out_pitch, w, w, sw);
     tma_diag d;
     tma_status s;
     if ((s = tma_check_tiled(&din, &d)) != TMA_OK)
-        return fail(diag, s, "input map: %s", d.message);
+        return kd_fail(diag, s, "input map: %s", d.message);
     if ((s = tma_check_tiled(&dout, &d)) != TMA_OK)
-        return fail(diag, s, "output map: %s", d.message);
+        return kd_fail(diag, s, "output map: %s", d.message);
 
     const size_t in_bytes = tma_box_smem_bytes(&din), out_bytes = (size_t)box_rows * 128u;
     uint8_t *tin = aligned_alloc(1024, in_bytes), *tout = aligned_alloc(1024, out_bytes);
     if (!tin || !tout) {
         free(tin), free(tout);
-        return fail(diag, TMA_ERR_UNSUPPORTED, "tma_transpose_model: out of host memory (%zu bytes)",
+        return kd_fail(diag, TMA_ERR_UNSUPPORTED, "tma_transpose_model: out of host memory (%zu bytes)",
                     in_bytes + out_bytes);
     }
     const uint32_t tiles_x = (cols + w - 1) / w, tiles_y = (rows + box_rows - 1) / box_rows, sub = box_rows / w;
@@ -88,14 +74,12 @@ tma_status tma_transpose_model(uint32_t elem_bytes, const void *in, void *out, u
         }
     free(tin), free(tout);
     if (s != TMA_OK)
-        return fail(diag, s, "a model copy of the pipeline failed: %s", tma_strerror(s));
+        return kd_fail(diag, s, "a model copy of the pipeline failed: %s", tma_strerror(s));
     if (facts) {
         facts->in_desc = din, facts->out_desc = dout;
         facts->in_tx_bytes = tma_box_tx_bytes(&din), facts->in_smem_bytes = tma_box_smem_bytes(&din);
         facts->out_tx_bytes = tma_box_tx_bytes(&dout), facts->out_smem_bytes = tma_box_smem_bytes(&dout);
         facts->tiles = tiles_x * tiles_y, facts->stores = stores;
     }
-    if (diag)
-        *diag = (tma_diag){TMA_OK, ""};
-    return TMA_OK;
+    return kd_ok(diag);
 }
