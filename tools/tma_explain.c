@@ -170,9 +170,9 @@ static explain_options parse_options(int argc, char **argv) {
     return o;
 }
 
-/* Dense rows, each row rounded up to 16 bytes. */
+/* Dense rows, each row rounded up to TMA's stride granule (16 bytes). */
 static void default_strides(explain_options *o, uint64_t esize) {
-    uint64_t st = (o->dims[0] * esize + 15u) / 16u * 16u;
+    uint64_t st = tma_rule_round_up(o->dims[0] * esize, TMA_GLOBAL_ALIGN);
     for (uint32_t i = 0; i + 1 < o->ndims; i++) {
         o->strides[i] = st;
         st *= o->dims[i + 1] ? o->dims[i + 1] : 1u;

@@ -560,9 +560,9 @@ static void write_svg(const tile *t, FILE *f) {
 /* The box must be one TMA can copy: it is checked as a 2-D map of exactly the box's size. */
 static tma_tiled_desc box_descriptor(const layout_options *o) {
     const uint32_t esize = (uint32_t)tma_dtype_size(o->dtype);
-    const uint64_t gstride = ((uint64_t)o->cols * esize + 15u) / 16u * 16u;
+    const uint64_t gstride = tma_rule_round_up((uint64_t)o->cols * esize, TMA_GLOBAL_ALIGN);
     return tma_desc_2d(o->dtype, (void *)(uintptr_t)STANDIN_ADDRESS, o->rows ? o->rows : 1u, o->cols ? o->cols : 1u,
-                       gstride ? gstride : 16u, o->rows, o->cols, o->mode);
+                       gstride ? gstride : TMA_GLOBAL_ALIGN, o->rows, o->cols, o->mode);
 }
 
 typedef struct box_check {
