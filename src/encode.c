@@ -151,21 +151,8 @@ tma_status tma_encode_tiled(struct CUtensorMap_st *map, const tma_tiled_desc *d,
 }
 
 tma_box_info tma_box_info_of(const tma_tiled_desc *d) {
-    tma_box_info b = {0};
-    if (tma_check_tiled(d, NULL) != TMA_OK)
-        return b;
-    b.rank = d->rank;
-    b.elem_bytes = tma_rule_dtype_bytes(d->dtype);
-    b.swizzle = (uint32_t)d->swizzle;
-    b.tx_bytes = (uint32_t)tma_rule_box_tx_bytes(d); /* <= 227 KiB: checked */
-    b.smem_bytes = (uint32_t)tma_rule_box_smem_bytes(d);
-    b.row_pitch = (uint32_t)tma_rule_box_row_pitch(d);
-    b.rows = (uint32_t)tma_rule_box_rows(d);
-    for (uint32_t i = 0; i < d->rank; i++)
-        b.box_dim[i] = d->box_dim[i];
-    const tma_copy_facts facts = tma_rule_copy_facts(d);
-    b.flags = (facts.load_only ? TMA_BOX_LOAD_ONLY : 0u) | (facts.interleaved ? TMA_BOX_INTERLEAVED : 0u);
-    return b;
+    const tma_box_info none = {0};
+    return tma_check_tiled(d, NULL) == TMA_OK ? tma_rule_box_info(d) : none;
 }
 
 tma_status tma_tensor_make(tma_tensor *t, const tma_tiled_desc *d, tma_diag *diag) {

@@ -12,6 +12,7 @@
 
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
+#include <criterion/redirect.h>
 #include <cuda_runtime.h>
 
 #include "tma/tma.h"
@@ -156,6 +157,15 @@ static inline void describe(const tma_tiled_desc *d, const int32_t c[5], char *o
              (unsigned long long)d->global_stride[3], d->box_dim[0], d->box_dim[1], d->box_dim[2], d->box_dim[3],
              d->box_dim[4], d->element_stride[0], d->element_stride[1], d->element_stride[2], d->element_stride[3],
              d->element_stride[4], c[0], c[1], c[2], c[3], c[4]);
+}
+
+/* What the test printed on stdout (which .init = cr_redirect_stdout captures), e.g. the device's printf of checked
+ * mode. Closes stdout: call it once, at the end. */
+static inline void captured_stdout(char *text, size_t size) {
+    fflush(stdout);
+    fclose(stdout); /* closes the pipe's write end, so the read below ends */
+    size_t n = fread(text, 1, size - 1, cr_get_redirected_stdout());
+    text[n] = '\0';
 }
 
 /* How many random configurations to run: the default, or TMA_GPU_CONFIGS (smaller for the sanitizers). */

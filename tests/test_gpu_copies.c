@@ -75,12 +75,7 @@ static cudaError_t run_loads(const tma_tensor *t, const int32_t (*coords)[5], co
 }
 
 /* Everything the kernel printed, for tests that run with .init = cr_redirect_stdout. */
-static void captured_stdout(char *text, size_t size) {
-    fflush(stdout);
-    fclose(stdout); /* closes the pipe's write end, so the read below ends */
-    size_t n = fread(text, 1, size - 1, cr_get_redirected_stdout());
-    text[n] = '\0';
-}
+
 
 Test(gpu_copies, loads_match_model, .timeout = 300) {
     require_sm90();

@@ -504,3 +504,100 @@ Test(layout, tma_tensor_is_256_bytes_aligned_to_128_without_cuda_headers) {
     cr_expect_eq(alignof(tma_tensor), 128, "tma_tensor alignment");
     cr_expect_eq(offsetof(tma_tensor, box), 128, "the box facts follow the map");
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * Edits: a field of a map changed on the device, mirrored on a descriptor
+ * ------------------------------------------------------------------------------------------- */
+
+Test(edits, each_field_changes_its_descriptor_field) {
+    tma_tiled_desc d = tma_desc_2d(TMA_DTYPE_F32, FAKE_ADDR, 64, 64, 256, 8, 32, TMA_SWIZZLE_128B);
+    tma_desc_apply_edit(&d, tma_edit(TMA_FIELD_GLOBAL_ADDRESS, 0, 0x200000));
+    tma_desc_apply_edit(&d, tma_edit(TMA_FIELD_RANK, 0, 3));
+    tma_desc_apply_edit(&d, tma_edit(TMA_FIELD_GLOBAL_DIM, 2, 7));
+    tma_desc_apply_edit(&d, tma_edit(TMA_FIELD_GLOBAL_STRIDE, 2, 256 * 64));
+    tma_desc_apply_edit(&d, tma_edit(TMA_FIELD_BOX_DIM, 2, 3));
+    tma_desc_apply_edit(&d, tma_edit(TMA_FIELD_ELEMENT_STRIDE, 1, 2));
+    tma_desc_apply_edit(&d, tma_edit(TMA_FIELD_DTYPE, 0, TMA_DTYPE_TF32));
+    tma_desc_apply_edit(&d, tma_edit(TMA_FIELD_SWIZZLE, 0, TMA_SWIZZLE_64B));
+    tma_desc_apply_edit(&d, tma_edit(TMA_FIELD_OOB_FILL, 0, TMA_OOB_NAN));
+    tma_desc_apply_edit(&d, tma_edit(TMA_FIELD_BOX_DIM, 0, 16));
+    cr_expect_eq((uintptr_t)d.global_address, 0x200000, "address");
+    cr_expect_eq(d.rank, 3, "rank");
+    cr_expect_eq(d.global_dim[2], 7, "global_dim[2]");
+    cr_expect_eq(d.global_stride[1], 256 * 64, "global_stride of dimension 2 is global_stride[1]");
+    cr_expect_eq(d.box_dim[2], 3, "box_dim[2]");
+    cr_expect_eq(d.element_stride[1], 2, "element_stride[1]");
+    cr_expect_eq(d.dtype, TMA_DTYPE_TF32, "dtype");
+    cr_expect_eq(d.swizzle, TMA_SWIZZLE_64B, "swizzle");
+    cr_expect_eq(d.oob_fill, TMA_OOB_NAN, "fill");
+    tma_diag diag;
+    cr_expect_eq(tma_check_tiled(&d, &diag), TMA_OK, "the edited descriptor: %s", diag.message);
+    /* an edit naming no field or no dimension changes nothing */
+    const tma_tiled_desc before = d;
+    tma_desc_apply_edit(&d, tma_edit(TMA_FIELD_GLOBAL_STRIDE, 0, 16));
+    tma_desc_apply_edit(&d, tma_edit(TMA_FIELD_BOX_DIM, 5, 16));
+    tma_desc_apply_edit(&d, tma_edit(TMA_FIELD_COUNT_, 0, 16));
+    cr_expect(memcmp(&d, &before, sizeof d) == 0, "invalid edits left the descriptor alone");
+    cr_expect(!tma_edit_is_valid(tma_edit(TMA_FIELD_GLOBAL_STRIDE, 0, 16)), "stride of dimension 0 is no field");
+}
+
+Test(edits, a_zero_map_needs_every_field_set) {
+    tma_tiled_desc d = tma_rule_zero_map_desc();
+    size_t count = 0;
+    cr_expect_neq(tma_check_tiled_all(&d, NULL, 0, &count), TMA_OK, "a zero map is not usable");
+    cr_expect_gt(count, 1, "several fields are missing (%zu rules)", count);
+    const tma_map_edit build[] = {
+        tma_edit(TMA_FIELD_GLOBAL_ADDRESS, 0, 0x100000), tma_edit(TMA_FIELD_RANK, 0, 2),
+        tma_edit(TMA_FIELD_GLOBAL_DIM, 0, 64),           tma_edit(TMA_FIELD_GLOBAL_DIM, 1, 8),
+        tma_edit(TMA_FIELD_GLOBAL_STRIDE, 1, 64),        tma_edit(TMA_FIELD_BOX_DIM, 0, 16),
+        tma_edit(TMA_FIELD_BOX_DIM, 1, 8),               tma_edit(TMA_FIELD_DTYPE, 0, TMA_DTYPE_U8),
+    };
+    for (size_t i = 0; i < sizeof build / sizeof build[0]; i++)
+        tma_desc_apply_edit(&d, build[i]);
+    tma_diag diag;
+    cr_expect_eq(tma_check_tiled(&d, &diag), TMA_OK, "built from zeros: %s", diag.message);
+    cr_expect_eq(d.l2_promotion, TMA_L2_NONE, "no instruction sets the L2 promotion");
+}
+
+Test(edits, operand_encodings_for_each_cuda_version) {
+    const tma_map_edit stride = tma_edit(TMA_FIELD_GLOBAL_STRIDE, 1, 4096);
+    cr_expect_eq(tma_rule_edit_operand(stride, 12040), 256, "CUDA 12.4: the stride in 16-byte units");
+    cr_expect_eq(tma_rule_edit_operand(stride, 12050), 4096, "CUDA 12.5: bytes (PTX ISA 8.5)");
+    cr_expect_eq(tma_rule_edit_operand(stride, 13000), 4096, "CUDA 13.0: bytes");
+    cr_expect_eq(tma_rule_edit_operand(tma_edit(TMA_FIELD_RANK, 0, 5), 13000), 4, "rank - 1");
+    cr_expect_eq(tma_rule_edit_operand(tma_edit(TMA_FIELD_BOX_DIM, 1, 256), 13000), 256, "box_dim as it is");
+    cr_expect_eq(tma_rule_edit_operand(tma_edit(TMA_FIELD_GLOBAL_DIM, 0, 1ull << 32), 13000), 1ull << 32,
+                 "global_dim as it is");
+    /* elemtype codes: every type has its own, all within the 13 the instruction takes */
+    unsigned seen = 0;
+    for (int t = 0; t < TMA_DTYPE_COUNT_; t++) {
+        const uint64_t code = tma_rule_edit_operand(tma_edit(TMA_FIELD_DTYPE, 0, (uint64_t)t), 13000);
+        cr_expect_lt(code, 13, "%s: code %" PRIu64, tma_dtype_name((tma_dtype)t), code);
+        cr_expect_eq(seen >> code & 1u, 0, "%s: code %" PRIu64 " taken twice", tma_dtype_name((tma_dtype)t), code);
+        seen |= 1u << code;
+    }
+}
+
+Test(edits, leaving_tf32_needs_the_map_encoded_again) {
+    tma_tiled_desc d = tma_desc_2d(TMA_DTYPE_TF32, FAKE_ADDR, 64, 64, 256, 8, 32, TMA_SWIZZLE_128B);
+    d.l2_promotion = TMA_L2_256B;
+    const tma_dtype others[] = {TMA_DTYPE_F32, TMA_DTYPE_U32, TMA_DTYPE_F16, TMA_DTYPE_F32_FTZ};
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+        cr_expect(tma_rule_edit_needs_reencode(&d, tma_edit(TMA_FIELD_DTYPE, 0, others[i])), "tf32 -> %s",
+                  tma_dtype_name(others[i]));
+    cr_expect(!tma_rule_edit_needs_reencode(&d, tma_edit(TMA_FIELD_DTYPE, 0, TMA_DTYPE_TF32_FTZ)),
+              "tf32 -> tf32_ftz: the flag stays, the instruction can");
+    cr_expect(!tma_rule_edit_needs_reencode(&d, tma_edit(TMA_FIELD_BOX_DIM, 0, 8)), "other fields: the instruction");
+    tma_tiled_desc f32 = d;
+    f32.dtype = TMA_DTYPE_F32;
+    cr_expect(!tma_rule_edit_needs_reencode(&f32, tma_edit(TMA_FIELD_DTYPE, 0, TMA_DTYPE_TF32)),
+              "f32 -> tf32: the instruction sets the flag");
+    /* the mirror: an encoding from zeros has no L2 promotion */
+    tma_tiled_desc m = d;
+    tma_desc_apply_edit(&m, tma_edit(TMA_FIELD_DTYPE, 0, TMA_DTYPE_F32));
+    cr_expect_eq(m.dtype, TMA_DTYPE_F32, "dtype");
+    cr_expect_eq(m.l2_promotion, TMA_L2_NONE, "encoded again from zeros: L2 promotion none");
+    m = d;
+    tma_desc_apply_edit(&m, tma_edit(TMA_FIELD_BOX_DIM, 0, 8));
+    cr_expect_eq(m.l2_promotion, TMA_L2_256B, "a replaced field keeps the template's promotion");
+}

@@ -54,6 +54,14 @@
 #define TMA_PTX(...) asm volatile(__VA_ARGS__)
 #endif
 
+/* Instructions of the arch-specific sm_90a target only (wgmma, setmaxnreg, tensormap.replace): in any other
+ * device pass of a multi-architecture build they trap instead. */
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define TMA_PTX_SM90A(...) __trap()
+#else
+#define TMA_PTX_SM90A(...) asm volatile(__VA_ARGS__)
+#endif
+
 /* ---------------------------------------------------------------------------------------------
  * Addresses
  * ------------------------------------------------------------------------------------------- */
@@ -65,13 +73,19 @@ TMA_DEV uint32_t tma_smem_addr(const void *p) { return (uint32_t)__cvta_generic_
  * Checked mode
  * ------------------------------------------------------------------------------------------- */
 
-#ifdef TMA_CHECKED
-/* The cold path: the rule's message, formatted on the device exactly as the host formats it, then a trap. */
-static __device__ __noinline__ void tma_checked_fail_(const tma_violation *v) {
+/** Print a violation as the host would word it (its status and message), with the block and the thread. The cold
+ *  path of checked mode, and for kernels that check with tma_builder_check and want to say why. */
+static __device__ __noinline__ void tma_print_violation(const tma_violation *v) {
     char msg[TMA_DIAG_MESSAGE_BYTES];
     tma_rule_format(v, msg, sizeof msg);
     printf("libtma checked mode: block (%d,%d,%d) thread %d: %s: %s\n", blockIdx.x, blockIdx.y, blockIdx.z,
            threadIdx.x, tma_rule_status_name(tma_rule_status((tma_rule)v->rule)), msg);
+}
+
+#ifdef TMA_CHECKED
+/* The cold path: the rule's message, formatted on the device exactly as the host formats it, then a trap. */
+static __device__ __noinline__ void tma_checked_fail_(const tma_violation *v) {
+    tma_print_violation(v);
     __trap();
 }
 #endif
@@ -218,9 +232,11 @@ TMA_DEV void tma_cluster_wait(void) { TMA_PTX("barrier.cluster.wait.acquire;" ::
  *  Measured (SASS, CUDA 13.0, sm_90a): the explicit `.release.cluster` form compiled to MEMBAR.ALL.CTA +
  *  MEMBAR.ALL.GPU before every arrive, and made the GEMM's multicast variant run at about half speed. */
 TMA_DEV void tma_mbar_arrive_cluster(uint64_t *bar, uint32_t cta) {
-    uint32_t remote = 0;
-    TMA_PTX("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(tma_smem_addr(bar)), "r"(cta));
-    TMA_PTX("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+    TMA_PTX("{\n\t.reg .b32 remote;\n\t"
+            "mapa.shared::cluster.u32 remote, %0, %1;\n\t"
+            "mbarrier.arrive.shared::cluster.b64 _, [remote];\n\t}" ::"r"(tma_smem_addr(bar)),
+            "r"(cta)
+            : "memory");
 }
 
 /* ---------------------------------------------------------------------------------------------

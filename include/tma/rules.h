@@ -26,6 +26,7 @@
 
 #include "tma/hd.h"
 #include "tma/swizzle.h"
+#include "tma/tensor.h"
 #include "tma/types.h"
 
 #ifdef __cplusplus
@@ -950,6 +951,161 @@ TMA_HD tma_copy_facts tma_rule_copy_facts(const tma_tiled_desc *d) {
     f.interleaved = d->interleave != TMA_INTERLEAVE_NONE;
     f.load_only = !tma_rule_one_to_one(d, &o);
     return f;
+}
+
+/** The box facts of a descriptor that passes tma_rules_tiled: what a copy delivers and occupies. */
+TMA_HD tma_box_info tma_rule_box_info(const tma_tiled_desc *d) {
+    tma_box_info b;
+    const tma_copy_facts facts = tma_rule_copy_facts(d);
+    b.rank = d->rank;
+    b.elem_bytes = tma_rule_dtype_bytes(d->dtype);
+    b.swizzle = (uint32_t)d->swizzle;
+    b.tx_bytes = (uint32_t)tma_rule_box_tx_bytes(d); /* <= 227 KiB: checked */
+    b.smem_bytes = (uint32_t)tma_rule_box_smem_bytes(d);
+    b.row_pitch = (uint32_t)tma_rule_box_row_pitch(d);
+    b.rows = (uint32_t)tma_rule_box_rows(d);
+    for (uint32_t i = 0; i < 5; i++)
+        b.box_dim[i] = i < d->rank ? d->box_dim[i] : 0u;
+    b.flags = (facts.load_only ? TMA_BOX_LOAD_ONLY : 0u) | (facts.interleaved ? TMA_BOX_INTERLEAVED : 0u);
+    return b;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Maps changed on the device (tensormap.replace, sm_90a): an edit is one field of a tiled map, given
+ * as data, so the same edit can change a map on the device (tensormap.cuh) and its descriptor on the
+ * host or the device (tma_desc_apply_edit). The descriptor is the truth the rules check: a map is built
+ * by applying edits to a map and to the descriptor it stands for, in step.
+ * Only tiled maps can be edited; the L2 promotion has no replace instruction (it stays the template's, or
+ * TMA_L2_NONE for a map built from zeros).
+ * ------------------------------------------------------------------------------------------- */
+
+/** The fields tensormap.replace can set. */
+typedef enum tma_map_field {
+    TMA_FIELD_GLOBAL_ADDRESS = 0, /**< value: the address */
+    TMA_FIELD_RANK,               /**< value: the rank, 1..5 */
+    TMA_FIELD_GLOBAL_DIM,         /**< dim: 0..4; value: elements */
+    TMA_FIELD_GLOBAL_STRIDE,      /**< dim: 1..4 (the stride of dimension dim, global_stride[dim - 1]); value: bytes */
+    TMA_FIELD_BOX_DIM,            /**< dim: 0..4; value: elements */
+    TMA_FIELD_ELEMENT_STRIDE,     /**< dim: 0..4; value: 1..8 */
+    TMA_FIELD_DTYPE,              /**< value: a tma_dtype */
+    TMA_FIELD_INTERLEAVE,         /**< value: a tma_interleave */
+    TMA_FIELD_SWIZZLE,            /**< value: a tma_swizzle (Hopper's four) */
+    TMA_FIELD_OOB_FILL,           /**< value: a tma_oob_fill */
+    TMA_FIELD_COUNT_
+} tma_map_field;
+
+/** One field of a map, set to a value. */
+typedef struct tma_map_edit {
+    uint32_t field;  /**< a tma_map_field */
+    uint32_t dim;    /**< the dimension, for the per-dimension fields */
+    uint64_t value;  /**< the new value, in the descriptor's own units (see tma_map_field) */
+} tma_map_edit;
+
+TMA_HD tma_map_edit tma_edit(tma_map_field field, uint32_t dim, uint64_t value) {
+    tma_map_edit e;
+    e.field = (uint32_t)field;
+    e.dim = dim;
+    e.value = value;
+    return e;
+}
+
+/** Whether an edit names a field and a dimension that exist (what it sets is for the rules to judge). */
+TMA_HD int tma_edit_is_valid(tma_map_edit e) {
+    switch ((tma_map_field)e.field) {
+    case TMA_FIELD_GLOBAL_DIM:
+    case TMA_FIELD_BOX_DIM:
+    case TMA_FIELD_ELEMENT_STRIDE: return e.dim < (uint32_t)TMA_MAX_RANK;
+    case TMA_FIELD_GLOBAL_STRIDE: return e.dim >= 1u && e.dim < (uint32_t)TMA_MAX_RANK;
+    case TMA_FIELD_GLOBAL_ADDRESS:
+    case TMA_FIELD_RANK:
+    case TMA_FIELD_DTYPE:
+    case TMA_FIELD_INTERLEAVE:
+    case TMA_FIELD_SWIZZLE:
+    case TMA_FIELD_OOB_FILL: return 1;
+    default: return 0;
+    }
+}
+
+/** Whether edit e of a map that stands for d is one tensormap.replace cannot make: the map must be encoded
+ *  again from zeros (which sets the L2 promotion to TMA_L2_NONE: no instruction sets it).
+ *  Measured on an H200 (docs/HARDWARE.md, "Maps changed on the device"): a TF32 element type is the f32 code
+ *  plus a flag of its own (byte 10, bit 0, in the driver's maps); replacing the element type sets that flag for
+ *  tf32 and tf32_ftz but never clears it. A map changed from tf32 to f32 still rounds loads to TF32; changed to
+ *  any other type, its first copy faults with an illegal instruction. */
+TMA_HD int tma_rule_edit_needs_reencode(const tma_tiled_desc *d, tma_map_edit e) {
+    const int was_tf32 = d->dtype == TMA_DTYPE_TF32 || d->dtype == TMA_DTYPE_TF32_FTZ;
+    const int to_tf32 = e.value == (uint64_t)TMA_DTYPE_TF32 || e.value == (uint64_t)TMA_DTYPE_TF32_FTZ;
+    return e.field == (uint32_t)TMA_FIELD_DTYPE && was_tf32 && !to_tf32;
+}
+
+/** The host (and device) mirror of an edit: the descriptor after the same field change, as the device's map
+ *  edit makes it (tma_map_edit_in_step; an edit that needs the map encoded again also resets the L2 promotion to
+ *  TMA_L2_NONE). An edit that is not valid (tma_edit_is_valid) changes nothing. */
+TMA_HD void tma_desc_apply_edit(tma_tiled_desc *d, tma_map_edit e) {
+    if (!tma_edit_is_valid(e))
+        return;
+    if (tma_rule_edit_needs_reencode(d, e))
+        d->l2_promotion = TMA_L2_NONE;
+    switch ((tma_map_field)e.field) {
+    case TMA_FIELD_GLOBAL_ADDRESS: d->global_address = (void *)(uintptr_t)e.value; break;
+    case TMA_FIELD_RANK: d->rank = (uint32_t)e.value; break;
+    case TMA_FIELD_GLOBAL_DIM: d->global_dim[e.dim] = e.value; break;
+    case TMA_FIELD_GLOBAL_STRIDE: d->global_stride[e.dim - 1u] = e.value; break;
+    case TMA_FIELD_BOX_DIM: d->box_dim[e.dim] = (uint32_t)e.value; break;
+    case TMA_FIELD_ELEMENT_STRIDE: d->element_stride[e.dim] = (uint32_t)e.value; break;
+    case TMA_FIELD_DTYPE: d->dtype = (tma_dtype)e.value; break;
+    case TMA_FIELD_INTERLEAVE: d->interleave = (tma_interleave)e.value; break;
+    case TMA_FIELD_SWIZZLE: d->swizzle = (tma_swizzle)e.value; break;
+    case TMA_FIELD_OOB_FILL: d->oob_fill = (tma_oob_fill)e.value; break;
+    default: break;
+    }
+}
+
+/** What a map of 128 zero bytes stands for, as a descriptor: the start of a map built from zeros on the device
+ *  (measured: docs/HARDWARE.md). Every field a usable map needs must then be set by edits; the rules say which
+ *  are missing (a zero global_dim or box_dim, say). */
+TMA_HD tma_tiled_desc tma_rule_zero_map_desc(void) {
+    tma_tiled_desc d;
+    d.dtype = TMA_DTYPE_U8;
+    d.rank = 1u; /* the rank field holds rank - 1 */
+    d.global_address = 0;
+    for (uint32_t i = 0; i < 5; i++) {
+        d.global_dim[i] = 0u;
+        d.box_dim[i] = 0u;
+        d.element_stride[i] = 0u; /* "0 means 1" for the descriptor; the rules accept it */
+        if (i < 4)
+            d.global_stride[i] = 0u;
+    }
+    d.interleave = TMA_INTERLEAVE_NONE;
+    d.swizzle = TMA_SWIZZLE_NONE;
+    d.l2_promotion = TMA_L2_NONE;
+    d.oob_fill = TMA_OOB_ZERO;
+    d.flags = 0u;
+    return d;
+}
+
+/** The operand tensormap.replace takes for an edit (the descriptor's value in the instruction's encoding),
+ *  for code compiled by CUDA version `cuda_version` (major * 1000 + minor * 10, as CUDA_VERSION).
+ *  - rank: rank - 1.
+ *  - global_stride: bytes from PTX ISA 8.5 (CUDA 12.5) on; before it, ptxas took the stride in 16-byte units
+ *    (public projects shift it right by 4 for older toolkits). This is the one place that knows.
+ *  - dtype: the PTX elemtype code, which orders the types differently from CUtensorMapDataType (f32_ftz and
+ *    f64, bf16 move).
+ *  - the rest: the descriptor's value as it is.
+ *  The encodings are checked against the driver's own maps on the GPU (tests/test_gpu_tensormap.c). */
+TMA_HD uint64_t tma_rule_edit_operand(tma_map_edit e, uint32_t cuda_version) {
+    switch ((tma_map_field)e.field) {
+    case TMA_FIELD_RANK: return e.value - 1u;
+    case TMA_FIELD_GLOBAL_STRIDE: return cuda_version >= 12050u ? e.value : e.value >> 4;
+    case TMA_FIELD_DTYPE:
+        switch ((tma_dtype)e.value) {
+        case TMA_DTYPE_F64: return 9u;
+        case TMA_DTYPE_BF16: return 10u;
+        case TMA_DTYPE_F32_FTZ: return 8u;
+        default: return e.value; /* u8 .. f32 and tf32, tf32_ftz: the same codes */
+        }
+    default: return e.value;
+    }
 }
 
 #ifdef __cplusplus

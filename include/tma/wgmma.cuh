@@ -16,13 +16,7 @@
 #include "tma/device.cuh"
 #include "tma/wgmma.h"
 
-/* wgmma and setmaxnreg exist only in the arch-specific sm_90a target (__CUDA_ARCH_FEAT_SM90_ALL); in any other
- * device pass of a multi-architecture build these functions trap instead (see device.cuh, ARCHITECTURES). */
-#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define TMA_PTX_SM90A(...) __trap()
-#else
-#define TMA_PTX_SM90A(...) asm volatile(__VA_ARGS__)
-#endif
+/* wgmma and setmaxnreg exist only in the arch-specific sm_90a target: TMA_PTX_SM90A (device.cuh) traps elsewhere. */
 
 /** wgmma.fence.sync.aligned: order prior register/shared accesses before the next wgmma.mma_async. */
 TMA_DEV void tma_wgmma_fence(void) { TMA_PTX_SM90A("wgmma.fence.sync.aligned;" ::: "memory"); }
