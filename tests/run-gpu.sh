@@ -24,6 +24,7 @@ run gpu_copies "$build/tests/test_gpu_copies" --verbose=1 --jobs=1
 run gpu_tensormap "$build/tests/test_gpu_tensormap" --verbose=1 --jobs=1
 run gpu_transpose "$build/tests/test_gpu_transpose" --verbose=1 --jobs=1
 run gpu_gemm "$build/tests/test_gpu_gemm" --verbose=1 --jobs=1
+run gpu_grouped "$build/tests/test_gpu_grouped" --verbose=1 --jobs=1
 for tool in memcheck racecheck synccheck; do
     run "sanitizer_$tool" env TMA_GPU_CONFIGS=${SANITIZER_CONFIGS:-40} \
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
@@ -31,11 +32,14 @@ for tool in memcheck racecheck synccheck; do
     run "sanitizer_${tool}_gemm" env TMA_GPU_CONFIGS=4 \
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
         "$build/tests/test_gpu_gemm" --jobs=1 --filter='gpu_gemm/ragged*'
+    run "sanitizer_${tool}_grouped" env TMA_GPU_CONFIGS=4 \
+        compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
+        "$build/tests/test_gpu_grouped" --jobs=1 --filter='gpu_grouped/[rb]*'
     run "sanitizer_${tool}_tensormap" env TMA_GPU_CONFIGS=${SANITIZER_CONFIGS:-40} \
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
         "$build/tests/test_gpu_tensormap" --jobs=1 --filter='gpu_tensormap/[ls]*'
 done
 run bank_calibration "$(dirname "$0")/calibrate-banks.sh" "$build" "$build/bank-logs"
-grep -hE 'seed|loads:|stores:|reduce-stores:|checker vs driver|stricter|checked mode|INTERLEAVE|device-built|fences:|device check|tf32 map|mod 128' "$logs"/gpu_*.log
+grep -hE 'seed|loads:|stores:|reduce-stores:|checker vs driver|stricter|checked mode|INTERLEAVE|device-built|fences:|device check|tf32 map|mod 128|grouped GEMM|bad group' "$logs"/gpu_*.log
 cat "$logs/bank_calibration.log"
 printf '%s\n' "${summary[@]}"

@@ -4,6 +4,8 @@
  *     (docs/TRANSPOSE.md), and the same tile pipeline on libtma's CPU model of the copy engine.
  *   - C = A * B^T in bf16 with fp32 accumulation (TMA loads, wgmma, warp specialization, clusters sharing B
  *     by multicast), 98-106% of cuBLAS on an H200 (docs/GEMM.md).
+ *   - Grouped C_g = A_g * B_g^T (mixture-of-experts layers) with each group's tensor maps built on the device
+ *     from arrays the GPU may write (docs/GROUPED_GEMM.md).
  *
  * Every kernel has the same shape: a plan (arguments checked, tensor maps encoded, kernel attributes set,
  * once), a run (an asynchronous launch on a stream), and a one-call form that does both. Every function
@@ -182,6 +184,66 @@ tma_status tma_gemm_run(const tma_gemm_plan *p, tma_stream stream, tma_diag *dia
 /** Plan and run in one call; asynchronous on `stream`. @return as the two */
 tma_status tma_gemm(const void *a, const void *b, void *c, tma_gemm_out out, int m, int n, int k, tma_stream stream,
                     tma_diag *diag);
+
+/* =============================================================================================
+ * Grouped GEMM: C_g = A_g * B_g^T for g = 0 .. groups - 1, as in a mixture-of-experts layer: A_g (M_g x K) and
+ * B_g (N x K) row-major (K-major) bf16, fp32 accumulation, C_g (M_g x N) row-major bf16. Every group has its own
+ * allocations and its own M_g (any, 0 and tiny included); N and K are shared. The pointers and the M_g are arrays
+ * in device memory, so a router on the GPU can write them without a host synchronization: the kernel reads them
+ * when it runs and builds each group's tensor maps on the device (tma/tensormap.cuh).
+ * ============================================================================================= */
+
+#define TMA_GROUPED_GEMM_SLOTS 8u /**< map slots per block (each: the maps of A_g, B_g and C_g) */
+
+/** Everything a grouped launch needs, prepared once by tma_grouped_gemm_plan_make; release it with
+ *  tma_grouped_gemm_plan_free. The fields marked "may be changed" may be set between make and run. */
+typedef struct tma_grouped_gemm_plan {
+    tma_tensor tmpl[3];        /**< template maps of A_g, B_g, C_g (host-encoded, checked); the kernel sets each
+                                    group's address and rows */
+    tma_tiled_desc desc[3];    /**< the templates' descriptors: what the device-built maps are checked against */
+    const void *const *a;      /**< device array of `groups` device pointers to the A_g */
+    const void *const *b;      /**< ... to the B_g */
+    void *const *c;            /**< ... to the C_g */
+    const int32_t *m;          /**< device array of `groups` row counts M_g */
+    int groups, n, k;          /**< the problem */
+    int sms;                   /**< multiprocessors of the device */
+    int grid_blocks;           /**< may be changed: 0 (default) one block per multiprocessor; else this many
+                                    (1 .. sms) */
+    int group_m;               /**< may be changed: tile rows per rasterization band (default TMA_GEMM_GROUP_M) */
+    int diag_update_every_tile;/**< may be changed, diagnostic for timing: 1 rebuilds the maps at every tile, not
+                                    only when a block moves to another group (same results, more map updates) */
+    void *workspace;           /**< device memory of the plan: the blocks' map slots and the error record */
+    size_t workspace_bytes;
+    size_t smem;               /**< dynamic shared memory per block, bytes */
+} tma_grouped_gemm_plan;
+
+/** Prepare the grouped GEMM on the current device: check the shared arguments, encode the templates, allocate
+ *  the workspace (cudaMalloc). a, b, c, m: device arrays of `groups` entries (NULL only when groups == 0; a and b
+ *  are not read when K == 0). Rules: groups, N, K >= 0; N and K multiples of 8 (rows of 16-byte multiples, TMA's
+ *  stride rule). Per group, checked on the device when it runs (tma_grouped_gemm_check reports): M_g >= 0; for
+ *  M_g > 0, A_g, B_g and C_g non-NULL and 16-byte aligned.
+ *  @return TMA_OK; TMA_ERR_ARG / TMA_ERR_NULL_ARG (diag names the rule); TMA_ERR_DEVICE without an sm_90 device;
+ *          TMA_ERR_CUDA */
+tma_status tma_grouped_gemm_plan_make(tma_grouped_gemm_plan *p, int groups, int n, int k, const void *const *a,
+                                      const void *const *b, void *const *c, const int32_t *m, tma_diag *diag);
+
+/** Launch a prepared plan on `stream` (asynchronous). K == 0 writes zeros into every C_g. A group the device finds
+ *  invalid is skipped (its C_g untouched) and recorded for tma_grouped_gemm_check; the others are computed.
+ *  @return TMA_OK; TMA_ERR_ARG for a plan whose fields were changed to something it cannot run; TMA_ERR_CUDA */
+tma_status tma_grouped_gemm_run(const tma_grouped_gemm_plan *p, tma_stream stream, tma_diag *diag);
+
+/** The first invalid group the device found since the plan was made or last checked: waits for `stream`, then
+ *  TMA_OK, or that group's status with "group g: ..." and the rule's message (the host's wording) in diag.
+ *  Clears the record. @return as said; TMA_ERR_CUDA if a CUDA call failed */
+tma_status tma_grouped_gemm_check(const tma_grouped_gemm_plan *p, tma_stream stream, tma_diag *diag);
+
+/** Release the plan's workspace (cudaFree: waits for the device). @return TMA_OK or TMA_ERR_CUDA */
+tma_status tma_grouped_gemm_plan_free(tma_grouped_gemm_plan *p, tma_diag *diag);
+
+/** Make, run, check and free in one call: synchronous (it waits for `stream`). For repeated calls keep a plan.
+ *  @return the first failing step's status */
+tma_status tma_grouped_gemm(int groups, int n, int k, const void *const *a, const void *const *b, void *const *c,
+                            const int32_t *m, tma_stream stream, tma_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,108 @@
+/* Private to libtma_kernels (and its tests): the grouped GEMM's tile scheduler, the per-group map edits and its
+ * error record, shared by the kernel (grouped_gemm.cu), its host code and the CPU tests that prove them. The
+ * kernel edits three host-encoded template maps per group with the edits below; the tests replay the same edits
+ * on the template descriptors (tma_desc_apply_edit) and load through them on the CPU model. Not installed. */
+#ifndef KERNELS_GROUPED_TILES_H
+#define KERNELS_GROUPED_TILES_H
+
+#include <stdint.h>
+
+#include "gemm_tiles.h"
+
+#include "tma/hd.h"
+#include "tma/kernels.h"
+#include "tma/rules.h"
+
+/** The three maps of a group. */
+enum { GG_MAP_A = 0, GG_MAP_B = 1, GG_MAP_C = 2, GG_MAPS = 3 };
+
+/** Tiles of a group of m rows: ceil(m / TMA_GEMM_BM) tile rows times tiles_n tile columns; none for m <= 0. */
+TMA_HD uint64_t gg_group_units(int32_t m, uint32_t tiles_n) {
+    return m > 0 ? ((uint64_t)m + TMA_GEMM_BM - 1u) / TMA_GEMM_BM * tiles_n : 0u;
+}
+
+/** A walk over the groups in order, for the increasing units of one block: `first` is the first unit of `group`. */
+typedef struct gg_cursor {
+    uint32_t group;
+    uint64_t first;
+} gg_cursor;
+
+/** The tile of unit u (u at or past the cursor's first unit): units number the tiles of group 0, then group 1,
+ *  and so on; inside a group they go in gm_tile_of order (bands of group_m tile rows). Moves the cursor to u's
+ *  group. @return 0 when u is past the last group's tiles, else 1 with the group, tile row and tile column */
+TMA_HD int gg_locate(gg_cursor *c, uint64_t u, const int32_t *m, uint32_t groups, uint32_t tiles_n, uint32_t group_m,
+                     uint32_t *g, uint32_t *tm, uint32_t *tn) {
+    for (; c->group < groups; c->group++) {
+        const int32_t rows = m[c->group];
+        const uint64_t units = gg_group_units(rows, tiles_n);
+        if (u < c->first + units) {
+            const uint32_t tiles_m = (uint32_t)(((uint64_t)rows + TMA_GEMM_BM - 1u) / TMA_GEMM_BM);
+            gm_tile_of((uint32_t)(u - c->first), tiles_m, tiles_n, group_m, tm, tn);
+            *g = c->group;
+            return 1;
+        }
+        c->first += units;
+    }
+    return 0;
+}
+
+/** The template descriptors: A_g (rows x K, K-major; boxes of 64 K x 128 rows), B_g (N x K; 64 K x 256 rows) and
+ *  C_g (rows x N; the epilogue's 64 rows x 64 columns), bf16, 128B swizzle. One row and a stand-in address
+ *  (TMA_GLOBAL_ALIGN) until the kernel sets a group's. L2 promotion 256B, as the dense GEMM's. */
+static inline void gg_template_descs(uint32_t n, uint32_t k, tma_tiled_desc d[GG_MAPS]) { /* host */
+    void *stand_in = (void *)(uintptr_t)TMA_GLOBAL_ALIGN;
+    d[GG_MAP_A] = tma_desc_2d(TMA_DTYPE_BF16, stand_in, 1u, k, (uint64_t)k * 2u, TMA_GEMM_BM, TMA_GEMM_BK,
+                              TMA_SWIZZLE_128B);
+    d[GG_MAP_B] = tma_desc_2d(TMA_DTYPE_BF16, stand_in, n, k, (uint64_t)k * 2u, TMA_GEMM_BN, TMA_GEMM_BK,
+                              TMA_SWIZZLE_128B);
+    d[GG_MAP_C] = tma_desc_2d(TMA_DTYPE_BF16, stand_in, 1u, n, (uint64_t)n * 2u, GM_EPI_ROWS,
+                              GM_EPI_ROW_BYTES / 2u, GM_EPI_SWIZZLE);
+    d[GG_MAP_A].l2_promotion = d[GG_MAP_B].l2_promotion = TMA_L2_256B;
+}
+
+/** The edits that make template `which` describe group g's matrix at ptr with `rows` rows: its address, and the
+ *  rows of A and C (B_g is N x K for every group). @return the number of edits written to out */
+TMA_HD uint32_t gg_group_edits(uint32_t which, const void *ptr, int32_t rows, tma_map_edit out[2]) {
+    out[0] = tma_edit(TMA_FIELD_GLOBAL_ADDRESS, 0, (uint64_t)(uintptr_t)ptr);
+    if (which == GG_MAP_B)
+        return 1u;
+    out[1] = tma_edit(TMA_FIELD_GLOBAL_DIM, 1, (uint64_t)(rows > 0 ? rows : 0));
+    return 2u;
+}
+
+/** What the device found wrong in the groups' arguments: the first error since the record was cleared. */
+typedef struct gg_error {
+    int32_t status; /**< 0: none; else the tma_status of the first error */
+    int32_t group;  /**< its group */
+    char message[TMA_DIAG_MESSAGE_BYTES];
+} gg_error;
+
+TMA_HD const char *gg_map_name(uint32_t which) {
+    return which == GG_MAP_A ? "A" : which == GG_MAP_B ? "B" : "C";
+}
+
+/** "group <g>: the map of <A|B|C>_g: <the rule's message, as the host words it>". */
+TMA_HD void gg_format_violation(char *out, size_t cap, uint32_t g, uint32_t which, const tma_violation *v) {
+    size_t n = tma_fmt_str_(out, cap, 0, "group ");
+    n = tma_fmt_uint_(out, cap, n, g, 10u);
+    n = tma_fmt_str_(out, cap, n, ": the map of ");
+    n = tma_fmt_str_(out, cap, n, gg_map_name(which));
+    n = tma_fmt_str_(out, cap, n, "_g: ");
+    if (n < cap)
+        tma_rule_format(v, out + n, cap - n);
+    else if (cap > 0)
+        out[cap - 1] = '\0';
+}
+
+/** "group <g>: M_g = <rows> is negative: ..." */
+TMA_HD void gg_format_negative_rows(char *out, size_t cap, uint32_t g, int32_t rows) {
+    size_t n = tma_fmt_str_(out, cap, 0, "group ");
+    n = tma_fmt_uint_(out, cap, n, g, 10u);
+    n = tma_fmt_str_(out, cap, n, ": M_g = -");
+    n = tma_fmt_uint_(out, cap, n, (uint64_t)(-(int64_t)rows), 10u);
+    n = tma_fmt_str_(out, cap, n, " rows is negative: give each group 0 or more rows (the group was skipped)");
+    if (cap > 0)
+        out[n < cap ? n : cap - 1] = '\0';
+}
+
+#endif /* KERNELS_GROUPED_TILES_H */

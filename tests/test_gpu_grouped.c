@@ -1,0 +1,299 @@
+/* The grouped GEMM (tma_grouped_gemm, tma/kernels.h) on the GPU against a double-precision CPU product:
+ *   random_groups - random problems: 1-24 groups with M_g of 0, 1-127 (under one tile), and up to 700 rows, N and K
+ *                   multiples of 8 that are and are not multiples of the tiles; with the default grid, with 1-5
+ *                   blocks (each block crosses many groups and reuses its map slots), with the maps rebuilt at
+ *                   every tile, and with other band heights. Every element of every C_g within bf16 rounding of
+ *                   the reference (|got - ref| <= 2^-8 |ref| + 2^-20 sum |a b|), NaN never passing (C_g poisoned
+ *                   with NaN first), the 64 bytes after each C_g unchanged; the device reported no error.
+ *   bad_groups    - a group whose A_g is misaligned, whose B_g is NULL, whose C_g is misaligned, or whose M_g is
+ *                   negative: tma_grouped_gemm_check names that group and the rule in the host's words, its C_g is
+ *                   untouched, every other group is right.
+ *   k_zero        - K = 0 writes zeros into every C_g.
+ *   refused       - N or K not a multiple of 8, NULL arrays and out-of-range plan fields are refused with a message.
+ * Random data, seeded; TMA_TEST_SEED replays. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_common.h"
+#include "tma/kernels.h"
+
+enum { MAX_G = 24, GUARD = 64 };
+
+static uint16_t to_bf16(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+static double bf16d(uint16_t h) {
+    const uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* One grouped problem, on the host and the device. */
+typedef struct problem {
+    int groups, n, k;
+    int32_t m[MAX_G];
+    uint16_t *a[MAX_G], *b[MAX_G];   /* host copies */
+    void *da[MAX_G], *db[MAX_G];     /* device allocations (as given to the kernel: maybe offset) */
+    uint8_t *dc[MAX_G];              /* C_g's allocation: C_g, then GUARD bytes */
+    size_t c_bytes[MAX_G];
+    const void **arr_a, **arr_b;     /* the device pointer arrays */
+    void **arr_c;
+    int32_t *arr_m;
+} problem;
+
+static void random_bf16(uint16_t *h, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        h[i] = to_bf16((float)((int)rnd_in(0, 2000) - 1000) / 1000.0f);
+}
+
+static void problem_make(problem *p, int groups, int n, int k, const int32_t *m) {
+    memset(p, 0, sizeof *p);
+    p->groups = groups, p->n = n, p->k = k;
+    for (int g = 0; g < groups; g++) {
+        p->m[g] = m[g];
+        const size_t rows = m[g] > 0 ? (size_t)m[g] : 0u;
+        p->a[g] = malloc(rows * k * 2 + 2);
+        p->b[g] = malloc((size_t)n * k * 2 + 2);
+        cr_assert(p->a[g] && p->b[g], "out of host memory");
+        random_bf16(p->a[g], rows * k);
+        random_bf16(p->b[g], (size_t)n * k);
+        CUDA_OK(cudaMalloc(&p->da[g], rows * k * 2 + 16));
+        CUDA_OK(cudaMalloc(&p->db[g], (size_t)n * k * 2 + 16));
+        CUDA_OK(cudaMemcpy(p->da[g], p->a[g], rows * k * 2, cudaMemcpyHostToDevice));
+        CUDA_OK(cudaMemcpy(p->db[g], p->b[g], (size_t)n * k * 2, cudaMemcpyHostToDevice));
+        p->c_bytes[g] = rows * n * 2;
+        CUDA_OK(cudaMalloc((void **)&p->dc[g], p->c_bytes[g] + GUARD));
+        CUDA_OK(cudaMemset(p->dc[g], 0xFF, p->c_bytes[g] + GUARD)); /* bf16 NaN, and the guard */
+    }
+    CUDA_OK(cudaMalloc((void **)&p->arr_a, sizeof(void *) * MAX_G));
+    CUDA_OK(cudaMalloc((void **)&p->arr_b, sizeof(void *) * MAX_G));
+    CUDA_OK(cudaMalloc((void **)&p->arr_c, sizeof(void *) * MAX_G));
+    CUDA_OK(cudaMalloc((void **)&p->arr_m, sizeof(int32_t) * MAX_G));
+}
+
+/* The arrays as the kernel reads them (after any change of the pointers or the M_g). */
+static void problem_upload(problem *p) {
+    CUDA_OK(cudaMemcpy(p->arr_a, p->da, sizeof(void *) * p->groups, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(p->arr_b, p->db, sizeof(void *) * p->groups, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(p->arr_c, p->dc, sizeof(void *) * p->groups, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(p->arr_m, p->m, sizeof(int32_t) * p->groups, cudaMemcpyHostToDevice));
+}
+
+static void problem_free(problem *p) {
+    for (int g = 0; g < p->groups; g++) {
+        free(p->a[g]), free(p->b[g]);
+        CUDA_OK(cudaFree(p->da[g]));
+        CUDA_OK(cudaFree(p->db[g]));
+        CUDA_OK(cudaFree(p->dc[g]));
+    }
+    CUDA_OK(cudaFree(p->arr_a));
+    CUDA_OK(cudaFree(p->arr_b));
+    CUDA_OK(cudaFree(p->arr_c));
+    CUDA_OK(cudaFree(p->arr_m));
+}
+
+/* Group g's C against the reference, every element; the guard after it unchanged. skip: C_g must be untouched. */
+static void check_group(const problem *p, int g, int untouched, const char *what) {
+    const size_t bytes = p->c_bytes[g] + GUARD;
+    uint8_t *got = malloc(bytes + 1);
+    cr_assert(got != NULL);
+    CUDA_OK(cudaMemcpy(got, p->dc[g], bytes, cudaMemcpyDeviceToHost));
+    for (size_t i = p->c_bytes[g]; i < bytes; i++)
+        cr_assert_eq(got[i], 0xFF, "%s: group %d: byte %zu after C_g was written", what, g, i - p->c_bytes[g]);
+    if (untouched) {
+        for (size_t i = 0; i < p->c_bytes[g]; i++)
+            cr_assert_eq(got[i], 0xFF, "%s: group %d was skipped but its C_g byte %zu changed", what, g, i);
+        free(got);
+        return;
+    }
+    const int rows = p->m[g] > 0 ? p->m[g] : 0, n = p->n, k = p->k;
+    double *arow = malloc(sizeof(double) * (k + 1));
+    cr_assert(arow != NULL);
+    for (int r = 0; r < rows; r++) {
+        for (int kk = 0; kk < k; kk++)
+            arow[kk] = bf16d(p->a[g][(size_t)r * k + kk]);
+        for (int col = 0; col < n; col++) {
+            const uint16_t *brow = p->b[g] + (size_t)col * k;
+            double ref = 0, mag = 0;
+            for (int kk = 0; kk < k; kk++) {
+                const double t = arow[kk] * bf16d(brow[kk]);
+                ref += t;
+                mag += fabs(t);
+            }
+            uint16_t h;
+            memcpy(&h, got + ((size_t)r * n + col) * 2, 2);
+            const double v = bf16d(h), tol = ldexp(fabs(ref), -8) + ldexp(mag, -20);
+            cr_assert(isfinite(v) && fabs(v - ref) <= tol,
+                      "%s: group %d (M_g %d, N %d, K %d) C[%d][%d] = %.6g, reference %.6g (tolerance %.3g)", what, g,
+                      p->m[g], n, k, r, col, v, ref, tol);
+        }
+    }
+    free(arow);
+    free(got);
+}
+
+static tma_grouped_gemm_plan make_plan(const problem *p) {
+    tma_grouped_gemm_plan plan;
+    tma_diag diag;
+    const tma_status st = tma_grouped_gemm_plan_make(&plan, p->groups, p->n, p->k, (const void *const *)p->arr_a,
+                                                     (const void *const *)p->arr_b, (void *const *)p->arr_c,
+                                                     p->arr_m, &diag);
+    cr_assert_eq(st, TMA_OK, "plan_make: %s: %s", tma_status_name(st), diag.message);
+    return plan;
+}
+
+static tma_status run_and_check(tma_grouped_gemm_plan *plan, tma_diag *diag) {
+    tma_status st = tma_grouped_gemm_run(plan, NULL, diag);
+    cr_assert_eq(st, TMA_OK, "run: %s: %s", tma_status_name(st), diag->message);
+    CUDA_OK(cudaDeviceSynchronize());
+    return tma_grouped_gemm_check(plan, NULL, diag);
+}
+
+/* Random row counts: empty, under one tile, and up to `max_rows`. */
+static void random_rows(int32_t *m, int groups, int max_rows) {
+    for (int g = 0; g < groups; g++) {
+        const int kind = (int)rnd_in(0, 5);
+        m[g] = kind == 0 ? 0 : kind == 1 ? (int32_t)rnd_in(1, 127) : (int32_t)rnd_in(1, max_rows);
+    }
+}
+
+Test(gpu_grouped, random_groups, .timeout = 600) {
+    require_sm90();
+    seed_rng("gpu_grouped.random_groups");
+    const int configs = config_count(12);
+    long elements = 0, groups_done = 0;
+    for (int cfg = 0; cfg < configs; cfg++) {
+        problem p;
+        int32_t m[MAX_G];
+        const int groups = (int)rnd_in(1, MAX_G);
+        random_rows(m, groups, 700);
+        const int n = 8 * (int)rnd_in(1, 80), k = 8 * (int)rnd_in(1, 60);
+        problem_make(&p, groups, n, k, m);
+        problem_upload(&p);
+        tma_grouped_gemm_plan plan = make_plan(&p);
+        const int variant = cfg % 4;
+        char what[160];
+        if (variant == 1)
+            plan.grid_blocks = (int)rnd_in(1, 5);
+        else if (variant == 2)
+            plan.diag_update_every_tile = 1;
+        else if (variant == 3)
+            plan.group_m = (int)rnd_in(1, 8);
+        snprintf(what, sizeof what, "config %d (%d groups, N %d, K %d, %s)", cfg, groups, n, k,
+                 variant == 0 ? "default" : variant == 1 ? "few blocks" : variant == 2 ? "maps rebuilt every tile"
+                                                                                    : "band height changed");
+        tma_diag diag;
+        const tma_status st = run_and_check(&plan, &diag);
+        cr_assert_eq(st, TMA_OK, "%s: the device reported %s: %s", what, tma_status_name(st), diag.message);
+        for (int g = 0; g < groups; g++) {
+            check_group(&p, g, 0, what);
+            elements += (long)(m[g] > 0 ? m[g] : 0) * n;
+        }
+        groups_done += groups;
+        cr_assert_eq(tma_grouped_gemm_plan_free(&plan, &diag), TMA_OK, "%s", diag.message);
+        problem_free(&p);
+    }
+    cr_log_info("grouped GEMM: %d problems, %ld groups, %ld elements of C, every one within bf16 rounding of the "
+                "fp64 reference",
+                configs, groups_done, elements);
+}
+
+/* One bad group among good ones: reported with its number and the rule, skipped, the others right. */
+Test(gpu_grouped, bad_groups, .timeout = 300) {
+    require_sm90();
+    seed_rng("gpu_grouped.bad_groups");
+    const char *kinds[] = {"A_g misaligned", "B_g NULL", "C_g misaligned", "M_g negative"};
+    const char *expect[] = {"the map of A_g: global_address = 0x", "the map of B_g: global_address = NULL",
+                            "the map of C_g: global_address = 0x", "M_g = -5 rows is negative"};
+    const tma_status status[] = {TMA_ERR_GLOBAL_ADDRESS_ALIGN, TMA_ERR_GLOBAL_ADDRESS_NULL,
+                                 TMA_ERR_GLOBAL_ADDRESS_ALIGN, TMA_ERR_ARG};
+    for (int kind = 0; kind < 4; kind++) {
+        problem p;
+        int32_t m[6] = {200, 130, 64, 300, 1, 129};
+        problem_make(&p, 6, 136, 72, m);
+        const int bad = (int)rnd_in(0, 5);
+        void *keep_a = p.da[bad], *keep_b = p.db[bad];
+        uint8_t *keep_c = p.dc[bad];
+        if (kind == 0)
+            p.da[bad] = (uint8_t *)p.da[bad] + 8;
+        else if (kind == 1)
+            p.db[bad] = NULL;
+        else if (kind == 2)
+            p.dc[bad] = p.dc[bad] + 2;
+        else
+            p.m[bad] = -5;
+        problem_upload(&p);
+        p.da[bad] = keep_a, p.db[bad] = keep_b, p.dc[bad] = keep_c;
+        if (kind == 3)
+            p.m[bad] = m[bad]; /* the allocation's size for the checks below */
+        tma_grouped_gemm_plan plan = make_plan(&p);
+        tma_diag diag;
+        const tma_status st = run_and_check(&plan, &diag);
+        char group[32];
+        snprintf(group, sizeof group, "group %d: ", bad);
+        cr_assert_eq(st, status[kind], "%s: status %s: %s", kinds[kind], tma_status_name(st), diag.message);
+        cr_assert(strncmp(diag.message, group, strlen(group)) == 0 && strstr(diag.message, expect[kind]) != NULL,
+                  "%s in group %d: message: %s", kinds[kind], bad, diag.message);
+        cr_log_info("bad group (%s): %s", kinds[kind], diag.message);
+        /* the record was cleared by the check */
+        cr_assert_eq(tma_grouped_gemm_check(&plan, NULL, &diag), TMA_OK, "the error record was not cleared");
+        for (int g = 0; g < 6; g++)
+            check_group(&p, g, g == bad, kinds[kind]);
+        cr_assert_eq(tma_grouped_gemm_plan_free(&plan, &diag), TMA_OK, "%s", diag.message);
+        problem_free(&p);
+    }
+}
+
+Test(gpu_grouped, k_zero) {
+    require_sm90();
+    seed_rng("gpu_grouped.k_zero");
+    problem p;
+    int32_t m[4] = {3, 0, 200, 129};
+    problem_make(&p, 4, 64, 0, m);
+    problem_upload(&p);
+    tma_diag diag;
+    const tma_status st = tma_grouped_gemm(4, 64, 0, (const void *const *)p.arr_a, (const void *const *)p.arr_b,
+                                           (void *const *)p.arr_c, p.arr_m, NULL, &diag);
+    cr_assert_eq(st, TMA_OK, "%s: %s", tma_status_name(st), diag.message);
+    for (int g = 0; g < 4; g++) {
+        uint8_t *got = malloc(p.c_bytes[g] + GUARD + 1);
+        CUDA_OK(cudaMemcpy(got, p.dc[g], p.c_bytes[g] + GUARD, cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < p.c_bytes[g]; i++)
+            cr_assert_eq(got[i], 0, "group %d byte %zu: K = 0 must give zeros", g, i);
+        for (size_t i = 0; i < GUARD; i++)
+            cr_assert_eq(got[p.c_bytes[g] + i], 0xFF, "group %d: guard byte %zu written", g, i);
+        free(got);
+    }
+    problem_free(&p);
+}
+
+Test(gpu_grouped, refused) {
+    require_sm90();
+    tma_grouped_gemm_plan plan;
+    tma_diag diag;
+    void *arr;
+    CUDA_OK(cudaMalloc(&arr, 256));
+    const void *const *a = (const void *const *)arr;
+    void *const *c = (void *const *)arr;
+    const int32_t *m = (const int32_t *)arr;
+    cr_assert_eq(tma_grouped_gemm_plan_make(&plan, 2, 100, 64, a, a, c, m, &diag), TMA_ERR_ARG);
+    cr_assert(strstr(diag.message, "N = 100") != NULL, "%s", diag.message);
+    cr_assert_eq(tma_grouped_gemm_plan_make(&plan, 2, 64, 60, a, a, c, m, &diag), TMA_ERR_ARG);
+    cr_assert(strstr(diag.message, "K = 60") != NULL, "%s", diag.message);
+    cr_assert_eq(tma_grouped_gemm_plan_make(&plan, 2, 64, 64, a, a, c, NULL, &diag), TMA_ERR_NULL_ARG);
+    cr_assert(strstr(diag.message, "m = NULL") != NULL, "%s", diag.message);
+    cr_assert_eq(tma_grouped_gemm_plan_make(&plan, -1, 64, 64, a, a, c, m, &diag), TMA_ERR_ARG);
+    cr_assert_eq(tma_grouped_gemm_plan_make(&plan, 2, 64, 64, a, a, c, m, &diag), TMA_OK, "%s", diag.message);
+    plan.grid_blocks = plan.sms + 1;
+    cr_assert_eq(tma_grouped_gemm_run(&plan, NULL, &diag), TMA_ERR_ARG);
+    cr_assert(strstr(diag.message, "grid_blocks") != NULL, "%s", diag.message);
+    plan.grid_blocks = 0;
+    cr_assert_eq(tma_grouped_gemm_plan_free(&plan, &diag), TMA_OK);
+    cr_assert_eq(tma_grouped_gemm_run(&plan, NULL, &diag), TMA_ERR_ARG, "a freed plan must not run");
+    CUDA_OK(cudaFree(arr));
+}

@@ -1,0 +1,234 @@
+/* The grouped GEMM's CPU half (kernels/grouped_tiles.h), without a GPU:
+ *   grouped_sched  - the units of every block together visit each tile of each group with rows exactly once, for
+ *                    random row counts (0 and negative ones included), grids and band heights.
+ *   grouped_maps   - the kernel's per-group edits, replayed on the template descriptors (tma_desc_apply_edit,
+ *                    the host mirror of what the device does), give each group's own descriptor; through them the
+ *                    CPU model loads the tiles of a random grouped problem, and the product of the loaded boxes,
+ *                    read as the kernel reads them (128B swizzle), equals the direct product, every element;
+ *                    rows past M_g arrive as zeros. Bad groups are refused with the host's message, prefixed
+ *                    with the group and the map. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <criterion/criterion.h>
+
+#include "grouped_tiles.h"
+#include "tma/tma.h"
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint32_t rnd32(void) {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (uint32_t)(rng >> 16);
+}
+static uint32_t rnd_below(uint32_t n) { return rnd32() % n; }
+
+static void seed(const char *name) {
+    const char *env = getenv("TMA_TEST_SEED");
+    rng = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)(uintptr_t)name;
+    if (rng == 0)
+        rng = 1;
+    cr_log_info("%s: seed %llu (replay with TMA_TEST_SEED)", name, (unsigned long long)rng);
+}
+
+/* Every tile of every group with rows, once, whatever the grid and band height. */
+Test(grouped_sched, every_tile_once) {
+    seed("grouped_sched.every_tile_once");
+    for (int trial = 0; trial < 300; trial++) {
+        const uint32_t groups = 1 + rnd_below(40), tiles_n = 1 + rnd_below(5), grid = 1 + rnd_below(24);
+        const uint32_t group_m = 1 + rnd_below(20);
+        int32_t m[40];
+        uint64_t total = 0, offset[41];
+        for (uint32_t g = 0; g < groups; g++) {
+            const uint32_t kind = rnd_below(5);
+            m[g] = kind == 0 ? 0 : kind == 1 ? -(int32_t)rnd_below(100) - 1 : (int32_t)rnd_below(700);
+            offset[g] = total;
+            total += gg_group_units(m[g], tiles_n);
+        }
+        uint8_t *seen = calloc(total + 1, 1);
+        cr_assert(seen != NULL);
+        for (uint32_t b = 0; b < grid; b++) {
+            gg_cursor c = {0, 0};
+            uint32_t last_group = 0;
+            for (uint64_t u = b;; u += grid) {
+                uint32_t g, tm, tn;
+                if (!gg_locate(&c, u, m, groups, tiles_n, group_m, &g, &tm, &tn)) {
+                    cr_assert_geq(u, total, "unit %llu of %llu not located", (unsigned long long)u,
+                                  (unsigned long long)total);
+                    break;
+                }
+                cr_assert(m[g] > 0, "group %u with %d rows has a tile", g, m[g]);
+                cr_assert_geq(g, last_group, "a block's groups go in order");
+                last_group = g;
+                const uint32_t tiles_m = ((uint32_t)m[g] + TMA_GEMM_BM - 1) / TMA_GEMM_BM;
+                cr_assert(tm < tiles_m && tn < tiles_n, "group %u tile (%u, %u) outside %u x %u", g, tm, tn, tiles_m,
+                          tiles_n);
+                const uint64_t id = offset[g] + (uint64_t)tm * tiles_n + tn;
+                cr_assert_eq(seen[id], 0, "group %u tile (%u, %u) twice", g, tm, tn);
+                seen[id] = 1;
+            }
+        }
+        for (uint64_t i = 0; i < total; i++)
+            cr_assert_eq(seen[i], 1, "trial %d: tile %llu of %llu never visited", trial, (unsigned long long)i,
+                         (unsigned long long)total);
+        free(seen);
+    }
+}
+
+/* Group g's descriptor, as the device builds it: the template with the group's edits. */
+static tma_tiled_desc group_desc(const tma_tiled_desc tmpl[GG_MAPS], uint32_t which, const void *ptr, int32_t rows) {
+    tma_tiled_desc d = tmpl[which];
+    tma_map_edit e[2];
+    const uint32_t n = gg_group_edits(which, ptr, rows, e);
+    for (uint32_t i = 0; i < n; i++)
+        tma_desc_apply_edit(&d, e[i]);
+    return d;
+}
+
+Test(grouped_maps, edits_describe_each_group) {
+    seed("grouped_maps.edits_describe_each_group");
+    for (int trial = 0; trial < 500; trial++) {
+        const uint32_t n = 8 * (1 + rnd_below(1024)), k = 8 * (1 + rnd_below(1024));
+        const int32_t rows = 1 + (int32_t)rnd_below(100000);
+        tma_tiled_desc tmpl[GG_MAPS];
+        gg_template_descs(n, k, tmpl);
+        void *pa = (void *)(uintptr_t)(0x100000000ull + 16u * rnd_below(1u << 20));
+        void *pb = (void *)(uintptr_t)(0x200000000ull + 16u * rnd_below(1u << 20));
+        void *pc = (void *)(uintptr_t)(0x300000000ull + 16u * rnd_below(1u << 20));
+        const tma_tiled_desc a = group_desc(tmpl, GG_MAP_A, pa, rows), b = group_desc(tmpl, GG_MAP_B, pb, rows),
+                             c = group_desc(tmpl, GG_MAP_C, pc, rows);
+        tma_tiled_desc want_a = tma_desc_2d(TMA_DTYPE_BF16, pa, (uint64_t)rows, k, (uint64_t)k * 2, TMA_GEMM_BM,
+                                            TMA_GEMM_BK, TMA_SWIZZLE_128B);
+        tma_tiled_desc want_b = tma_desc_2d(TMA_DTYPE_BF16, pb, n, k, (uint64_t)k * 2, TMA_GEMM_BN, TMA_GEMM_BK,
+                                            TMA_SWIZZLE_128B);
+        want_a.l2_promotion = want_b.l2_promotion = TMA_L2_256B;
+        const tma_tiled_desc want_c = tma_desc_2d(TMA_DTYPE_BF16, pc, (uint64_t)rows, n, (uint64_t)n * 2,
+                                                  GM_EPI_ROWS, GM_EPI_ROW_BYTES / 2, GM_EPI_SWIZZLE);
+        cr_assert(memcmp(&a, &want_a, sizeof a) == 0, "A_g's descriptor (rows %d, K %u)", rows, k);
+        cr_assert(memcmp(&b, &want_b, sizeof b) == 0, "B_g's descriptor (N %u, K %u)", n, k);
+        cr_assert(memcmp(&c, &want_c, sizeof c) == 0, "C_g's descriptor (rows %d, N %u)", rows, n);
+        tma_diag diag;
+        cr_assert_eq(tma_check_tiled(&a, &diag), TMA_OK, "%s", diag.message);
+        cr_assert_eq(tma_check_tiled(&b, &diag), TMA_OK, "%s", diag.message);
+        cr_assert_eq(tma_check_tiled(&c, &diag), TMA_OK, "%s", diag.message);
+    }
+}
+
+static uint16_t to_bf16(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+static double bf16d(uint16_t h) {
+    const uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* The kernel's tile loop on the CPU model: every group's tiles, each K step's A and B boxes model-loaded through
+ * the group's mirrored maps, multiplied as read through the 128B swizzle; against the direct product. */
+Test(grouped_maps, tile_pipeline_on_the_model) {
+    seed("grouped_maps.tile_pipeline_on_the_model");
+    enum { G = 6, N = 256 + 64, K = 136 };
+    static uint8_t sa[TMA_GEMM_BM * 128], sb[TMA_GEMM_BN * 128];
+    int32_t m[G];
+    uint16_t *a[G], *b[G];
+    for (int g = 0; g < G; g++) {
+        m[g] = g == 1 ? 0 : g == 3 ? 1 + (int32_t)rnd_below(20) : (int32_t)rnd_below(300);
+        a[g] = malloc((size_t)(m[g] > 0 ? m[g] : 1) * K * 2);
+        b[g] = malloc((size_t)N * K * 2);
+        cr_assert(a[g] && b[g]);
+        for (long i = 0; i < (long)m[g] * K; i++)
+            a[g][i] = to_bf16((float)((int)rnd_below(2001) - 1000) / 1000.0f);
+        for (long i = 0; i < (long)N * K; i++)
+            b[g][i] = to_bf16((float)((int)rnd_below(2001) - 1000) / 1000.0f);
+    }
+    tma_tiled_desc tmpl[GG_MAPS];
+    gg_template_descs(N, K, tmpl);
+    const uint32_t tiles_n = (N + TMA_GEMM_BN - 1) / TMA_GEMM_BN, nk = (K + TMA_GEMM_BK - 1) / TMA_GEMM_BK;
+    static double acc[TMA_GEMM_BM][TMA_GEMM_BN];
+    long compared = 0, zero_rows = 0;
+    gg_cursor cur = {0, 0};
+    for (uint64_t u = 0;; u++) {
+        uint32_t g, tm, tn;
+        if (!gg_locate(&cur, u, m, G, tiles_n, 4, &g, &tm, &tn))
+            break;
+        const tma_tiled_desc da = group_desc(tmpl, GG_MAP_A, a[g], m[g]), db = group_desc(tmpl, GG_MAP_B, b[g], m[g]);
+        memset(acc, 0, sizeof acc);
+        for (uint32_t kb = 0; kb < nk; kb++) {
+            const int32_t ca[5] = {(int32_t)(kb * TMA_GEMM_BK), (int32_t)(tm * TMA_GEMM_BM), 0, 0, 0};
+            const int32_t cb[5] = {(int32_t)(kb * TMA_GEMM_BK), (int32_t)(tn * TMA_GEMM_BN), 0, 0, 0};
+            memset(sa, 0xA5, sizeof sa);
+            memset(sb, 0xA5, sizeof sb);
+            cr_assert_eq(tma_model_load_tiled(&da, ca, sa, sizeof sa, 0), TMA_OK, "group %u: model load of A", g);
+            cr_assert_eq(tma_model_load_tiled(&db, cb, sb, sizeof sb, 0), TMA_OK, "group %u: model load of B", g);
+            for (uint32_t r = 0; r < TMA_GEMM_BM; r++)
+                for (uint32_t kk = 0; kk < TMA_GEMM_BK; kk++) {
+                    uint16_t h;
+                    memcpy(&h, sa + tma_swizzle_elem(TMA_SWIZZLE_128B, 0, 128, 2, r, kk), 2);
+                    const double x = bf16d(h);
+                    if (tm * TMA_GEMM_BM + r >= (uint32_t)m[g] || kb * TMA_GEMM_BK + kk >= K) {
+                        cr_assert_eq(h, 0, "group %u tile %u: A row %u col %u past the matrix is not zero", g, tm, r, kk);
+                        zero_rows += kk == 0;
+                        continue;
+                    }
+                    for (uint32_t col = 0; col < TMA_GEMM_BN; col++) {
+                        memcpy(&h, sb + tma_swizzle_elem(TMA_SWIZZLE_128B, 0, 128, 2, col, kk), 2);
+                        acc[r][col] += x * bf16d(h);
+                    }
+                }
+        }
+        for (uint32_t r = 0; r < TMA_GEMM_BM && tm * TMA_GEMM_BM + r < (uint32_t)m[g]; r++)
+            for (uint32_t col = 0; col < TMA_GEMM_BN && tn * TMA_GEMM_BN + col < N; col++) {
+                const uint32_t row = tm * TMA_GEMM_BM + r, ncol = tn * TMA_GEMM_BN + col;
+                double want = 0;
+                for (uint32_t kk = 0; kk < K; kk++)
+                    want += bf16d(a[g][(size_t)row * K + kk]) * bf16d(b[g][(size_t)ncol * K + kk]);
+                cr_assert(acc[r][col] == want, "group %u C[%u][%u]: tiles give %.17g, direct %.17g", g, row, ncol,
+                          acc[r][col], want);
+                compared++;
+            }
+    }
+    long want_elems = 0;
+    for (int g = 0; g < G; g++)
+        want_elems += (long)(m[g] > 0 ? m[g] : 0) * N;
+    cr_assert_eq(compared, want_elems, "every element of every C_g compared");
+    cr_log_info("grouped tiles on the model: %ld elements of %d groups equal the direct product; %ld box rows past "
+                "M_g arrived as zeros",
+                compared, G, zero_rows);
+    for (int g = 0; g < G; g++)
+        free(a[g]), free(b[g]);
+}
+
+/* A NULL or misaligned pointer of a group with rows breaks a rule of rules.h; the device's message is the host's,
+ * prefixed with the group and the map. */
+Test(grouped_maps, bad_groups_get_the_hosts_message) {
+    tma_tiled_desc tmpl[GG_MAPS];
+    gg_template_descs(512, 256, tmpl);
+    struct {
+        uint32_t which;
+        uintptr_t ptr;
+        tma_status want;
+    } cases[] = {{GG_MAP_A, 0, TMA_ERR_GLOBAL_ADDRESS_NULL},
+                 {GG_MAP_B, 0x100008, TMA_ERR_GLOBAL_ADDRESS_ALIGN},
+                 {GG_MAP_C, 0x100002, TMA_ERR_GLOBAL_ADDRESS_ALIGN}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const tma_tiled_desc d = group_desc(tmpl, cases[i].which, (void *)cases[i].ptr, 300);
+        tma_violation v;
+        tma_rule_sink s = tma_rule_sink_make(&v, 1);
+        cr_assert_eq(tma_rules_tiled(&d, &s), cases[i].want, "case %zu", i);
+        tma_diag diag;
+        cr_assert_eq(tma_check_tiled(&d, &diag), cases[i].want);
+        char got[TMA_DIAG_MESSAGE_BYTES], want[TMA_DIAG_MESSAGE_BYTES + 64];
+        gg_format_violation(got, sizeof got, 7, cases[i].which, &v);
+        snprintf(want, sizeof want, "group 7: the map of %s_g: %s", gg_map_name(cases[i].which), diag.message);
+        cr_assert_str_eq(got, want);
+    }
+    char text[TMA_DIAG_MESSAGE_BYTES];
+    gg_format_negative_rows(text, sizeof text, 3, -12);
+    cr_assert_str_eq(text, "group 3: M_g = -12 rows is negative: give each group 0 or more rows (the group was "
+                           "skipped)");
+}
