@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             uint32_t gm, tn;
             gm_tile_of(u, groups_m, tiles_n, group_m, &gm, &tn);
             const uint32_t tm = gm * CL + rank; /* may be past the last tile row: loads fill zeros, no store */
-            gm_mainloop<CL>(acc, da0, db0, full, empty, nk, s, phase, lane == 0, false);
+            gm_mainloop<CL>(acc, da0, db0, full, empty, nk, s, phase, lane == 0);
 
             const uint32_t row0 = tm * BM + cw * 64u, col0 = tn * BN;
             if (row0 >= (uint32_t)M)

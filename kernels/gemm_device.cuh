@@ -44,20 +44,17 @@ static __device__ __forceinline__ void release_stage(uint64_t *empty_bar) {
  * stage). da0 / db0: the descriptors of stage 0, one per 16-wide K step; stage s's are these plus s * bytes-per-box
  * in the start-address field (deriving all eight in the loop cost ~270 instructions per warp per stage, a serial
  * chain longer than the previous stage's wgmma group: ncu, tensor pipe ~69% busy). One wgmma group stays in
- * flight; a stage is released (by `releaser`, one lane per warp) when the group that read it has completed.
- * first_waited: the caller has already waited for the first stage (to read what the producer left with it). */
+ * flight; a stage is released (by `releaser`, one lane per warp) when the group that read it has completed. */
 template <int CL>
 static __device__ __forceinline__ void gm_mainloop(float (&acc)[128], const uint64_t (&da0)[BK / 16u],
                                                    const uint64_t (&db0)[BK / 16u], uint64_t *full, uint64_t *empty,
-                                                   uint32_t nk, uint32_t &s, uint32_t &phase, bool releaser,
-                                                   bool first_waited) {
+                                                   uint32_t nk, uint32_t &s, uint32_t &phase, bool releaser) {
 #pragma unroll
     for (int i = 0; i < 128; i++)
         acc[i] = 0.f;
     uint32_t prev = 0;
     for (uint32_t kb = 0; kb < nk; kb++) {
-        if (kb > 0 || !first_waited)
-            tma_mbar_wait_quiet(&full[s], phase);
+        tma_mbar_wait_quiet(&full[s], phase);
         uint64_t da[BK / 16u], db[BK / 16u]; /* all descriptors before the fence (ptxas C7519) */
 #pragma unroll
         for (uint32_t kk = 0; kk < BK / 16u; kk++) {

@@ -1,29 +1,23 @@
 /* tma::kernels grouped GEMM (tma/kernels.h): C_g = A_g * B_g^T for every group g, bf16 in, fp32 accumulate,
  * bf16 out, with each group's tensor maps built on the device.
  *
- * The block is the dense GEMM's (gemm.cu, gemm_device.cuh): warpgroup 0 produces, warpgroups 1 and 2 consume
- * 128 x 256 output tiles with wgmma, a ring of TMA_GEMM_STAGES stages, the TMA-store epilogue. No clusters.
- * What differs:
- *   - Work: units number the tiles of group 0, then group 1, ... (grouped_tiles.h); block b takes units b,
- *     b + grid, ... Only the producer warp walks the schedule (reading the M_g from device memory); it leaves
- *     each tile's coordinates, its rows and its map slot with the tile's first stage (stage_info), and a "done"
- *     entry after the last, so the consumers follow without reading the M_g themselves.
- *   - Maps: when the producer moves to another group it builds the three maps of that group from the templates
- *     (the kernel's parameters) in a shared-memory builder: the address and the rows (gg_group_edits); the device
- *     check (tma_map_check: every rule of rules.h, in any build) refuses a bad group, which is skipped and
- *     recorded (tma_grouped_gemm_check); then the warp publishes the maps (tensormap.cp_fenceproxy, release) into
- *     the next of the block's TMA_GROUPED_GEMM_SLOTS slots in global memory. The producer acquires the maps of A
- *     and B before its loads; each consumer warpgroup's store issuer acquires the map of C before its first store
- *     through it (it learns of the slot through the full barrier, which orders the publish before).
- *   - Slot reuse. A slot is rebuilt only after the copies through its old maps have completed:
- *     the producer rebuilds a slot right after waiting for the stage of the new tile's first k-block to be
- *     free. At that moment the consumers have released the stage of the k-block STAGES before, so they are in
- *     the main loop of tile c >= t - STAGES (every tile has >= 1 k-block), after the epilogue of c - 1 was
- *     issued; at each tile's epilogue a store issuer first waits until at most the previous tile's stores
- *     (GG_EPI_BOXES groups) are pending, or none when it has nothing to store, so the stores of tiles <= c - 3
- *     have completed, and the loads of tiles < c were consumed. A slot changes at most once per tile, so the
- *     slot rebuilt for tile t was last used by a tile <= t - SLOTS <= t - STAGES - 3 <= c - 3 when
- *     SLOTS >= STAGES + 3 (8 >= 7): its copies are done. */
+ * Two kernels per run, in stream order:
+ *   1. gg_build_kernel: one warp per group builds the group's three maps (A_g, B_g, C_g) from the host-encoded
+ *      templates (the address and the rows: gg_group_edits) in a shared-memory builder, checks them against every
+ *      rule of rules.h (tma_map_check, in any build; a bad group is recorded for tma_grouped_gemm_check and marked
+ *      skipped) and publishes them (tensormap.cp_fenceproxy, release) into the plan's map table in global memory.
+ *   2. gg_kernel: the dense GEMM's block (gemm.cu, gemm_device.cuh): warpgroup 0 produces, warpgroups 1 and 2
+ *      consume 128 x 256 output tiles with wgmma, a ring of TMA_GEMM_STAGES stages, the TMA-store epilogue; no
+ *      clusters. Units number the tiles of group 0, then group 1, ... (grouped_tiles.h); block b takes units b,
+ *      b + grid, ..., skipping the groups the build refused. The producer and the consumers walk this schedule
+ *      each (gg_next_tile: a few loads of the M_g per change of group), so nothing but the stages passes between
+ *      them. The producer acquires a group's maps of A and B before its first load through them; each consumer
+ *      warpgroup's store issuer acquires the map of C before its first store.
+ * Why a table built once per run, not maps rebuilt in the GEMM's producer when a block moves to another group
+ * (measured on an H200, docs/GROUPED_GEMM.md): with the rules checked in a producer held to 40 registers, each
+ * rebuild stalled the producer ~30 us (every block rebuilt up to ~70 times a run: a third of the time at 65,536
+ * tokens over 128 experts); built once per group by warps with registers to spare, the table costs one small
+ * launch. The maps do not change while the GEMM runs, so no copy can see a map change under it. */
 #include <stdio.h>
 #include <string.h>
 
@@ -34,22 +28,13 @@
 #include "tma/tensormap.cuh"
 
 namespace {
-constexpr uint32_t SLOTS = TMA_GROUPED_GEMM_SLOTS;
-static_assert(SLOTS >= STAGES + 3u, "the slot-reuse bound above");
-constexpr uint32_t GG_EPI_BOXES = BN * 2u / EPI_ROW_BYTES; /* bf16 C: epilogue stores per warpgroup and tile */
-
-/* The maps of one group: A, B, C (each 256 bytes, 128-aligned). */
-struct gg_slot {
-    tma_tensor map[GG_MAPS];
-};
-
-/* What the producer leaves with a tile's first stage. */
-struct gg_stage_info {
-    uint32_t tm, tn, slot, done;
+/* A tile of the schedule. */
+struct gg_tile {
+    uint32_t group, tm, tn;
     int32_t rows; /* M_g */
 };
 
-/* The kernel's parameters (one struct: under the 4 KiB parameter limit). */
+/* The kernels' parameters (one struct: under the 4 KiB parameter limit). */
 struct gg_params {
     tma_tensor tmpl[GG_MAPS];
     tma_tiled_desc desc[GG_MAPS];
@@ -57,13 +42,16 @@ struct gg_params {
     const void *const *b;
     void *const *c;
     const int32_t *m;
-    uint32_t groups, n, k, group_m, update_every_tile;
-    gg_slot *slots;  /* gridDim.x * SLOTS */
+    uint32_t groups, n, k, group_m;
+    tma_tensor *maps; /* groups x GG_MAPS: the map table */
+    int32_t *ok;      /* groups: 1 where the group's maps are valid (or it has no rows) */
     gg_error *error;
 };
+
+constexpr uint32_t BUILD_WARPS = 4; /* groups per block of gg_build_kernel */
 } // namespace
 
-/* Record the first error of a run (the host reads and clears it). Lane 0 of the producer; rare. */
+/* Record the first error of a run (the host reads and clears it). Rare: not inlined, to keep the hot code small. */
 static __device__ __noinline__ void gg_record_violation(gg_error *e, uint32_t g, uint32_t which,
                                                         const tma_violation *v) {
     if (atomicCAS(&e->status, 0, (int32_t)tma_rule_status((tma_rule)v->rule)) != 0)
@@ -79,13 +67,11 @@ static __device__ __noinline__ void gg_record_negative_rows(gg_error *e, uint32_
     gg_format_negative_rows(e->message, sizeof e->message, g, rows);
 }
 
-/* Lane 0 of the producer: build group g's map from template tmpl / desc for its matrix at ptr with `rows` rows in
- * the builder, and check it (every rule, as the host would); record a violation. Not inlined: the rules need more
- * registers than the producer keeps. @return 1 when the map is valid */
-static __device__ __noinline__ int gg_build_map(const tma_tensor *tmpl, const tma_tiled_desc *desc, uint32_t which,
-                                                const void *ptr, uint32_t g, int32_t rows, tma_map_builder *b,
-                                                gg_error *error) {
-    tma_builder_from_template(b, tmpl, desc);
+/* Lane `which` of a gg_build_kernel warp: build map `which` of group g (rows > 0) from its template in the
+ * builder and check it (every rule, as the host would); record a violation. @return 1 when the map is valid */
+static __device__ int gg_build_map(const gg_params &p, uint32_t g, int32_t rows, uint32_t which, tma_map_builder *b) {
+    const void *ptr = which == GG_MAP_A ? p.a[g] : which == GG_MAP_B ? p.b[g] : (const void *)p.c[g];
+    tma_builder_from_template(b, &p.tmpl[which], &p.desc[which]);
     tma_map_edit e[2];
     const uint32_t n = gg_group_edits(which, ptr, rows, e);
     for (uint32_t i = 0; i < n; i++)
@@ -93,75 +79,87 @@ static __device__ __noinline__ int gg_build_map(const tma_tensor *tmpl, const tm
     tma_violation v;
     if (tma_builder_check(b, &v) == TMA_OK)
         return 1;
-    gg_record_violation(error, g, which, &v);
+    gg_record_violation(p.error, g, which, &v);
     return 0;
 }
 
-/* The producer warp: build group g's three maps in the builder, check them, publish them into slot. Every lane
- * calls it; the same answer on every lane: whether the group's maps are valid (published). */
-static __device__ bool gg_publish_group(const gg_params &p, uint32_t g, int32_t rows, gg_slot *slot,
-                                        tma_map_builder *b, uint32_t lane) {
-    for (uint32_t which = 0; which < GG_MAPS; which++) {
-        int ok = 0;
+/* One warp of gg_build_kernel: group g's three maps, built and checked by lanes 0-2 side by side (a single thread
+ * doing all three took ~3x as long: the checks are long chains of dependent instructions), then published by the
+ * warp (tensormap.cp_fenceproxy is warp-collective) into the map table. A group without rows needs no maps (its
+ * pointers may be NULL); a negative M_g is an error. Writes p.ok[g]. */
+static __device__ void gg_build_group(const gg_params &p, uint32_t g, tma_map_builder (&b)[GG_MAPS]) {
+    const uint32_t lane = threadIdx.x % 32u;
+    const int32_t rows = p.m[g];
+    if (rows <= 0) {
         if (lane == 0) {
-            const void *ptr = which == GG_MAP_A ? p.a[g] : which == GG_MAP_B ? p.b[g] : (const void *)p.c[g];
-            ok = gg_build_map(&p.tmpl[which], &p.desc[which], which, ptr, g, rows, b, p.error);
+            if (rows < 0)
+                gg_record_negative_rows(p.error, g, rows);
+            p.ok[g] = 1;
         }
-        if (!__shfl_sync(0xffffffffu, ok, 0))
+        return;
+    }
+    const int mine = lane < GG_MAPS ? gg_build_map(p, g, rows, lane, &b[lane]) : 1;
+    const bool ok = __all_sync(0xffffffffu, mine);
+    if (ok) {
+        /* The box facts are the template's: the edits change the address and the rows, which they do not read
+         * (tests/test_grouped.c: the edited descriptor is the group's own). Copied, not derived again: deriving
+         * them took as long as the check (~3,000 cycles a map, H200). */
+        tma_tensor *maps = p.maps + (size_t)g * GG_MAPS;
+        if (lane < GG_MAPS)
+            maps[lane].box = p.tmpl[lane].box;
+        __syncwarp(); /* the builders' writes before the copies read them */
+        for (uint32_t which = 0; which < GG_MAPS; which++)
+            tma_map_publish(&maps[which].map, &b[which].map);
+    }
+    if (lane == 0)
+        p.ok[g] = ok ? 1 : 0;
+}
+
+/* The map table: warp w of block b builds group BUILD_WARPS * b + w. The GEMM, launched with programmatic
+ * serialization, may start at once: it waits for this grid's completion before it reads the table. */
+__global__ void __launch_bounds__(32 * BUILD_WARPS) gg_build_kernel(const __grid_constant__ gg_params p) {
+    __shared__ tma_map_builder builders[BUILD_WARPS][GG_MAPS];
+    tma_grid_launch_dependents();
+    const uint32_t warp = threadIdx.x / 32u, g = blockIdx.x * BUILD_WARPS + warp;
+    if (g < p.groups)
+        gg_build_group(p, g, builders[warp]);
+}
+
+/* This block's next tile whose group has valid maps, from unit *u on (units *u, *u + gridDim.x, ...; *u is left at
+ * the tile's unit). The producer and the consumers walk the same schedule with their own cursors. @return false
+ * past the last tile */
+static __device__ bool gg_next_tile(const gg_params &p, gg_cursor *c, uint64_t *u, uint32_t tiles_n, gg_tile *t) {
+    for (;; *u += gridDim.x) {
+        if (!gg_locate(c, *u, p.m, p.groups, tiles_n, p.group_m, &t->group, &t->tm, &t->tn))
             return false;
-        tma_builder_publish(b, &slot->map[which]); /* warp-collective; reads the builder before it returns */
-        __syncwarp();
+        if (p.ok[t->group]) { /* else recorded by gg_build_kernel: the group's tiles are skipped */
+            t->rows = p.m[t->group];
+            return true;
+        }
     }
-    if (lane == 0) {
-        tma_map_acquire(&slot->map[GG_MAP_A].map);
-        tma_map_acquire(&slot->map[GG_MAP_B].map);
-    }
-    return true;
 }
 
-/* Block 0 reports a negative M_g (such a group has no tiles, so no block meets it). */
-static __device__ void gg_check_rows(const gg_params &p) {
-    for (uint32_t g = 0; g < p.groups; g++)
-        if (p.m[g] < 0)
-            gg_record_negative_rows(p.error, g, p.m[g]);
-}
-
-/* The producer warp: walk this block's units, rebuild maps at each change of group, load the stages. */
-static __device__ void gg_produce(const gg_params &p, uint8_t *sa, uint8_t *sb, uint64_t *full, uint64_t *empty,
-                                  gg_stage_info *info, tma_map_builder *builder) {
+/* The producer warp: load the stages of this block's tiles through each group's maps. */
+static __device__ void gg_produce(const gg_params &p, uint8_t *sa, uint8_t *sb, uint64_t *full, uint64_t *empty) {
     const uint32_t lane = threadIdx.x % 32u;
     const uint32_t tiles_n = (p.n + BN - 1u) / BN, nk = (p.k + BK - 1u) / BK;
-    gg_slot *slots = p.slots + (size_t)blockIdx.x * SLOTS;
-    if (blockIdx.x == 0 && lane == 0)
-        gg_check_rows(p);
+    const uint32_t tx = p.tmpl[GG_MAP_A].box.tx_bytes + p.tmpl[GG_MAP_B].box.tx_bytes; /* every group's box */
     gg_cursor cursor = {0u, 0u};
-    const uint32_t tx = p.tmpl[GG_MAP_A].box.tx_bytes + p.tmpl[GG_MAP_B].box.tx_bytes; /* the box never changes */
-    uint32_t s = 0, phase = 0, slot = SLOTS - 1u;
-    uint32_t built = 0xffffffffu; /* the group whose maps the current slot holds */
-    bool valid = false;
-    for (uint64_t u = blockIdx.x;; u += gridDim.x) {
-        uint32_t g, tm, tn;
-        if (!gg_locate(&cursor, u, p.m, p.groups, tiles_n, p.group_m, &g, &tm, &tn))
-            break;
-        const int32_t rows = p.m[g];
-        tma_mbar_wait_quiet(&empty[s], phase ^ 1u); /* a fresh barrier passes parity 1 at once */
-        if (g != built || p.update_every_tile) {   /* the slot-reuse bound: after this wait (see the top) */
-            built = g;
-            slot = (slot + 1u) % SLOTS;
-            valid = gg_publish_group(p, g, rows, &slots[slot], builder, lane);
+    gg_tile t;
+    uint32_t s = 0, phase = 0, acquired = 0xffffffffu;
+    for (uint64_t u = blockIdx.x; gg_next_tile(p, &cursor, &u, tiles_n, &t); u += gridDim.x) {
+        const tma_tensor *ta = &p.maps[(size_t)t.group * GG_MAPS + GG_MAP_A], *tb = ta + (GG_MAP_B - GG_MAP_A);
+        if (lane == 0 && t.group != acquired) {
+            tma_map_acquire(&ta->map); /* built by gg_build_kernel: this run's maps, not a cached older one */
+            tma_map_acquire(&tb->map);
         }
-        if (!valid)
-            continue; /* recorded; the group's tiles are skipped */
-        const tma_tensor *ta = &slots[slot].map[GG_MAP_A], *tb = &slots[slot].map[GG_MAP_B];
+        acquired = t.group;
         for (uint32_t kb = 0; kb < nk; kb++) {
-            if (kb > 0)
-                tma_mbar_wait_quiet(&empty[s], phase ^ 1u);
+            tma_mbar_wait_quiet(&empty[s], phase ^ 1u); /* a fresh barrier passes parity 1 at once */
             if (lane == 0) {
-                if (kb == 0)
-                    info[s] = gg_stage_info{tm, tn, slot, 0u, rows};
                 tma_mbar_arrive_expect_tx(&full[s], tx);
-                tma_load_2d(sa + s * A_BYTES, ta, &full[s], (int32_t)(kb * BK), (int32_t)(tm * BM));
-                tma_load_2d(sb + s * B_BYTES, tb, &full[s], (int32_t)(kb * BK), (int32_t)(tn * BN));
+                tma_load_2d(sa + s * A_BYTES, ta, &full[s], (int32_t)(kb * BK), (int32_t)(t.tm * BM));
+                tma_load_2d(sb + s * B_BYTES, tb, &full[s], (int32_t)(kb * BK), (int32_t)(t.tn * BN));
             }
             if (++s == STAGES) {
                 s = 0;
@@ -169,44 +167,29 @@ static __device__ void gg_produce(const gg_params &p, uint8_t *sa, uint8_t *sb, 
             }
         }
     }
-    tma_mbar_wait_quiet(&empty[s], phase ^ 1u);
-    if (lane == 0) {
-        info[s] = gg_stage_info{0u, 0u, 0u, 1u, 0};
-        tma_mbar_arrive(&full[s]); /* no bytes: completes the phase; the consumers read "done" */
-    }
 }
 
-/* A consumer warpgroup (cw = 0, 1: rows 64 * cw of each tile): follow the producer's tiles to "done". */
+/* A consumer warpgroup (cw = 0, 1: rows 64 * cw of each tile): the same tiles, in the same order. */
 static __device__ void gg_consume(const gg_params &p, uint8_t *sa, uint8_t *sb, uint8_t *se, uint64_t *full,
-                                  uint64_t *empty, const gg_stage_info *info, uint32_t cw) {
-    const uint32_t lane = threadIdx.x % 32u, nk = (p.k + BK - 1u) / BK;
+                                  uint64_t *empty, uint32_t cw) {
+    const uint32_t lane = threadIdx.x % 32u, nk = (p.k + BK - 1u) / BK, tiles_n = (p.n + BN - 1u) / BN;
     const bool issuer = threadIdx.x % 128u == 0; /* issues this warpgroup's epilogue stores */
-    const gg_slot *slots = p.slots + (size_t)blockIdx.x * SLOTS;
     float acc[128];
     uint64_t da0[BK / 16u], db0[BK / 16u];
     gm_stage0_descs(&p.tmpl[GG_MAP_A].box, &p.tmpl[GG_MAP_B].box, tma_smem_addr(sa), tma_smem_addr(sb), cw, da0,
                     db0);
+    gg_cursor cursor = {0u, 0u};
+    gg_tile t;
     uint32_t s = 0, phase = 0, acquired = 0xffffffffu;
-    for (;;) {
-        tma_mbar_wait_quiet(&full[s], phase);
-        const gg_stage_info t = info[s];
-        if (t.done)
-            break;
-        gm_mainloop<1>(acc, da0, db0, full, empty, nk, s, phase, lane == 0, true);
+    for (uint64_t u = blockIdx.x; gg_next_tile(p, &cursor, &u, tiles_n, &t); u += gridDim.x) {
+        gm_mainloop<1>(acc, da0, db0, full, empty, nk, s, phase, lane == 0);
         const uint32_t row0 = t.tm * BM + cw * 64u;
-        const bool stores = row0 < (uint32_t)t.rows; /* uniform in the warpgroup */
-        if (issuer) { /* the slot-reuse bound (see the top): older tiles' stores complete */
-            if (stores)
-                tma_store_wait<GG_EPI_BOXES>();
-            else
-                tma_store_wait<0>();
-        }
-        if (!stores)
-            continue; /* all of this warpgroup's rows are past M_g */
-        const tma_tensor *tc = &slots[t.slot].map[GG_MAP_C];
-        if (issuer && t.slot != acquired)
+        if (row0 >= (uint32_t)t.rows)
+            continue; /* all of this warpgroup's rows are past M_g (uniform in the warpgroup) */
+        const tma_tensor *tc = &p.maps[(size_t)t.group * GG_MAPS + GG_MAP_C];
+        if (issuer && t.group != acquired)
             tma_map_acquire(&tc->map);
-        acquired = t.slot;
+        acquired = t.group;
         epilogue_tma<__nv_bfloat16>(acc, tc, se + cw * EPI_BUFS * EPI_BYTES, row0, t.tn * BN, 1u + cw, issuer,
                                     false);
     }
@@ -216,8 +199,6 @@ static __device__ void gg_consume(const gg_params &p, uint8_t *sa, uint8_t *sb, 
 
 __global__ void __launch_bounds__(THREADS, 1) gg_kernel(const __grid_constant__ gg_params p) {
     extern __shared__ uint8_t dyn[];
-    __shared__ tma_map_builder builder;
-    __shared__ gg_stage_info info[STAGES];
     uint8_t *base = dyn + ((1024u - tma_smem_addr(dyn) % 1024u) % 1024u);
     uint8_t *sa = base;
     uint8_t *sb = base + STAGES * A_BYTES;
@@ -232,14 +213,17 @@ __global__ void __launch_bounds__(THREADS, 1) gg_kernel(const __grid_constant__ 
         }
         tma_fence_mbar_init();
     }
+    /* Launched while gg_build_kernel may still run: nothing in global memory is read before this (the M_g and the
+     * pointers may come from a kernel before it, the maps from it). */
+    tma_grid_dependency_wait();
     __syncthreads();
     if (wg == 0) {
         tma_setmaxnreg_dec<40>();
         if (threadIdx.x < 32u)
-            gg_produce(p, sa, sb, full, empty, info, &builder);
+            gg_produce(p, sa, sb, full, empty);
     } else {
         tma_setmaxnreg_inc<232>();
-        gg_consume(p, sa, sb, se, full, empty, info, wg - 1u);
+        gg_consume(p, sa, sb, se, full, empty, wg - 1u);
     }
 }
 
@@ -257,10 +241,17 @@ __global__ void gg_zero_kernel(void *const *c, const int32_t *m, uint32_t groups
  * Host
  * ------------------------------------------------------------------------------------------- */
 
-static size_t gg_workspace_bytes(int sms) { return (size_t)sms * SLOTS * sizeof(gg_slot) + sizeof(gg_error); }
+/* The workspace: the map table (groups x GG_MAPS maps), the groups' ok flags, the error record. */
+static size_t gg_table_bytes(int groups) { return (size_t)groups * GG_MAPS * sizeof(tma_tensor); }
+static size_t gg_ok_bytes(int groups) { return ((size_t)groups * sizeof(int32_t) + 255u) / 256u * 256u; }
+static size_t gg_workspace_bytes(int groups) { return gg_table_bytes(groups) + gg_ok_bytes(groups) + sizeof(gg_error); }
+
+static int32_t *gg_ok_flags(const tma_grouped_gemm_plan *p) {
+    return (int32_t *)((uint8_t *)p->workspace + gg_table_bytes(p->groups));
+}
 
 static gg_error *gg_error_record(const tma_grouped_gemm_plan *p) {
-    return (gg_error *)((uint8_t *)p->workspace + p->workspace_bytes - sizeof(gg_error));
+    return (gg_error *)((uint8_t *)p->workspace + gg_table_bytes(p->groups) + gg_ok_bytes(p->groups));
 }
 
 /* The argument rules of tma_grouped_gemm_plan_make, each with its message. */
@@ -314,7 +305,7 @@ extern "C" tma_status tma_grouped_gemm_plan_make(tma_grouped_gemm_plan *p, int g
                           "cudaFuncSetAttribute")) != TMA_OK)
             return st;
     }
-    p->workspace_bytes = gg_workspace_bytes(p->sms);
+    p->workspace_bytes = gg_workspace_bytes(groups);
     if ((st = kd_cuda(diag, cudaMalloc(&p->workspace, p->workspace_bytes), "cudaMalloc of the workspace")) != TMA_OK)
         return st;
     st = kd_cuda(diag, cudaMemset(p->workspace, 0, p->workspace_bytes), "cudaMemset of the workspace");
@@ -364,11 +355,28 @@ extern "C" tma_status tma_grouped_gemm_run(const tma_grouped_gemm_plan *p, tma_s
     params.a = p->a, params.b = p->b, params.c = p->c, params.m = p->m;
     params.groups = (uint32_t)p->groups, params.n = (uint32_t)p->n, params.k = (uint32_t)p->k;
     params.group_m = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
-    params.update_every_tile = p->diag_update_every_tile ? 1u : 0u;
-    params.slots = (gg_slot *)p->workspace;
+    params.maps = (tma_tensor *)p->workspace;
+    params.ok = gg_ok_flags(p);
     params.error = gg_error_record(p);
-    gg_kernel<<<blocks, THREADS, p->smem, s>>>(params);
-    st = kd_cuda(diag, cudaGetLastError(), "tma_grouped_gemm kernel launch");
+    if (!p->diag_skip_build) {
+        gg_build_kernel<<<((uint32_t)p->groups + BUILD_WARPS - 1u) / BUILD_WARPS, 32 * BUILD_WARPS, 0, s>>>(params);
+        if ((st = kd_cuda(diag, cudaGetLastError(), "tma_grouped_gemm map-building launch")) != TMA_OK)
+            return st;
+    }
+    /* Programmatic serialization: the GEMM's blocks start while the maps are built and wait for them in the
+     * kernel (tma_grid_dependency_wait), instead of after a launch gap. */
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = p->diag_skip_build ? 0 : 1;
+    cfg.gridDim = dim3((unsigned)blocks, 1, 1);
+    cfg.blockDim = dim3(THREADS, 1, 1);
+    cfg.dynamicSmemBytes = p->smem;
+    cfg.stream = s;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    st = kd_cuda(diag, cudaLaunchKernelEx(&cfg, gg_kernel, params), "tma_grouped_gemm kernel launch");
     return st == TMA_OK ? kd_ok(diag) : st;
 }
 

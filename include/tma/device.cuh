@@ -225,6 +225,15 @@ TMA_DEV void tma_cluster_arrive(void) { TMA_PTX("barrier.cluster.arrive.release;
 /** barrier.cluster.wait.acquire: wait for the cluster barrier's current phase. */
 TMA_DEV void tma_cluster_wait(void) { TMA_PTX("barrier.cluster.wait.acquire;" ::: "memory"); }
 
+/** griddepcontrol.launch_dependents: a kernel launched after this one with programmatic stream serialization
+ *  (cudaLaunchAttributeProgrammaticStreamSerialization) may start now; it still waits in tma_grid_dependency_wait
+ *  for this grid's completion before it reads what this grid writes. */
+TMA_DEV void tma_grid_launch_dependents(void) { TMA_PTX("griddepcontrol.launch_dependents;" ::: "memory"); }
+
+/** griddepcontrol.wait: wait until the grids this one depends on (launched before it in the stream) have completed
+ *  and their memory is visible. Without programmatic serialization it returns at once. */
+TMA_DEV void tma_grid_dependency_wait(void) { TMA_PTX("griddepcontrol.wait;" ::: "memory"); }
+
 /** mapa + mbarrier.arrive.shared::cluster: one arrival on the barrier at the same shared offset as `bar`
  *  in the block of cluster rank `cta` (this block's own rank included), with the instruction's default
  *  semantics (release at CTA scope). Enough to hand a stage back to a peer's producer once this thread's

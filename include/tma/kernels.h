@@ -191,9 +191,10 @@ tma_status tma_gemm(const void *a, const void *b, void *c, tma_gemm_out out, int
  * allocations and its own M_g (any, 0 and tiny included); N and K are shared. The pointers and the M_g are arrays
  * in device memory, so a router on the GPU can write them without a host synchronization: the kernel reads them
  * when it runs and builds each group's tensor maps on the device (tma/tensormap.cuh).
+ * The work: 128 x 256 tiles (TMA_GEMM_BM x TMA_GEMM_BN), the tiles of group 0 first, then group 1, and so on;
+ * block b of the persistent grid takes tiles b, b + blocks, ... Each run is two launches: one warp per group
+ * builds the group's three maps (and checks them by the rules of rules.h), then the GEMM.
  * ============================================================================================= */
-
-#define TMA_GROUPED_GEMM_SLOTS 8u /**< map slots per block (each: the maps of A_g, B_g and C_g) */
 
 /** Everything a grouped launch needs, prepared once by tma_grouped_gemm_plan_make; release it with
  *  tma_grouped_gemm_plan_free. The fields marked "may be changed" may be set between make and run. */
@@ -210,9 +211,9 @@ typedef struct tma_grouped_gemm_plan {
     int grid_blocks;           /**< may be changed: 0 (default) one block per multiprocessor; else this many
                                     (1 .. sms) */
     int group_m;               /**< may be changed: tile rows per rasterization band (default TMA_GEMM_GROUP_M) */
-    int diag_update_every_tile;/**< may be changed, diagnostic for timing: 1 rebuilds the maps at every tile, not
-                                    only when a block moves to another group (same results, more map updates) */
-    void *workspace;           /**< device memory of the plan: the blocks' map slots and the error record */
+    int diag_skip_build;       /**< may be changed, diagnostic for timing only: 1 skips building the maps and
+                                    reuses the previous run's (right only if a, b, c and m have not changed since) */
+    void *workspace;           /**< device memory of the plan: the groups' maps, their flags, the error record */
     size_t workspace_bytes;
     size_t smem;               /**< dynamic shared memory per block, bytes */
 } tma_grouped_gemm_plan;
@@ -227,8 +228,9 @@ typedef struct tma_grouped_gemm_plan {
 tma_status tma_grouped_gemm_plan_make(tma_grouped_gemm_plan *p, int groups, int n, int k, const void *const *a,
                                       const void *const *b, void *const *c, const int32_t *m, tma_diag *diag);
 
-/** Launch a prepared plan on `stream` (asynchronous). K == 0 writes zeros into every C_g. A group the device finds
- *  invalid is skipped (its C_g untouched) and recorded for tma_grouped_gemm_check; the others are computed.
+/** Launch a prepared plan on `stream` (asynchronous): the map-building kernel, then the GEMM. K == 0 writes zeros
+ *  into every C_g. A group the device finds invalid is skipped (its C_g untouched) and recorded for
+ *  tma_grouped_gemm_check; the others are computed.
  *  @return TMA_OK; TMA_ERR_ARG for a plan whose fields were changed to something it cannot run; TMA_ERR_CUDA */
 tma_status tma_grouped_gemm_run(const tma_grouped_gemm_plan *p, tma_stream stream, tma_diag *diag);
 

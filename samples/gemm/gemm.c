@@ -44,17 +44,9 @@
 #include <tma/kernels.h>
 
 #include "../common/bench.h"
+#include "../common/cublas_check.h"
 #include "../common/cuda_check.h"
-#include "fill.h"
-
-#define CB(call)                                                                                    \
-    do {                                                                                            \
-        cublasStatus_t s_ = (call);                                                                 \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                          \
-            fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #call, (int)s_);   \
-            exit(1);                                                                                \
-        }                                                                                           \
-    } while (0)
+#include "../common/device_data.h"
 
 /* ------------------------------------------------------------------------------------------------
  * CPU reference and error measure
