@@ -29,7 +29,7 @@
  *     the map it had read first.
  * A map in global memory must be 64-byte aligned (16 or 32: "misaligned address"; tma_tensor is 128).
  * The map of a copy in flight must not change: give each map a slot of its own until the copies through it have
- * completed (the grouped GEMM keeps a ring of slots per block).
+ * completed (the grouped GEMM builds its table of maps in a kernel before the one that copies through them).
  *
  * WHAT A MAP BUILT HERE HOLDS: the replace instructions write the fields; the driver also writes a few derived
  * bytes (the box's byte count, a swizzle-dependent word) that no instruction updates. Maps with those bytes stale
