@@ -15,15 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bf16.h"
 #include "gpu_common.h"
 #include "tma/kernels.h"
-
-static double bf16d(uint16_t h) {
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
 
 enum { GUARD = 4096 }; /* bytes after C that no variant may write */
 
@@ -33,9 +27,7 @@ static void fill_bf16(void *p, size_t n) {
     cr_assert(h != NULL, "out of host memory");
     for (size_t i = 0; i < n; i++) {
         const float f = (float)(rnd() >> 40) * (2.0f / 16777216.0f) - 1.0f;
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        h[i] = (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16); /* round to nearest even */
+        h[i] = to_bf16(f);
     }
     CUDA_OK(cudaMemcpy(p, h, n * 2, cudaMemcpyHostToDevice));
     free(h);

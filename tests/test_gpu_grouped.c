@@ -16,22 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bf16.h"
 #include "gpu_common.h"
 #include "tma/kernels.h"
 
 enum { MAX_G = 24, GUARD = 64 };
-
-static uint16_t to_bf16(float f) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-}
-static double bf16d(uint16_t h) {
-    const uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
 
 /* One grouped problem, on the host and the device. */
 typedef struct problem {

@@ -15,6 +15,7 @@
 
 #include <criterion/criterion.h>
 
+#include "bf16.h"
 #include "grouped_tiles.h"
 #include "tma/tma.h"
 
@@ -114,18 +115,6 @@ Test(grouped_maps, edits_describe_each_group) {
         cr_assert_eq(tma_check_tiled(&b, &diag), TMA_OK, "%s", diag.message);
         cr_assert_eq(tma_check_tiled(&c, &diag), TMA_OK, "%s", diag.message);
     }
-}
-
-static uint16_t to_bf16(float f) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-}
-static double bf16d(uint16_t h) {
-    const uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
 }
 
 /* The kernel's tile loop on the CPU model: every group's tiles, each K step's A and B boxes model-loaded through
