@@ -153,10 +153,10 @@ static tma_tiled_desc random_template_for(tma_tiled_desc *to, int changes) {
     return *to;
 }
 
-/* Job j: a random target (its tensor at pool slot j), a template that differs from it in the classes of `changes`
- * (or zeros), the edits between them. */
-static void make_job(batch *b, int j, int store, int start, int edit_mode, int changes) {
-    tma_tiled_desc to = random_desc(NULL, 0);
+/* Job j: a random target of type dtype (its tensor at pool slot j), a template that differs from it in the classes
+ * of `changes` (or zeros), the edits between them. */
+static void make_job(batch *b, int j, tma_dtype dtype, int store, int start, int edit_mode, int changes) {
+    tma_tiled_desc to = random_desc(&dtype, 1);
     to.global_address = (void *)(uintptr_t)4096;
     const int zero = start == TM_FROM_ZERO;
     tma_tiled_desc from = zero ? random_desc(NULL, 0) : random_template_for(&to, changes);
@@ -318,7 +318,7 @@ ParameterizedTest(build_way *way, gpu_tensormap, loads_match_model, .timeout = 6
         b.nedits = 0;
         rnd_bytes(poison, ARENA);
         for (int j = 0; j < b.n; j++)
-            make_job(&b, j, 0, way->start, way->edit_mode, way->changes);
+            make_job(&b, j, (tma_dtype)((done + j) % TMA_DTYPE_COUNT_), 0, way->start, way->edit_mode, way->changes);
         if (trace) {
             char from[600], to[600];
             describe(&b.tmpl_descs[0], b.coords[0], from, sizeof from);
@@ -355,7 +355,7 @@ ParameterizedTest(build_way *way, gpu_tensormap, loads_match_model, .timeout = 6
                 "%u %u %u %u %u; swizzle NONE/32/64/128: %u %u %u %u",
                 way->name, total, BOXES, by_rank[1], by_rank[2], by_rank[3], by_rank[4], by_rank[5], by_swizzle[0],
                 by_swizzle[1], by_swizzle[2], by_swizzle[3]);
-    for (int t = 0; t < TMA_DTYPE_COUNT_; t++)
+    for (int t = 0; t < TMA_DTYPE_COUNT_ && t < total; t++) /* the targets' types go round: all 13 from 13 jobs on */
         cr_expect_gt(by_type[t], 0, "every type drawn (%s)", tma_dtype_name((tma_dtype)t));
     log_diff(way->name, &diff);
     batch_close(&b);
@@ -377,7 +377,8 @@ Test(gpu_tensormap, stores_match_model, .timeout = 600) {
         b.nedits = 0;
         rnd_bytes(image, ARENA);
         for (int j = 0; j < b.n; j++)
-            make_job(&b, j, 1, (int)(rnd() % 2), rnd() % 2 ? TM_EDIT_BUILDER : TM_EDIT_GLOBAL, CHANGE_ALL);
+            make_job(&b, j, (tma_dtype)((done + j) % TMA_DTYPE_COUNT_), 1, (int)(rnd() % 2),
+                     rnd() % 2 ? TM_EDIT_BUILDER : TM_EDIT_GLOBAL, CHANGE_ALL);
         run_batch(&b, poison, image, slots, status, NULL);
         for (int j = 0; j < b.n; j++) {
             const tm_job *job = &b.jobs[j];
