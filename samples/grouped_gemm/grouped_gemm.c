@@ -18,7 +18,8 @@
  *        in interleaved rounds after warm-up, common/bench.h) of libtma grouped, cuBLAS grouped
  *        (cublasGemmGroupedBatchedEx), one cublasGemmEx per expert, and libtma's dense tma_gemm on the same total
  *        work (all tokens times expert 0's weights); and the share of libtma's time spent building the maps on
- *        the device: its time against the GEMM alone on the maps of the previous run (diag_skip_build).
+ *        the device: its time against the GEMM alone on the maps of the previous run (diag_skip_build); and the
+ *        map update alone (replace, release, acquire), timed by a microbenchmark (map_update_bench.cu).
  *     Without a Hopper GPU it says so and exits 0. TMA_GROUPED_SEED replays the data; TMA_GROUPED_ONLY="G tokens N
  *     K" runs one shape.
  *
@@ -44,6 +45,7 @@
 #include "../common/cublas_check.h"
 #include "../common/cuda_check.h"
 #include "../common/device_data.h"
+#include "map_update_bench.h"
 
 #if CUBLAS_VERSION >= 120500
 #define HAVE_CUBLAS_GROUPED 1 /* cublasGemmGroupedBatchedEx: CUDA 12.5 and later */
@@ -341,6 +343,28 @@ typedef struct result {
     double ms, gemm_only_ms;                         /* libtma: the run, the GEMM alone on built maps */
 } result;
 
+/* The microbenchmark of one map update (map_update_bench.cu), on a template like the grouped GEMM's A_g. */
+static double update_ns_per_map; /* replace x 2 + release copy + acquire, with the template copy */
+
+static void time_map_update(void) {
+    void *base;
+    CUDA_CHECK(cudaMalloc(&base, 4096));
+    tma_tiled_desc d = tma_desc_2d(TMA_DTYPE_BF16, base, 1, 4096, 8192, TMA_GEMM_BM, TMA_GEMM_BK, TMA_SWIZZLE_128B);
+    tma_tensor t;
+    tma_diag diag;
+    if (tma_tensor_make(&t, &d, &diag) != TMA_OK) {
+        fprintf(stderr, "template: %s\n", diag.message);
+        exit(1);
+    }
+    double check_ns;
+    int refused;
+    CUDA_CHECK(map_update_bench(&t, &d, base, 1000, &update_ns_per_map, &check_ns, &refused));
+    printf("device-side map update, one warp, 1000 rounds (the template into a builder, address and rows replaced, "
+           "release copy, acquire): %.0f ns a map; the rules check of a map: %.0f ns (%d refused)\n",
+           update_ns_per_map, check_ns, refused);
+    CUDA_CHECK(cudaFree(base));
+}
+
 static result time_layer(layer *L, int reps) {
     float ms[NRUNS];
     bench_interleaved(launch, L, NRUNS, reps, ms);
@@ -364,19 +388,22 @@ static void print_results(const char *gpu, int reps, const result *rs, int n, in
            "interleaved rounds after >= %.0f ms of warm-up. cuBLAS-g = cublasGemmGroupedBatchedEx over the experts "
            "with tokens; per-exp. = one cublasGemmEx each; dense = libtma's tma_gemm on tokens x N x K (the same "
            "work, one expert's weights); maps = the share of libtma's time (ms) not spent when the GEMM runs alone "
-           "on the maps the previous run built (gemm ms): the cost of building them on the device\n",
+           "on the maps the previous run built (gemm ms): the cost of building them on the device (the check and the "
+           "launch included); upd = three map updates (a group's, as the microbenchmark above times them; the groups "
+           "build side by side) against the run's time\n",
            gpu, reps, BENCH_WARMUP_MS);
-    printf("%-4s %6s %5s %5s %11s %6s %9s %9s %8s %9s %8s %8s %8s %8s %8s\n", "G", "tokens", "N", "K",
+    printf("%-4s %6s %5s %5s %11s %6s %9s %9s %8s %9s %8s %8s %8s %8s %8s %7s\n", "G", "tokens", "N", "K",
            "M_g min-max", "empty", "libtma", "cuBLAS-g", "vs cB-g", "per-exp.", "dense", "vs dense", "ms",
-           "gemm ms", "maps");
+           "gemm ms", "maps", "upd");
     for (int i = 0; i < n; i++) {
         const result *r = &rs[i];
         char mm[24];
         snprintf(mm, sizeof mm, "%d-%d", r->min_m, r->max_m);
-        printf("%-4d %6d %5d %5d %11s %6d %9.1f %9.1f %7.1f%% %9.1f %8.1f %7.1f%% %8.3f %8.3f %7.2f%%\n", r->groups,
-               r->tokens, r->n, r->k, mm, r->empty, r->libtma, r->cublas_grouped,
+        printf("%-4d %6d %5d %5d %11s %6d %9.1f %9.1f %7.1f%% %9.1f %8.1f %7.1f%% %8.3f %8.3f %7.2f%% %6.2f%%\n",
+               r->groups, r->tokens, r->n, r->k, mm, r->empty, r->libtma, r->cublas_grouped,
                r->cublas_grouped > 0 ? 100.0 * r->libtma / r->cublas_grouped : 0.0, r->per_group, r->dense,
-               100.0 * r->libtma / r->dense, r->ms, r->gemm_only_ms, 100.0 * (r->ms - r->gemm_only_ms) / r->ms);
+               100.0 * r->libtma / r->dense, r->ms, r->gemm_only_ms, 100.0 * (r->ms - r->gemm_only_ms) / r->ms,
+               100.0 * 3.0 * update_ns_per_map / (r->ms * 1e6));
     }
     printf("%s\n", failures ? "SOME CHECKS FAILED" : "all checks passed");
 }
@@ -401,6 +428,7 @@ int main(int argc, char **argv) {
     printf("data seed %llu (replay with TMA_GROUPED_SEED=%llu)\n", (unsigned long long)seed,
            (unsigned long long)seed);
     int failures = !check_against_cpu(h, seed);
+    time_map_update();
     const int groups[] = {8, 32, 128}, tokens[] = {4096, 16384, 65536}, nk[][2] = {{4096, 4096}, {7168, 2048},
                                                                                       {2048, 7168}};
     const char *only = getenv("TMA_GROUPED_ONLY");
