@@ -140,12 +140,9 @@ static tma_status gm_check_args(const void *a, const void *b, const void *c, tma
                        (int)out);
     if (m < 0 || n < 0 || k < 0)
         return kd_fail(diag, TMA_ERR_ARG, "M = %d, N = %d, K = %d: sizes must be >= 0", m, n, k);
-    /* TMA's stride rule, applied to rows of K bf16 elements */
-    if ((size_t)k * 2u % TMA_GLOBAL_ALIGN != 0)
-        return kd_fail(diag, TMA_ERR_ARG,
-                       "K = %d: the rows of A and B (K bf16 = %zu bytes) must be a multiple of %u bytes, TMA's stride "
-                       "rule: use a K that is a multiple of 8 (pad A and B with zero columns)",
-                       k, (size_t)k * 2u, TMA_GLOBAL_ALIGN);
+    const tma_status st = kd_check_bf16_rows(diag, "K", k, "A and B", "pad A and B with zero columns");
+    if (st != TMA_OK)
+        return st;
     if (k > 0 && (a == NULL || b == NULL))
         return kd_fail(diag, TMA_ERR_NULL_ARG, "%s = NULL with K = %d: pass device addresses of A and B",
                        a == NULL ? "A" : "B", k);

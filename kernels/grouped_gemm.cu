@@ -259,17 +259,11 @@ static tma_status gg_check_args(int groups, int n, int k, const void *const *a, 
                                 const int32_t *m, tma_diag *diag) {
     if (groups < 0 || n < 0 || k < 0)
         return kd_fail(diag, TMA_ERR_ARG, "groups = %d, N = %d, K = %d: counts and sizes must be >= 0", groups, n, k);
-    if ((size_t)k * 2u % TMA_GLOBAL_ALIGN != 0)
-        return kd_fail(diag, TMA_ERR_ARG,
-                       "K = %d: the rows of each A_g and B_g (K bf16 = %zu bytes) must be a multiple of %u bytes, "
-                       "TMA's stride rule: use a K that is a multiple of 8 (pad with zero columns)",
-                       k, (size_t)k * 2u, TMA_GLOBAL_ALIGN);
-    if ((size_t)n * 2u % TMA_GLOBAL_ALIGN != 0)
-        return kd_fail(diag, TMA_ERR_ARG,
-                       "N = %d: the rows of each C_g (N bf16 = %zu bytes) must be a multiple of %u bytes, TMA's "
-                       "stride rule for the epilogue's stores: use an N that is a multiple of 8 (pad B_g with zero "
-                       "rows)",
-                       n, (size_t)n * 2u, TMA_GLOBAL_ALIGN);
+    tma_status st = kd_check_bf16_rows(diag, "K", k, "each A_g and B_g", "pad them with zero columns");
+    if (st == TMA_OK)
+        st = kd_check_bf16_rows(diag, "N", n, "each C_g", "pad B_g with zero rows; the epilogue stores C_g by TMA");
+    if (st != TMA_OK)
+        return st;
     if (groups > 0 && (c == NULL || m == NULL || (k > 0 && (a == NULL || b == NULL))))
         return kd_fail(diag, TMA_ERR_NULL_ARG,
                        "%s = NULL with %d groups: pass a device array of %d entries (pointers, or the M_g)",

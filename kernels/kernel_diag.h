@@ -26,6 +26,10 @@ tma_status kd_cuda(tma_diag *diag, cudaError_t e, const char *what);
  *  TMA_ERR_DEVICE (no device, another architecture) or TMA_ERR_CUDA otherwise. `who` names the caller. */
 tma_status kd_require_sm90(tma_diag *diag, const char *who, int *sms);
 
+/** TMA's stride rule for a GEMM argument: rows of `count` bf16 elements (the size named `name`) must be a multiple
+ *  of TMA_GLOBAL_ALIGN bytes. `rows_of` names the matrices, `pad` how to pad them. TMA_OK or TMA_ERR_ARG. */
+tma_status kd_check_bf16_rows(tma_diag *diag, const char *name, int count, const char *rows_of, const char *pad);
+
 /** Clear diag (optional) and return TMA_OK. */
 tma_status kd_ok(tma_diag *diag);
 

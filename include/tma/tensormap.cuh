@@ -263,13 +263,6 @@ TMA_DEV void tma_builder_from_zero(tma_map_builder *b) {
     b->desc = tma_rule_zero_map_desc();
 }
 
-/** Start from descriptor d: the map encoded from zeros (the L2 promotion TMA_L2_NONE). One thread. */
-TMA_DEV void tma_builder_from_desc(tma_map_builder *b, const tma_tiled_desc *d) {
-    b->desc = *d;
-    b->desc.l2_promotion = TMA_L2_NONE;
-    tma_map_encode_desc(&b->map, &b->desc);
-}
-
 /** Set one field of the staging map and of its descriptor (tma_map_edit_in_step). One thread (the others wait at
  *  __syncwarp before publishing). */
 TMA_DEV void tma_builder_edit(tma_map_builder *b, tma_map_edit e) { tma_map_edit_in_step(&b->map, &b->desc, e); }

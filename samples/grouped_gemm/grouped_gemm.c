@@ -117,6 +117,7 @@ static void route(int groups, int tokens, uint64_t seed, int32_t *m) {
 typedef struct layer {
     int groups, tokens, n, k;
     int32_t m[MAX_G];
+    size_t first_row[MAX_G];         /* expert g's rows start here in the token buffer */
     uint8_t *a_all, *c_all, *c_ref;  /* tokens x K, tokens x N (libtma), tokens x N (cuBLAS) */
     void *b[MAX_G];                  /* one N x K allocation per expert */
     const void **d_a, **d_b;         /* device arrays, every expert (libtma) */
@@ -131,17 +132,12 @@ typedef struct layer {
     tma_gemm_plan dense;
 } layer;
 
-static size_t row_offset(const layer *L, int g) {
-    size_t rows = 0;
-    for (int i = 0; i < g; i++)
-        rows += (size_t)L->m[i];
-    return rows;
-}
-
 static void layer_open(layer *L, cublasHandle_t h, int groups, int tokens, int n, int k, uint64_t seed) {
     memset(L, 0, sizeof *L);
     L->h = h, L->groups = groups, L->tokens = tokens, L->n = n, L->k = k;
     route(groups, tokens, seed, L->m);
+    for (int g = 0, row = 0; g < groups; row += L->m[g], g++)
+        L->first_row[g] = (size_t)row;
     CUDA_CHECK(cudaMalloc((void **)&L->a_all, (size_t)tokens * k * 2));
     CUDA_CHECK(cudaMalloc((void **)&L->c_all, (size_t)tokens * n * 2));
     CUDA_CHECK(cudaMalloc((void **)&L->c_ref, (size_t)tokens * n * 2));
@@ -151,7 +147,7 @@ static void layer_open(layer *L, cublasHandle_t h, int groups, int tokens, int n
     for (int g = 0; g < groups; g++) {
         CUDA_CHECK(cudaMalloc(&L->b[g], (size_t)n * k * 2));
         CUDA_CHECK(fill_random_bf16(L->b[g], (size_t)n * k, seed ^ (0xB000u + (uint64_t)g), 0));
-        const size_t r = row_offset(L, g);
+        const size_t r = L->first_row[g];
         pa[g] = L->a_all + r * (size_t)k * 2;
         pb[g] = L->b[g];
         pc[g] = L->c_all + r * (size_t)n * 2;
@@ -228,7 +224,7 @@ static void cublas_per_group(const layer *L) {
     const float one = 1.f, zero = 0.f;
     for (int i = 0; i < L->ne; i++) {
         const int g = L->ne_idx[i];
-        const size_t r = row_offset(L, g);
+        const size_t r = L->first_row[g];
         CB(cublasGemmEx(L->h, CUBLAS_OP_T, CUBLAS_OP_N, L->n, L->m[g], L->k, &one, L->b[g], CUDA_R_16BF, L->k,
                         L->a_all + r * (size_t)L->k * 2, CUDA_R_16BF, L->k, &zero, L->c_ref + r * (size_t)L->n * 2,
                         CUDA_R_16BF, L->n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
