@@ -83,6 +83,27 @@ tma_status tma_check_store_coords(const tma_tiled_desc *d, const int32_t coord[5
     return check_copy(d, coord, 1, diag);
 }
 
+tma_status tma_check_bulk(const char *what, const void *global, uint32_t smem_addr, uint64_t bytes, tma_diag *diag) {
+    tma_violation first;
+    tma_rule_sink s = tma_rule_sink_make(&first, 1);
+    tma_rules_bulk(what ? what : "copy", (uint64_t)(uintptr_t)global, smem_addr, bytes, &s);
+    return first_to_diag(&s, diag);
+}
+
+tma_status tma_check_reduce(tma_dtype type, tma_reduce op, int tiled, tma_diag *diag) {
+    tma_violation first;
+    tma_rule_sink s = tma_rule_sink_make(&first, 1);
+    tma_rules_reduce(type, op, tiled, &s);
+    return first_to_diag(&s, diag);
+}
+
+tma_status tma_check_multicast(uint32_t cta_mask, uint32_t cluster_blocks, tma_diag *diag) {
+    tma_violation first;
+    tma_rule_sink s = tma_rule_sink_make(&first, 1);
+    tma_rules_multicast("load", cta_mask, cluster_blocks, &s);
+    return first_to_diag(&s, diag);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Footprints: 0 when the fields they read are out of range.
  * ------------------------------------------------------------------------------------------- */

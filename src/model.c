@@ -135,54 +135,183 @@ static void combine_copy(uint8_t *global, const uint8_t *shared, tma_dtype dtype
     memcpy(global, shared, tma_rule_dtype_bytes(dtype));
 }
 
-/* One reduction per representation. Integer adds wrap (signed ones are added as unsigned: same bits);
- * min and max compare as the type says. */
-#define DEFINE_REDUCE(name, T)                                                                      \
-    static void name(uint8_t *global, const uint8_t *shared, tma_reduce op) {                      \
-        T g, v, r;                                                                                  \
-        memcpy(&g, global, sizeof g);                                                               \
-        memcpy(&v, shared, sizeof v);                                                               \
-        r = op == TMA_REDUCE_MIN ? (v < g ? v : g) : (v > g ? v : g);                               \
-        memcpy(global, &r, sizeof r);                                                               \
-    }
-DEFINE_REDUCE(minmax_u32, uint32_t)
-DEFINE_REDUCE(minmax_i32, int32_t)
-DEFINE_REDUCE(minmax_u64, uint64_t)
-DEFINE_REDUCE(minmax_i64, int64_t)
-#undef DEFINE_REDUCE
+/* ---- reductions, one per representation (measured: docs/HARDWARE.md "Reduce-stores") ---- */
 
-static void add_wrapping(uint8_t *global, const uint8_t *shared, size_t bytes) {
-    uint64_t g = 0, v = 0; /* little-endian: the low `bytes` bytes hold the value */
-    memcpy(&g, global, bytes);
-    memcpy(&v, shared, bytes);
-    g += v;
-    memcpy(global, &g, bytes);
+static uint64_t load_bits(const uint8_t *p, uint32_t bytes) {
+    uint64_t v = 0; /* little-endian: the low `bytes` bytes hold the value */
+    memcpy(&v, p, bytes);
+    return v;
+}
+
+static void store_bits(uint8_t *p, uint64_t v, uint32_t bytes) { memcpy(p, &v, bytes); }
+
+/* Integers: add wraps (signed ones are added as unsigned: the same bits); min and max compare as the type
+ * says; inc and dec wrap at the shared value (u32 only); and, or, xor act on the bits. */
+static uint64_t reduce_integer(uint64_t g, uint64_t v, tma_dtype t, tma_reduce op, uint32_t bytes) {
+    const uint64_t mask = bytes == 8u ? ~0ull : (1ull << (8u * bytes)) - 1u;
+    const int is_signed = t == TMA_DTYPE_I32 || t == TMA_DTYPE_I64;
+    const uint64_t flip = is_signed ? 1ull << (8u * bytes - 1u) : 0u; /* signed order = unsigned order of g ^ flip */
+    switch (op) {
+    case TMA_REDUCE_ADD: return (g + v) & mask;
+    case TMA_REDUCE_MIN: return (v ^ flip) < (g ^ flip) ? v : g;
+    case TMA_REDUCE_MAX: return (v ^ flip) > (g ^ flip) ? v : g;
+    case TMA_REDUCE_INC: return g >= v ? 0u : g + 1u;
+    case TMA_REDUCE_DEC: return g == 0u || g > v ? v : g - 1u;
+    case TMA_REDUCE_AND: return g & v;
+    case TMA_REDUCE_OR: return g | v;
+    default: return g ^ v;
+    }
+}
+
+/* An IEEE binary format as a reduce-store treats it: exponent and fraction widths, whether denormal operands and
+ * results become zeros of their sign (the _FTZ map types), and NaN results. Measured (docs/HARDWARE.md
+ * "Reduce-stores"): f32, f16 and bf16 write every NaN result as one canonical pattern (nan_out); f64 passes a NaN
+ * operand through bit for bit, the shared one when both are NaN, and writes nan_out only for inf + -inf. */
+typedef struct float_format {
+    uint32_t ebits, mbits;
+    int ftz;
+    int propagate_nan;
+    uint64_t nan_out;
+} float_format;
+
+static float_format format_of(tma_dtype t) {
+    switch (t) {
+    case TMA_DTYPE_F16: return (float_format){5, 10, 0, 0, TMA_REDUCE_NAN_F16};
+    case TMA_DTYPE_BF16: return (float_format){8, 7, 0, 0, TMA_REDUCE_NAN_BF16};
+    case TMA_DTYPE_F64: return (float_format){11, 52, 0, 1, TMA_REDUCE_NAN_F64};
+    case TMA_DTYPE_F32_FTZ: case TMA_DTYPE_TF32_FTZ: return (float_format){8, 23, 1, 0, TMA_REDUCE_NAN_F32};
+    default: return (float_format){8, 23, 0, 0, TMA_REDUCE_NAN_F32}; /* f32, and tf32: no tf32 rounding here */
+    }
+}
+
+/* A denormal of f as the zero of its sign, under FTZ. */
+static uint64_t flush(uint64_t bits, float_format f) {
+    const uint64_t exp = bits >> f.mbits & ((1ull << f.ebits) - 1u);
+    if (!f.ftz || exp != 0u)
+        return bits;
+    return bits & 1ull << (f.ebits + f.mbits);
+}
+
+static int is_nan(uint64_t bits, float_format f) {
+    const uint64_t exp = bits >> f.mbits & ((1ull << f.ebits) - 1u);
+    return exp == (1ull << f.ebits) - 1u && (bits & ((1ull << f.mbits) - 1u)) != 0u;
+}
+
+static uint64_t double_bits(double x) {
+    uint64_t b;
+    memcpy(&b, &x, 8);
+    return b;
+}
+
+static double double_of(uint64_t b) {
+    double x;
+    memcpy(&x, &b, 8);
+    return x;
+}
+
+/* A value of format f (not NaN) as a double: exact for f16, bf16, f32 and f64. Bit arithmetic, no libm. */
+static double to_double(uint64_t bits, float_format f) {
+    const int bias = (1 << (f.ebits - 1)) - 1;
+    const uint64_t sign = (bits >> (f.ebits + f.mbits) & 1u) << 63;
+    int exp = (int)(bits >> f.mbits & ((1ull << f.ebits) - 1u));
+    uint64_t frac = bits & ((1ull << f.mbits) - 1u);
+    if (f.ebits == 11u)
+        return double_of(bits);
+    if (exp == (1 << f.ebits) - 1)
+        return double_of(sign | 0x7FF0000000000000ull);
+    if (exp == 0) {
+        if (frac == 0u)
+            return double_of(sign);
+        exp = 1; /* a denormal: normalise it (the double has room) */
+        while ((frac >> f.mbits & 1u) == 0u) {
+            frac <<= 1;
+            exp--;
+        }
+        frac &= (1ull << f.mbits) - 1u;
+    }
+    return double_of(sign | (uint64_t)(exp - bias + 1023) << 52 | frac << (52u - f.mbits));
+}
+
+/* x (not NaN; a normal double or zero or infinity) rounded to format f: to nearest, ties to even, denormals
+ * kept, overflow to infinity, a zero keeps its sign. */
+static uint64_t from_double(double x, float_format f) {
+    const uint64_t b = double_bits(x);
+    const int bias = (1 << (f.ebits - 1)) - 1;
+    const uint64_t sign = (b >> 63) << (f.ebits + f.mbits);
+    const uint64_t inf = ((1ull << f.ebits) - 1u) << f.mbits;
+    const int dexp = (int)(b >> 52 & 0x7FFu);
+    if (dexp == 0x7FF)
+        return sign | inf;
+    if (dexp == 0) /* zero (sums of f32/f16/bf16 values are never double denormals) */
+        return sign;
+    const uint64_t m = (b & 0xFFFFFFFFFFFFFull) | 1ull << 52; /* 53-bit significand */
+    const int e_val = dexp - 1023;
+    int e = e_val < 1 - bias ? 1 - bias : e_val; /* denormals share the smallest normal's quantum */
+    const int shift = 52 - (int)f.mbits + (e - e_val);
+    uint64_t q = 0;
+    if (shift < 64) {
+        q = m >> shift;
+        const uint64_t rem = m & ((1ull << shift) - 1u), half = 1ull << (shift - 1);
+        if (rem > half || (rem == half && (q & 1u)))
+            q++;
+    } /* else below a quarter quantum: rounds to zero */
+    if (q == 1ull << (f.mbits + 1u)) { /* rounding carried into the next binade */
+        q >>= 1;
+        e++;
+    }
+    if (e > bias)
+        return sign | inf;
+    if (q < 1ull << f.mbits) /* denormal or zero */
+        return sign | q;
+    return sign | (uint64_t)(e + bias) << f.mbits | (q & ((1ull << f.mbits) - 1u));
+}
+
+/* Floats. add: IEEE sum, rounded once to the format (nearest even, denormals kept: the f16/bf16 instructions are
+ * .noftz); min and max: see reduce_float_minmax. Every NaN result is written as the format's nan_out. */
+static uint64_t reduce_float_minmax(uint64_t g, uint64_t v, float_format f, tma_reduce op);
+
+static uint64_t reduce_float(uint64_t g, uint64_t v, tma_dtype t, tma_reduce op) {
+    const float_format f = format_of(t);
+    if (op != TMA_REDUCE_ADD)
+        return reduce_float_minmax(g, v, f, op);
+    if (is_nan(g, f) || is_nan(v, f)) {
+        if (!f.propagate_nan)
+            return f.nan_out;
+        return is_nan(v, f) ? v : g;
+    }
+    const double r = to_double(flush(g, f), f) + to_double(flush(v, f), f);
+    if (r != r)
+        return f.nan_out; /* inf + -inf */
+    if (t == TMA_DTYPE_F64)
+        return double_bits(r); /* the double sum is the correctly rounded one */
+    /* The sum of two f32/f16/bf16 values is exact in double whenever the smaller can change the rounded result
+     * (exponents within 53 - 24 bits); otherwise the double's own rounding cannot reach a tie of the narrower
+     * format. So one rounding to the format is the IEEE result. */
+    return flush(from_double(r, f), f);
+}
+
+static uint64_t reduce_float_minmax(uint64_t g, uint64_t v, float_format f, tma_reduce op) {
+    const int gn = is_nan(g, f), vn = is_nan(v, f);
+    if (gn && vn)
+        return f.nan_out;
+    if (gn)
+        return v;
+    if (vn)
+        return g;
+    const double a = to_double(g, f), b = to_double(v, f);
+    if (a == b) { /* equal values; of two zeros, -0 is the smaller */
+        const int g_negative = (double_bits(a) >> 63) != 0u;
+        return op == TMA_REDUCE_MIN ? (g_negative ? g : v) : (g_negative ? v : g);
+    }
+    return (op == TMA_REDUCE_MIN) == (b < a) ? v : g;
 }
 
 static void combine_reduce(uint8_t *global, const uint8_t *shared, tma_dtype dtype, tma_reduce op) {
-    if (dtype == TMA_DTYPE_F32) { /* add only: reduce_modelled lets nothing else through */
-        float g, v;
-        memcpy(&g, global, 4);
-        memcpy(&v, shared, 4);
-        g += v;
-        memcpy(global, &g, 4);
-    } else if (op == TMA_REDUCE_ADD) {
-        add_wrapping(global, shared, tma_rule_dtype_bytes(dtype));
-    } else if (dtype == TMA_DTYPE_U32) {
-        minmax_u32(global, shared, op);
-    } else if (dtype == TMA_DTYPE_I32) {
-        minmax_i32(global, shared, op);
-    } else if (dtype == TMA_DTYPE_U64) {
-        minmax_u64(global, shared, op);
-    } else {
-        minmax_i64(global, shared, op);
-    }
-}
-
-static bool reduce_modelled(tma_dtype t, tma_reduce op) {
-    if (t == TMA_DTYPE_U32 || t == TMA_DTYPE_I32 || t == TMA_DTYPE_U64 || t == TMA_DTYPE_I64)
-        return op == TMA_REDUCE_ADD || op == TMA_REDUCE_MIN || op == TMA_REDUCE_MAX;
-    return t == TMA_DTYPE_F32 && op == TMA_REDUCE_ADD;
+    const uint32_t bytes = tma_rule_dtype_bytes(dtype);
+    const uint64_t g = load_bits(global, bytes), v = load_bits(shared, bytes);
+    const uint64_t r = tma_rule_dtype_is_float(dtype) ? reduce_float(g, v, dtype, op)
+                                                      : reduce_integer(g, v, dtype, op, bytes);
+    store_bits(global, r, bytes);
 }
 
 static tma_status store_like(const tma_tiled_desc *d, const int32_t coord[5], const void *smem, size_t smem_bytes,
@@ -219,7 +348,76 @@ tma_status tma_model_store_tiled(const tma_tiled_desc *d, const int32_t coord[5]
 
 tma_status tma_model_reduce_tiled(const tma_tiled_desc *d, const int32_t coord[5], const void *smem,
                                   size_t smem_bytes, uint32_t src_offset, tma_reduce op) {
-    if (d != NULL && tma_rule_dtype_bytes(d->dtype) != 0 && !reduce_modelled(d->dtype, op))
-        return TMA_ERR_UNSUPPORTED;
+    if (d != NULL && tma_rule_dtype_bytes(d->dtype) != 0) {
+        tma_rule_sink s = tma_rule_sink_make(NULL, 0);
+        if (tma_rules_reduce(d->dtype, op, 1, &s) != TMA_OK)
+            return s.first;
+    }
     return store_like(d, coord, smem, smem_bytes, src_offset, combine_reduce, op);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * 1-D bulk copies: bytes move as they are, in order; a reduce combines element by element. `smem` stands for
+ * shared memory as above; the global pointers are host memory whose low address bits stand for the device's.
+ * ------------------------------------------------------------------------------------------- */
+
+static tma_status bulk_prepare(const char *what, const void *global, const void *smem, size_t smem_bytes,
+                               uint32_t offset, uint64_t bytes) {
+    if (global == NULL || smem == NULL)
+        return TMA_ERR_NULL_ARG;
+    tma_rule_sink s = tma_rule_sink_make(NULL, 0);
+    if (tma_rules_bulk(what, (uint64_t)(uintptr_t)global, offset, bytes, &s) != TMA_OK)
+        return s.first;
+    if (offset > smem_bytes || bytes > smem_bytes - offset)
+        return tma_rule_status(TMA_RULE_MODEL_SMEM_BOUNDS);
+    return TMA_OK;
+}
+
+tma_status tma_model_bulk_load(void *smem, size_t smem_bytes, uint32_t dst_offset, const void *global,
+                               uint64_t bytes) {
+    tma_status st = bulk_prepare("load", global, smem, smem_bytes, dst_offset, bytes);
+    if (st == TMA_OK && bytes > 0)
+        memcpy((uint8_t *)smem + dst_offset, global, (size_t)bytes);
+    return st;
+}
+
+tma_status tma_model_bulk_load_multicast(void *const smem[], uint32_t cluster_blocks, size_t smem_bytes,
+                                         uint32_t dst_offset, const void *global, uint64_t bytes, uint32_t cta_mask) {
+    if (smem == NULL)
+        return TMA_ERR_NULL_ARG;
+    tma_rule_sink s = tma_rule_sink_make(NULL, 0);
+    if (tma_rules_multicast("load", cta_mask, cluster_blocks, &s) != TMA_OK)
+        return s.first;
+    for (uint32_t r = 0; r < cluster_blocks && r < TMA_MAX_CLUSTER_BLOCKS; r++) {
+        if ((cta_mask >> r & 1u) == 0u)
+            continue;
+        tma_status st = tma_model_bulk_load(smem[r], smem_bytes, dst_offset, global, bytes);
+        if (st != TMA_OK)
+            return st;
+    }
+    return TMA_OK;
+}
+
+tma_status tma_model_bulk_store(void *global, const void *smem, size_t smem_bytes, uint32_t src_offset,
+                                uint64_t bytes) {
+    tma_status st = bulk_prepare("store", global, smem, smem_bytes, src_offset, bytes);
+    if (st == TMA_OK && bytes > 0)
+        memcpy(global, (const uint8_t *)smem + src_offset, (size_t)bytes);
+    return st;
+}
+
+tma_status tma_model_bulk_reduce(void *global, const void *smem, size_t smem_bytes, uint32_t src_offset,
+                                 uint64_t bytes, tma_dtype type, tma_reduce op) {
+    tma_rule_sink s = tma_rule_sink_make(NULL, 0);
+    if (tma_rules_reduce(type, op, 0, &s) != TMA_OK)
+        return s.first;
+    tma_status st = bulk_prepare("reduce", global, smem, smem_bytes, src_offset, bytes);
+    if (st != TMA_OK)
+        return st;
+    const uint32_t esize = tma_rule_dtype_bytes(type);
+    uint8_t *g = (uint8_t *)global;
+    const uint8_t *v = (const uint8_t *)smem + src_offset;
+    for (uint64_t i = 0; i + esize <= bytes; i += esize) /* 16 | bytes, so every element is whole */
+        combine_reduce(g + i, v + i, type, op);
+    return TMA_OK;
 }

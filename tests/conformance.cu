@@ -64,6 +64,11 @@ static __device__ void store_box(const tma_tensor *t, const uint8_t *src, const 
     case TMA_REDUCE_ADD: tma_reduce_store<Rank, TMA_REDUCE_ADD>(t, src, c); break;
     case TMA_REDUCE_MIN: tma_reduce_store<Rank, TMA_REDUCE_MIN>(t, src, c); break;
     case TMA_REDUCE_MAX: tma_reduce_store<Rank, TMA_REDUCE_MAX>(t, src, c); break;
+    case TMA_REDUCE_INC: tma_reduce_store<Rank, TMA_REDUCE_INC>(t, src, c); break;
+    case TMA_REDUCE_DEC: tma_reduce_store<Rank, TMA_REDUCE_DEC>(t, src, c); break;
+    case TMA_REDUCE_AND: tma_reduce_store<Rank, TMA_REDUCE_AND>(t, src, c); break;
+    case TMA_REDUCE_OR: tma_reduce_store<Rank, TMA_REDUCE_OR>(t, src, c); break;
+    case TMA_REDUCE_XOR: tma_reduce_store<Rank, TMA_REDUCE_XOR>(t, src, c); break;
     default: tma_store<Rank>(t, src, c); break;
     }
 }

@@ -1478,7 +1478,7 @@ Test(model_reduce, integer_add_wraps_and_min_max_follow_the_sign) {
     cr_assert(g64[0] == 1, "u64 add wraps: got %llu", (unsigned long long)g64[0]);
 }
 
-Test(model_reduce, f32_add_rounds_to_nearest_even_and_other_float_ops_are_unsupported) {
+Test(model_reduce, f32_add_rounds_to_nearest_even_and_missing_pairs_are_refused) {
     _Alignas(16) float g[8] = {1.0f, 16777216.0f, -2.5f, 0, 0, 0, 0, 0};
     const float v[8] = {0.5f, 1.0f, 2.5f, 0, 0, 0, 0, 0};
     cr_assert_eq(reduce_1d(TMA_DTYPE_F32, g, v, TMA_REDUCE_ADD), TMA_OK, "f32 add");
@@ -1486,11 +1486,142 @@ Test(model_reduce, f32_add_rounds_to_nearest_even_and_other_float_ops_are_unsupp
               (double)g[1], (double)g[2]); /* 2^24 + 1 is a tie: even keeps 2^24 */
     _Alignas(16) float before[8] = {1, 2, 3, 4, 5, 6, 7, 8}, after[8];
     memcpy(after, before, sizeof after);
-    cr_assert_eq(reduce_1d(TMA_DTYPE_F32, after, v, TMA_REDUCE_MIN), TMA_ERR_UNSUPPORTED, "f32 min is not modelled");
+    /* measured: f32 min/max through a map raise "illegal instruction" (TMA-FACTS rule 12, reduce_probe) */
+    cr_assert_eq(reduce_1d(TMA_DTYPE_F32, after, v, TMA_REDUCE_MIN), TMA_ERR_REDUCE_TYPE, "f32 min does not exist");
     cr_assert(memcmp(after, before, sizeof after) == 0, "a refused reduce writes nothing");
     _Alignas(16) uint16_t h[8] = {0};
     const uint16_t hv[8] = {0};
-    cr_assert_eq(reduce_1d(TMA_DTYPE_BF16, h, hv, TMA_REDUCE_ADD), TMA_ERR_UNSUPPORTED, "bf16 add is not modelled");
+    cr_assert_eq(reduce_1d(TMA_DTYPE_BF16, h, hv, TMA_REDUCE_XOR), TMA_ERR_REDUCE_TYPE, "bf16 xor does not exist");
+    cr_assert_eq(reduce_1d(TMA_DTYPE_U16, h, hv, TMA_REDUCE_ADD), TMA_ERR_REDUCE_TYPE, "u16 maps reduce nothing");
+    cr_assert_eq(reduce_1d(TMA_DTYPE_BF16, h, hv, (tma_reduce)8), TMA_ERR_ARG, "8 is not a reduction");
+}
+
+/* Every (type, reduction) pair: the model refuses exactly the pairs the table lacks, and its message names them. */
+Test(model_reduce, the_checker_refuses_exactly_the_missing_pairs) {
+    int tiled_pairs = 0, bulk_pairs = 0;
+    for (int t = 0; t < TMA_DTYPE_COUNT_; t++)
+        for (int op = 0; op < TMA_REDUCE_COUNT_; op++)
+            for (int tiled = 0; tiled < 2; tiled++) {
+                tma_diag diag;
+                const int exists = tma_rule_reduce_exists((tma_dtype)t, (tma_reduce)op, tiled);
+                const tma_status st = tma_check_reduce((tma_dtype)t, (tma_reduce)op, tiled, &diag);
+                cr_assert_eq(st, exists ? TMA_OK : TMA_ERR_REDUCE_TYPE, "%s %s %s", tiled ? "tiled" : "1-D",
+                             tma_dtype_name((tma_dtype)t), tma_rule_reduce_name((tma_reduce)op));
+                if (!exists) {
+                    char want[64];
+                    snprintf(want, sizeof want, "%s for %s", tma_rule_reduce_name((tma_reduce)op),
+                             tma_dtype_name((tma_dtype)t));
+                    cr_assert(strstr(diag.message, want) != NULL, "message names the pair: %s", diag.message);
+                }
+                *(tiled ? &tiled_pairs : &bulk_pairs) += exists;
+            }
+    /* measured on an H200: 33 of the 104 tiled pairs complete (tests/reduce_probe.cu); 34 1-D forms exist */
+    cr_assert_eq(tiled_pairs, 33, "tiled pairs: %d", tiled_pairs);
+    cr_assert_eq(bulk_pairs, 34, "1-D pairs: %d", bulk_pairs);
+    tma_diag diag;
+    tma_check_reduce(TMA_DTYPE_F32, TMA_REDUCE_MAX, 1, &diag);
+    cr_assert_str_eq(diag.message,
+                     "TMA reduce-store .max through a map of f32 elements: the copy engine has no max for f32 (it raises "
+                     "\"illegal instruction\"); f32 maps take: add only. Reduce in registers and store, or use a map of "
+                     "a type that has max");
+}
+
+/* Hand-computed float cases: the rules of docs/HARDWARE.md "Reduce-stores", one by one. */
+Test(model_reduce, float_rules_by_hand) {
+    /* f16: 1 + 2^-11 is a tie (even keeps 1); 65504 + 8 rounds to 65504, + 16 is a tie that overflows; denormals kept;
+     * NaN in, NaN out as 0x7FFF; inf + -inf = 0x7FFF. */
+    _Alignas(16) uint16_t h[8] = {0x3C00, 0x7BFF, 0x7BFF, 0x0001, 0x7E55, 0x7C00, 0x8000, 0x0000};
+    const uint16_t hv[8] = {0x1000, 0x4800, 0x4C00, 0x0001, 0x3C00, 0xFC00, 0x8000, 0x8000};
+    cr_assert_eq(reduce_1d(TMA_DTYPE_F16, h, hv, TMA_REDUCE_ADD), TMA_OK, "f16 add");
+    const uint16_t h_want[8] = {0x3C00, 0x7BFF, 0x7C00, 0x0002, 0x7FFF, 0x7FFF, 0x8000, 0x0000};
+    for (int i = 0; i < 8; i++)
+        cr_assert_eq(h[i], h_want[i], "f16 add [%d]: 0x%04x, want 0x%04x", i, h[i], h_want[i]);
+    /* bf16 min: a NaN operand loses to a number; two NaNs give 0x7FFF; -0 < +0 */
+    _Alignas(16) uint16_t b[8] = {0x7FC5, 0x3F80, 0x7FC0, 0x0000, 0x8000, 0xBF80, 0xFF80, 0x0001};
+    const uint16_t bv[8] = {0x3F80, 0xFFD3, 0xFF81, 0x8000, 0x0000, 0x3F80, 0x7F7F, 0x0000};
+    cr_assert_eq(reduce_1d(TMA_DTYPE_BF16, b, bv, TMA_REDUCE_MIN), TMA_OK, "bf16 min");
+    const uint16_t b_want[8] = {0x3F80, 0x3F80, 0x7FFF, 0x8000, 0x8000, 0xBF80, 0xFF80, 0x0000};
+    for (int i = 0; i < 8; i++)
+        cr_assert_eq(b[i], b_want[i], "bf16 min [%d]: 0x%04x, want 0x%04x", i, b[i], b_want[i]);
+    /* f32_ftz: denormal operands and results are zeros of their sign */
+    _Alignas(16) uint32_t f[8] = {0x00000001, 0x80400003, 0x00800000, 0x00800001, 0, 0, 0, 0};
+    const uint32_t fv[8] = {0x00000000, 0x80000001, 0x80000001, 0x80800000, 0, 0, 0, 0};
+    cr_assert_eq(reduce_1d(TMA_DTYPE_F32_FTZ, f, fv, TMA_REDUCE_ADD), TMA_OK, "f32_ftz add");
+    cr_assert(f[0] == 0 && f[1] == 0x80000000u && f[2] == 0x00800000u && f[3] == 0u,
+              "f32_ftz add: %08x %08x %08x %08x", f[0], f[1], f[2], f[3]);
+    /* f64: a NaN operand passes bit for bit (the shared one when both are), inf + -inf = 0xFFF8000000000000 */
+    _Alignas(16) uint64_t d[8] = {0x7FF0000000000001ull, 0x7FF8000000000000ull, 0x7FF0000000000000ull, 0, 0, 0, 0, 0};
+    const uint64_t dv[8] = {0x3FF0000000000000ull, 0xFFFC000000054321ull, 0xFFF0000000000000ull, 0, 0, 0, 0, 0};
+    cr_assert_eq(reduce_1d(TMA_DTYPE_F64, d, dv, TMA_REDUCE_ADD), TMA_OK, "f64 add");
+    cr_assert(d[0] == 0x7FF0000000000001ull && d[1] == 0xFFFC000000054321ull && d[2] == 0xFFF8000000000000ull,
+              "f64 add NaNs: %016llx %016llx %016llx", (unsigned long long)d[0], (unsigned long long)d[1],
+              (unsigned long long)d[2]);
+    /* u32 inc/dec wrap at the shared value */
+    _Alignas(16) uint32_t u[8] = {5, 4, 0, 9, 5, 4, 0, 9};
+    const uint32_t uv[8] = {5, 5, 5, 5, 5, 5, 5, 5};
+    cr_assert_eq(reduce_1d(TMA_DTYPE_U32, u, uv, TMA_REDUCE_INC), TMA_OK, "u32 inc");
+    cr_assert(u[0] == 0 && u[1] == 5 && u[2] == 1 && u[3] == 0, "inc: %u %u %u %u", u[0], u[1], u[2], u[3]);
+    _Alignas(16) uint32_t w[8] = {5, 4, 0, 9, 0, 0, 0, 0};
+    cr_assert_eq(reduce_1d(TMA_DTYPE_U32, w, uv, TMA_REDUCE_DEC), TMA_OK, "u32 dec");
+    cr_assert(w[0] == 4 && w[1] == 3 && w[2] == 5 && w[3] == 5, "dec: %u %u %u %u", w[0], w[1], w[2], w[3]);
+}
+
+/* The silicon's own bytes: tests/golden/reduce_h200.bin holds reduce-stores captured on an H200 (tests/reduce_probe.cu,
+ * seed 20261122, 2026-11-22): for every float pair and u32 inc/dec, tiled and 1-D, every pair of the special values
+ * then 256 random pairs, with what the GPU wrote. The model must write the same bits, element by element.
+ * Record: int32 form (0 tiled, 1 1-D), dtype, op, status, n, esize; then g0, s, g1, n * esize bytes each. */
+#ifndef TMA_TEST_GOLDEN_DIR
+#define TMA_TEST_GOLDEN_DIR "tests/golden"
+#endif
+
+Test(model_reduce, replays_the_h200_capture_bit_for_bit) {
+    FILE *f = fopen(TMA_TEST_GOLDEN_DIR "/reduce_h200.bin", "rb");
+    cr_assert(f != NULL, "cannot open %s", TMA_TEST_GOLDEN_DIR "/reduce_h200.bin");
+    static _Alignas(1024) uint8_t g0[4096 * 8], sm[4096 * 8], g1[4096 * 8], model[4096 * 8];
+    int records = 0, tiled = 0;
+    long elements = 0;
+    int32_t h[6];
+    while (fread(h, sizeof h, 1, f) == 1) {
+        const int form = h[0], n = h[4], esize = h[5];
+        const tma_dtype t = (tma_dtype)h[1];
+        const tma_reduce op = (tma_reduce)h[2];
+        cr_assert(n > 0 && n <= 4096 && esize == (int)tma_dtype_size(t), "record %d is malformed", records);
+        const size_t bytes = (size_t)n * (size_t)esize;
+        cr_assert(fread(g0, 1, bytes, f) == bytes && fread(sm, 1, bytes, f) == bytes && fread(g1, 1, bytes, f) == bytes,
+                  "record %d is truncated", records);
+        memcpy(model, g0, bytes);
+        tma_status st;
+        if (form == 1) {
+            cr_assert(bytes % 16 == 0, "record %d: %zu bytes (records hold whole 16-byte chunks)", records, bytes);
+            st = tma_model_bulk_reduce(model, sm, sizeof sm, 0, bytes, t, op);
+        } else {
+            tma_tiled_desc d = {.dtype = t, .rank = 1, .global_address = model, .global_dim = {(uint64_t)n}, .box_dim = {16}};
+            st = TMA_OK;
+            for (int x = 0; x < n && st == TMA_OK; x += 16) { /* 1-D boxes of 16 elements over the whole row */
+                int32_t c[5] = {x, 0, 0, 0, 0};
+                st = tma_model_reduce_tiled(&d, c, sm + (size_t)x * esize, 1024, 0, op);
+            }
+            tiled++;
+        }
+        cr_assert_eq(st, TMA_OK, "record %d (%s %s): the model refused it: %s", records, tma_dtype_name(t),
+                     tma_rule_reduce_name(op), tma_status_name(st));
+        for (int i = 0; i < n; i++) {
+            uint64_t a = 0, v = 0, hw = 0, mo = 0;
+            memcpy(&a, g0 + (size_t)i * esize, esize);
+            memcpy(&v, sm + (size_t)i * esize, esize);
+            memcpy(&hw, g1 + (size_t)i * esize, esize);
+            memcpy(&mo, model + (size_t)i * esize, esize);
+            cr_assert_eq(mo, hw, "%s %s %s element %d: %#llx op %#llx: H200 wrote %#llx, the model %#llx",
+                         form ? "1-D" : "tiled", tma_dtype_name(t), tma_rule_reduce_name(op), i, (unsigned long long)a,
+                         (unsigned long long)v, (unsigned long long)hw, (unsigned long long)mo);
+        }
+        records++;
+        elements += n;
+    }
+    fclose(f);
+    cr_assert_eq(records, 23, "records: %d", records);
+    cr_log_info("replayed %d H200 reduce captures (%d tiled), %ld elements: the model wrote every bit the GPU wrote",
+                records, tiled, elements);
 }
 
 Test(model_reduce, store_through_an_overlapping_load_only_map_is_refused) {

@@ -90,8 +90,13 @@ static __device__ __noinline__ void tma_checked_fail_(const tma_violation *v) {
 }
 #endif
 
-/* The per-copy rules of the hardware (tma_rules_copy), checked in TMA_CHECKED builds. */
-TMA_DEV void tma_check_copy_(const tma_tensor *t, const void *smem, int rank, const int32_t *c, bool store) {
+/** %cluster_nctarank: the number of blocks in this block's cluster (1 without a cluster launch). */
+TMA_DEV uint32_t tma_cluster_blocks(void);
+
+/* The per-copy rules of the hardware (tma_rules_copy; tma_rules_reduce for a reduce-store, reduce = its
+ * tma_reduce, -1 otherwise), checked in TMA_CHECKED builds. */
+TMA_DEV void tma_check_copy_(const tma_tensor *t, const void *smem, int rank, const int32_t *c, bool store,
+                             int reduce = -1) {
 #ifdef TMA_CHECKED
     tma_violation v;
     tma_rule_sink s = tma_rule_sink_make(&v, 1);
@@ -102,8 +107,37 @@ TMA_DEV void tma_check_copy_(const tma_tensor *t, const void *smem, int rank, co
     f.load_only = (t->box.flags & TMA_BOX_LOAD_ONLY) != 0u;
     if (tma_rules_copy(&f, (uint32_t)rank, c, tma_smem_addr(smem), store, &s) != TMA_OK)
         tma_checked_fail_(&v);
+    if (reduce >= 0 && tma_rules_reduce((tma_dtype)t->box.dtype, (tma_reduce)reduce, 1, &s) != TMA_OK)
+        tma_checked_fail_(&v);
 #else
-    (void)t, (void)smem, (void)rank, (void)c, (void)store;
+    (void)t, (void)smem, (void)rank, (void)c, (void)store, (void)reduce;
+#endif
+}
+
+/* The rules of a 1-D bulk copy (tma_rules_bulk) and of a multicast's mask (tma_rules_multicast; mask < 0: not a
+ * multicast), checked in TMA_CHECKED builds. smem = NULL for a prefetch. */
+TMA_DEV void tma_check_bulk_(const char *what, const void *global, const void *smem, uint32_t bytes, int mask = -1) {
+#ifdef TMA_CHECKED
+    tma_violation v;
+    tma_rule_sink s = tma_rule_sink_make(&v, 1);
+    if (tma_rules_bulk(what, (uint64_t)(uintptr_t)global, smem ? tma_smem_addr(smem) : ~0u, bytes, &s) != TMA_OK)
+        tma_checked_fail_(&v);
+    if (mask >= 0 && tma_rules_multicast(what, (uint32_t)mask, tma_cluster_blocks(), &s) != TMA_OK)
+        tma_checked_fail_(&v);
+#else
+    (void)what, (void)global, (void)smem, (void)bytes, (void)mask;
+#endif
+}
+
+/* Checked mode for a tiled multicast load: the mask against the cluster. */
+TMA_DEV void tma_check_multicast_(uint32_t mask) {
+#ifdef TMA_CHECKED
+    tma_violation v;
+    tma_rule_sink s = tma_rule_sink_make(&v, 1);
+    if (tma_rules_multicast("load", mask, tma_cluster_blocks(), &s) != TMA_OK)
+        tma_checked_fail_(&v);
+#else
+    (void)mask;
 #endif
 }
 
@@ -218,6 +252,12 @@ TMA_DEV uint32_t tma_cluster_ctarank(void) {
     return r;
 }
 
+TMA_DEV uint32_t tma_cluster_blocks(void) {
+    uint32_t n = 1;
+    TMA_PTX("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+    return n;
+}
+
 /** barrier.cluster.arrive.release: this thread arrives at the cluster barrier (all threads of every block
  *  of the cluster must arrive before a wait returns). */
 TMA_DEV void tma_cluster_arrive(void) { TMA_PTX("barrier.cluster.arrive.release;" ::: "memory"); }
@@ -320,6 +360,7 @@ TMA_DEV void tma_load_multicast(void *smem, const tma_tensor *t, uint64_t *bar, 
                                 uint16_t cta_mask) {
     static_assert(Rank >= 1 && Rank <= 5, "TMA rank is 1..5");
     tma_check_copy_(t, smem, Rank, c, false);
+    tma_check_multicast_(cta_mask);
 #define TMA_LOAD_MC_(N)                                                                             \
     TMA_PTX("cp.async.bulk.tensor." #N "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster" \
                  " [%5], [%6, " TMA_COORDS_##N "], [%7], %8;" ::TMA_COORD_OPERANDS(c),              \
@@ -344,12 +385,15 @@ TMA_DEV void tma_store(const tma_tensor *t, const void *smem, const int32_t (&c)
 #undef TMA_STORE_
 }
 
-/** cp.reduce.async.bulk.tensor: like tma_store, but combines each element with global memory (add, min,
- *  max; the element type comes from the map). */
+/** cp.reduce.async.bulk.tensor: like tma_store, but combines each element with global memory by Op; the
+ *  element type comes from the map. Which reductions a map's type has is a measured rule (TMA_REDUCE_FORMS in
+ *  tma/rules.h: f32 has add only, for instance; anything else raises "illegal instruction"): checked mode
+ *  refuses the rest with a message, and tma_model_reduce_tiled models exactly these. */
 template <int Rank, tma_reduce Op>
 TMA_DEV void tma_reduce_store(const tma_tensor *t, const void *smem, const int32_t (&c)[5]) {
     static_assert(Rank >= 1 && Rank <= 5, "TMA rank is 1..5");
-    tma_check_copy_(t, smem, Rank, c, true);
+    static_assert((unsigned)Op < (unsigned)TMA_REDUCE_COUNT_, "Op is a tma_reduce");
+    tma_check_copy_(t, smem, Rank, c, true, (int)Op);
 #define TMA_REDUCE_(N, OP)                                                                          \
     TMA_PTX("cp.reduce.async.bulk.tensor." #N "d.global.shared::cta." OP ".tile.bulk_group [%5, "  \
                  TMA_COORDS_##N "], [%6];" ::TMA_COORD_OPERANDS(c), "l"(&t->map), "r"(tma_smem_addr(smem)) \
@@ -357,15 +401,35 @@ TMA_DEV void tma_reduce_store(const tma_tensor *t, const void *smem, const int32
 #define TMA_REDUCE_ADD_(N) TMA_REDUCE_(N, "add")
 #define TMA_REDUCE_MIN_(N) TMA_REDUCE_(N, "min")
 #define TMA_REDUCE_MAX_(N) TMA_REDUCE_(N, "max")
-    if (Op == TMA_REDUCE_ADD)
+#define TMA_REDUCE_INC_(N) TMA_REDUCE_(N, "inc")
+#define TMA_REDUCE_DEC_(N) TMA_REDUCE_(N, "dec")
+#define TMA_REDUCE_AND_(N) TMA_REDUCE_(N, "and")
+#define TMA_REDUCE_OR_(N) TMA_REDUCE_(N, "or")
+#define TMA_REDUCE_XOR_(N) TMA_REDUCE_(N, "xor")
+    if constexpr (Op == TMA_REDUCE_ADD)
         TMA_FOR_RANK(Rank, TMA_REDUCE_ADD_);
-    else if (Op == TMA_REDUCE_MIN)
+    else if constexpr (Op == TMA_REDUCE_MIN)
         TMA_FOR_RANK(Rank, TMA_REDUCE_MIN_);
-    else
+    else if constexpr (Op == TMA_REDUCE_MAX)
         TMA_FOR_RANK(Rank, TMA_REDUCE_MAX_);
+    else if constexpr (Op == TMA_REDUCE_INC)
+        TMA_FOR_RANK(Rank, TMA_REDUCE_INC_);
+    else if constexpr (Op == TMA_REDUCE_DEC)
+        TMA_FOR_RANK(Rank, TMA_REDUCE_DEC_);
+    else if constexpr (Op == TMA_REDUCE_AND)
+        TMA_FOR_RANK(Rank, TMA_REDUCE_AND_);
+    else if constexpr (Op == TMA_REDUCE_OR)
+        TMA_FOR_RANK(Rank, TMA_REDUCE_OR_);
+    else
+        TMA_FOR_RANK(Rank, TMA_REDUCE_XOR_);
 #undef TMA_REDUCE_ADD_
 #undef TMA_REDUCE_MIN_
 #undef TMA_REDUCE_MAX_
+#undef TMA_REDUCE_INC_
+#undef TMA_REDUCE_DEC_
+#undef TMA_REDUCE_AND_
+#undef TMA_REDUCE_OR_
+#undef TMA_REDUCE_XOR_
 #undef TMA_REDUCE_
 }
 
@@ -401,6 +465,86 @@ TMA_DEV void tma_prefetch(const tma_tensor *t, const int32_t (&c)[5]) {
 /** prefetch.tensormap: fetch the descriptor itself ahead of the first copy. */
 TMA_DEV void tma_prefetch_desc(const tma_tensor *t) {
     TMA_PTX("prefetch.tensormap [%0];" ::"l"(&t->map) : "memory");
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * 1-D bulk copies: no tensor map, a byte count and two addresses. Size, global and shared addresses are
+ * multiples of 16 bytes (tma_rules_bulk: checked in TMA_CHECKED builds; nothing else bounds-checks them).
+ * Loads complete as transaction bytes on an mbarrier (expect exactly `bytes`); stores and reduces belong to
+ * this thread's bulk group (tma_store_commit, tma_store_wait*), like tiled stores.
+ * ------------------------------------------------------------------------------------------- */
+
+/** cp.async.bulk global -> shared: copy `bytes` bytes from global memory to smem; the barrier receives them. */
+TMA_DEV void tma_bulk_load(void *smem, const void *global, uint32_t bytes, uint64_t *bar) {
+    tma_check_bulk_("load", global, smem, bytes);
+    TMA_PTX("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                tma_smem_addr(smem)),
+            "l"(global), "r"(bytes), "r"(tma_smem_addr(bar))
+            : "memory");
+}
+
+/** The same load, multicast: the bytes land at smem's offset, and arrive on the barrier at bar's offset, in every
+ *  block of the cluster whose bit (cluster rank) is set in cta_mask. Each receiver expects its share:
+ *  tma_multicast_rx_bytes (tma/rules.h). */
+TMA_DEV void tma_bulk_load_multicast(void *smem, const void *global, uint32_t bytes, uint64_t *bar,
+                                     uint16_t cta_mask) {
+    tma_check_bulk_("load", global, smem, bytes, cta_mask);
+    TMA_PTX("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], %2, "
+            "[%3], %4;" ::"r"(tma_smem_addr(smem)),
+            "l"(global), "r"(bytes), "r"(tma_smem_addr(bar)), "h"(cta_mask)
+            : "memory");
+}
+
+/** cp.async.bulk shared -> global (bulk group): copy `bytes` bytes of smem to global memory. Threads that wrote
+ *  smem with ordinary stores call tma_fence_proxy_async() before the barrier that precedes this. */
+TMA_DEV void tma_bulk_store(void *global, const void *smem, uint32_t bytes) {
+    tma_check_bulk_("store", global, smem, bytes);
+    TMA_PTX("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(global), "r"(tma_smem_addr(smem)),
+            "r"(bytes)
+            : "memory");
+}
+
+/* One instruction per (type, reduction) pair of TMA_REDUCE_FORMS that has a 1-D form. */
+#define TMA_REDUCE_PTX_ADD "add"
+#define TMA_REDUCE_PTX_MIN "min"
+#define TMA_REDUCE_PTX_MAX "max"
+#define TMA_REDUCE_PTX_INC "inc"
+#define TMA_REDUCE_PTX_DEC "dec"
+#define TMA_REDUCE_PTX_AND "and"
+#define TMA_REDUCE_PTX_OR "or"
+#define TMA_REDUCE_PTX_XOR "xor"
+template <tma_dtype Type, tma_reduce Op>
+struct tma_bulk_reduce_form_ {
+    static constexpr bool exists = false;
+};
+#define TMA_BULK_REDUCE_FORM_(T, O, BULK, TILED)                                                    \
+    template <>                                                                                     \
+    struct tma_bulk_reduce_form_<TMA_DTYPE_##T, TMA_REDUCE_##O> {                                   \
+        static constexpr bool exists = sizeof(BULK) > 1;                                            \
+        static __device__ __forceinline__ void issue(void *global, uint32_t smem, uint32_t bytes) { \
+            if constexpr (sizeof(BULK) > 1)                                                         \
+                TMA_PTX("cp.reduce.async.bulk.global.shared::cta.bulk_group." TMA_REDUCE_PTX_##O "." BULK           \
+                        " [%0], [%1], %2;" ::"l"(global), "r"(smem), "r"(bytes) : "memory");        \
+        }                                                                                           \
+    };
+TMA_REDUCE_FORMS(TMA_BULK_REDUCE_FORM_)
+#undef TMA_BULK_REDUCE_FORM_
+
+/** cp.reduce.async.bulk shared -> global (bulk group): global[i] = Op(global[i], smem[i]) for the `bytes / size of
+ *  Type` elements. The pairs that exist are TMA_REDUCE_FORMS's (a missing one does not compile);
+ *  tma_model_bulk_reduce models each. */
+template <tma_dtype Type, tma_reduce Op>
+TMA_DEV void tma_bulk_reduce(void *global, const void *smem, uint32_t bytes) {
+    static_assert(tma_bulk_reduce_form_<Type, Op>::exists,
+                  "cp.reduce.async.bulk has no such (type, reduction): see TMA_REDUCE_FORMS in tma/rules.h");
+    tma_check_bulk_("reduce", global, smem, bytes);
+    tma_bulk_reduce_form_<Type, Op>::issue(global, tma_smem_addr(smem), bytes);
+}
+
+/** cp.async.bulk.prefetch.L2: bring `bytes` bytes at global into L2; nothing else changes. */
+TMA_DEV void tma_bulk_prefetch_l2(const void *global, uint32_t bytes) {
+    tma_check_bulk_("prefetch", global, nullptr, bytes);
+    TMA_PTX("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(global), "r"(bytes) : "memory");
 }
 
 /* Named forms for the common ranks, so kernels read like the algorithm. */

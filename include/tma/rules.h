@@ -52,6 +52,13 @@ extern "C" {
  *  this can never be loaded (libtma: the driver does not check it), and no kernel may ask for more. */
 #define TMA_MAX_SMEM_PER_BLOCK (227u * 1024u)
 #define TMA_MAX_BOX_SMEM_BYTES TMA_MAX_SMEM_PER_BLOCK
+/** measured: the bits an f32 (f32_ftz, tf32, tf32_ftz), f16 or bf16 reduce-store writes for every NaN result (a
+ *  NaN operand, inf + -inf), whatever the operands' payloads and signs; an f64 add writes TMA_REDUCE_NAN_F64 for
+ *  inf + -inf only and passes NaN operands through (docs/HARDWARE.md "Reduce-stores"). */
+#define TMA_REDUCE_NAN_F32 0x7FFFFFFFull
+#define TMA_REDUCE_NAN_F16 0x7FFFull
+#define TMA_REDUCE_NAN_BF16 0x7FFFull
+#define TMA_REDUCE_NAN_F64 0xFFF8000000000000ull
 
 /* ---------------------------------------------------------------------------------------------
  * The rules and their messages. X(ID, STATUS, TEXT): TEXT's {n} is argument n of the violation.
@@ -174,6 +181,38 @@ extern "C" {
     X(MODEL_SMEM_BOUNDS, ERR_SMEM_BOUNDS,                                                                      \
       "the box needs {0} bytes of shared memory at offset {1}, but the buffer holds {2}: enlarge the buffer "  \
       "or move the box (shared addresses are 32-bit)")                                                         \
+    /* ---- reduce-stores (tiled and 1-D): which (type, reduction) pairs exist: TMA_REDUCE_FORMS ---- */       \
+    X(REDUCE_OP_ENUM, ERR_ARG, "op = {0} is not a reduction: use TMA_REDUCE_ADD .. TMA_REDUCE_XOR (0..7)")     \
+    /* measured: a tiled reduce of a pair the table lacks raises "illegal instruction" (docs/HARDWARE.md). */  \
+    X(REDUCE_TYPE_TILED, ERR_REDUCE_TYPE,                                                                      \
+      "TMA reduce-store .{0} through a map of {1} elements: the copy engine has no {0} for {1} (it raises "    \
+      "\"illegal instruction\"); {1} maps take: {2}. Reduce in registers and store, or use a map of a type "   \
+      "that has {0}")                                                                                          \
+    /* PTX ISA: cp.reduce.async.bulk has no such instruction (ptxas refuses it). */                            \
+    X(REDUCE_TYPE_BULK, ERR_REDUCE_TYPE,                                                                       \
+      "1-D bulk reduce .{0} of {1} elements: cp.reduce.async.bulk has no {0} for {1}; {1} takes: {2}. "        \
+      "Reduce in registers and store, or reinterpret as a type that has {0}")                                  \
+    /* ---- 1-D bulk copies (cp.async.bulk, cp.reduce.async.bulk, cp.async.bulk.prefetch) ---- */             \
+    /* PTX ISA: size a multiple of 16; measured: docs/HARDWARE.md "1-D bulk copies". */                       \
+    X(BULK_SIZE_ALIGN, ERR_BULK_SIZE,                                                                          \
+      "1-D bulk {0} of size = {1} bytes: the size must be a multiple of 16 bytes: copy {2} bytes this way "   \
+      "and the last {3} with ordinary loads and stores, or pad both buffers to {4} bytes")                     \
+    X(BULK_SIZE_SMEM, ERR_BULK_SIZE,                                                                           \
+      "1-D bulk {0} of size = {1} bytes: more than the {2} bytes of shared memory a Hopper block can have: "   \
+      "split it into copies of at most {2} bytes")                                                             \
+    X(BULK_GLOBAL_ALIGN, ERR_GLOBAL_ADDRESS_ALIGN,                                                             \
+      "global address {0} of a 1-D bulk {1} is not 16-byte aligned ({2} bytes past a 16-byte boundary; the "  \
+      "copy would fault with \"misaligned address\"): start the copy at a 16-byte boundary")                   \
+    X(BULK_SMEM_ALIGN, ERR_SMEM_ALIGN,                                                                         \
+      "shared-memory address {0} of a 1-D bulk {1} is not 16-byte aligned (the copy would fault with "         \
+      "\"misaligned address\"): align the buffer to 16 bytes (alignas(16))")                                   \
+    /* ---- multicast loads (tiled and 1-D) ---- */                                                            \
+    /* measured: a mask bit past the cluster's blocks fails the launch ("unspecified launch failure"); mask 0   \
+       completes and delivers nothing (allowed). */                                                            \
+    X(MULTICAST_CLUSTER, ERR_ARG, "cluster_blocks = {0}: a cluster has 1..{1} blocks")                          \
+    X(MULTICAST_MASK_RANGE, ERR_MULTICAST_MASK,                                                                \
+      "multicast {0} with cta_mask = {1} in a cluster of {2} blocks: bit {3} names no block of the cluster: "  \
+      "use bits 0..{4} only")                                                                                  \
     X(MODEL_INTERLEAVE, ERR_UNSUPPORTED,                                                                       \
       "interleave = {0}: the CPU model does not model interleaved layouts (their copies are not verified on "  \
       "hardware, docs/HARDWARE.md); use TMA_INTERLEAVE_NONE")
@@ -967,7 +1006,149 @@ TMA_HD tma_box_info tma_rule_box_info(const tma_tiled_desc *d) {
     for (uint32_t i = 0; i < 5; i++)
         b.box_dim[i] = i < d->rank ? d->box_dim[i] : 0u;
     b.flags = (facts.load_only ? TMA_BOX_LOAD_ONLY : 0u) | (facts.interleaved ? TMA_BOX_INTERLEAVED : 0u);
+    b.dtype = (uint32_t)d->dtype;
     return b;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Reduce-stores: which element types each reduction takes.
+ * X(TYPE, OP, BULK, TILED): BULK is the type suffix of the 1-D instruction (cp.reduce.async.bulk...OP.BULK;
+ * "" where the 1-D form does not exist: ptxas refuses it); TILED is 1 where a tiled reduce-store through a
+ * map of TYPE completes. Measured on an H200, all 13 types x 8 reductions (tests/reduce_probe.cu): every pair
+ * with TILED = 1 completes, every other pair (u8 and u16 maps: all; i32: inc, dec; u64: inc, dec; i64: add,
+ * inc, dec, and, or, xor; f32: all but add - rule 12 of TMA-FACTS; f64: all but add) raises "illegal
+ * instruction" (docs/HARDWARE.md "Reduce-stores"). The 1-D forms of i64 add and of the bitwise operations of
+ * signed types are the unsigned/bit instructions: the same bits.
+ * ------------------------------------------------------------------------------------------- */
+#define TMA_REDUCE_FORMS(X)                                                                                     \
+    X(U32, ADD, "u32", 1) X(I32, ADD, "s32", 1) X(U64, ADD, "u64", 1) X(I64, ADD, "u64", 0)                    \
+    X(F32, ADD, "f32", 1) X(F64, ADD, "f64", 1) X(F16, ADD, "noftz.f16", 1) X(BF16, ADD, "noftz.bf16", 1)      \
+    X(F32_FTZ, ADD, "", 1) X(TF32, ADD, "", 1) X(TF32_FTZ, ADD, "", 1)                                         \
+    X(U32, MIN, "u32", 1) X(I32, MIN, "s32", 1) X(U64, MIN, "u64", 1) X(I64, MIN, "s64", 1)                    \
+    X(F16, MIN, "f16", 1) X(BF16, MIN, "bf16", 1)                                                              \
+    X(U32, MAX, "u32", 1) X(I32, MAX, "s32", 1) X(U64, MAX, "u64", 1) X(I64, MAX, "s64", 1)                    \
+    X(F16, MAX, "f16", 1) X(BF16, MAX, "bf16", 1)                                                              \
+    X(U32, INC, "u32", 1) X(U32, DEC, "u32", 1)                                                                \
+    X(U32, AND, "b32", 1) X(I32, AND, "b32", 1) X(U64, AND, "b64", 1) X(I64, AND, "b64", 0)                    \
+    X(U32, OR, "b32", 1) X(I32, OR, "b32", 1) X(U64, OR, "b64", 1) X(I64, OR, "b64", 0)                        \
+    X(U32, XOR, "b32", 1) X(I32, XOR, "b32", 1) X(U64, XOR, "b64", 1) X(I64, XOR, "b64", 0)
+
+/** PTX name of a reduction ("add", "min", ...); "?" for a value that is not one. */
+TMA_HD const char *tma_rule_reduce_name(tma_reduce op) {
+    switch (op) {
+    case TMA_REDUCE_ADD: return "add";
+    case TMA_REDUCE_MIN: return "min";
+    case TMA_REDUCE_MAX: return "max";
+    case TMA_REDUCE_INC: return "inc";
+    case TMA_REDUCE_DEC: return "dec";
+    case TMA_REDUCE_AND: return "and";
+    case TMA_REDUCE_OR: return "or";
+    case TMA_REDUCE_XOR: return "xor";
+    default: return "?";
+    }
+}
+
+/** 1 where the reduction exists for the type: as a 1-D bulk instruction (tiled = 0) or as a tiled
+ *  reduce-store through a map of that type (tiled = 1). */
+TMA_HD int tma_rule_reduce_exists(tma_dtype t, tma_reduce op, int tiled) {
+#define TMA_REDUCE_EXISTS_(T, O, BULK, TILED)                                                                   \
+    if (t == TMA_DTYPE_##T && op == TMA_REDUCE_##O)                                                            \
+        return tiled ? (TILED) : (sizeof(BULK) > 1u);
+    TMA_REDUCE_FORMS(TMA_REDUCE_EXISTS_)
+#undef TMA_REDUCE_EXISTS_
+    return 0;
+}
+
+/** The reductions a type takes, for messages ("add, min, max"; "none" when it has none). Static strings
+ *  built from TMA_REDUCE_FORMS, one per (type, form), so the device can quote them too. */
+TMA_HD const char *tma_rule_reduce_list(tma_dtype t, int tiled) {
+    /* 2^8 subsets are possible but only a few occur; spell those, and fall back to the generic text. */
+    uint32_t mask = 0;
+    for (uint32_t op = 0; op < (uint32_t)TMA_REDUCE_COUNT_; op++)
+        if (tma_rule_reduce_exists(t, (tma_reduce)op, tiled))
+            mask |= 1u << op;
+    switch (mask) {
+    case 0x00u: return "no reduction";
+    case 0x01u: return "add only";
+    case 0x07u: return "add, min, max";
+    case 0x06u: return "min, max";
+    case 0xe0u: return "and, or, xor";
+    case 0xe6u: return "min, max, and, or, xor";
+    case 0xe7u: return "add, min, max, and, or, xor";
+    case 0xffu: return "add, min, max, inc, dec, and, or, xor";
+    default: return "the reductions TMA_REDUCE_FORMS lists (tma/rules.h)";
+    }
+}
+
+/** Rule: the reduction exists for the type (tiled through a map, or 1-D). */
+TMA_HD tma_status tma_rules_reduce(tma_dtype t, tma_reduce op, int tiled, tma_rule_sink *s) {
+    if ((uint32_t)op >= (uint32_t)TMA_REDUCE_COUNT_)
+        TMA_VIOLATE(s, REDUCE_OP_ENUM, tma_arg_i((int)op));
+    else if (!tma_rule_reduce_exists(t, op, tiled) && tiled)
+        TMA_VIOLATE(s, REDUCE_TYPE_TILED, tma_arg_s(tma_rule_reduce_name(op)), tma_arg_s(tma_rule_dtype_name(t)),
+                    tma_arg_s(tma_rule_reduce_list(t, 1)));
+    else if (!tma_rule_reduce_exists(t, op, tiled))
+        TMA_VIOLATE(s, REDUCE_TYPE_BULK, tma_arg_s(tma_rule_reduce_name(op)), tma_arg_s(tma_rule_dtype_name(t)),
+                    tma_arg_s(tma_rule_reduce_list(t, 0)));
+    return s->first;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * 1-D bulk copies: cp.async.bulk (global -> shared, multicast too; shared -> global), cp.reduce.async.bulk
+ * and cp.async.bulk.prefetch.L2. No tensor map, so nothing bounds-checks them: these rules are all there is.
+ * ------------------------------------------------------------------------------------------- */
+#define TMA_BULK_ALIGN 16u /**< PTX ISA and measured: size, global and shared addresses, multiples of 16 bytes */
+
+/** Check one 1-D bulk copy: `what` names it in messages ("load", "store", "reduce", "prefetch"),
+ *  global_addr its global address, smem_addr its shared address (~0u for none: a prefetch, or unknown),
+ *  size its byte count. @return the first violation's status, or TMA_OK */
+TMA_HD tma_status tma_rules_bulk(const char *what, uint64_t global_addr, uint32_t smem_addr, uint64_t size,
+                                 tma_rule_sink *s) {
+    if (size % TMA_BULK_ALIGN != 0u) {
+        const uint64_t body = size / TMA_BULK_ALIGN * TMA_BULK_ALIGN;
+        TMA_VIOLATE(s, BULK_SIZE_ALIGN, tma_arg_s(what), tma_arg_u(size), tma_arg_u(body), tma_arg_u(size - body),
+                    tma_arg_u(body + TMA_BULK_ALIGN));
+    }
+    if (smem_addr != ~0u && size > TMA_MAX_SMEM_PER_BLOCK)
+        TMA_VIOLATE(s, BULK_SIZE_SMEM, tma_arg_s(what), tma_arg_u(size), tma_arg_u(TMA_MAX_SMEM_PER_BLOCK));
+    if (global_addr % TMA_BULK_ALIGN != 0u)
+        TMA_VIOLATE(s, BULK_GLOBAL_ALIGN, tma_arg_x(global_addr), tma_arg_s(what),
+                    tma_arg_u(global_addr % TMA_BULK_ALIGN));
+    if (smem_addr != ~0u && smem_addr % TMA_BULK_ALIGN != 0u)
+        TMA_VIOLATE(s, BULK_SMEM_ALIGN, tma_arg_x(smem_addr), tma_arg_s(what));
+    return s->first;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Multicast (tiled and 1-D): the copy lands, at the same shared offset, in every block of the cluster
+ * whose bit is set in cta_mask, and each of those blocks' barriers at the same offset receives the bytes.
+ * ------------------------------------------------------------------------------------------- */
+#define TMA_MAX_CLUSTER_BLOCKS 16u /**< a cta_mask has 16 bits; portable clusters hold up to 8 blocks */
+
+/** Check a multicast's mask against the cluster's size (cluster_blocks = %cluster_nctarank). */
+TMA_HD tma_status tma_rules_multicast(const char *what, uint32_t cta_mask, uint32_t cluster_blocks,
+                                      tma_rule_sink *s) {
+    if (cluster_blocks == 0u || cluster_blocks > TMA_MAX_CLUSTER_BLOCKS)
+        TMA_VIOLATE(s, MULTICAST_CLUSTER, tma_arg_u(cluster_blocks), tma_arg_u(TMA_MAX_CLUSTER_BLOCKS));
+    else if (cta_mask >> cluster_blocks != 0u) {
+        uint32_t bit = cluster_blocks;
+        while ((cta_mask >> bit & 1u) == 0u)
+            bit++;
+        TMA_VIOLATE(s, MULTICAST_MASK_RANGE, tma_arg_s(what), tma_arg_x(cta_mask), tma_arg_u(cluster_blocks),
+                    tma_arg_u(bit), tma_arg_u(cluster_blocks - 1u));
+    }
+    return s->first;
+}
+
+/** The bytes a block must expect when the blocks of its cluster multicast: `bytes_each` from every issuer
+ *  whose mask (masks[0..issuers)) has this block's bit (rank = %cluster_ctarank). A receiver that arms its
+ *  barrier for anything else waits forever (too much) or lets its phase complete early (too little). */
+TMA_HD uint32_t tma_multicast_rx_bytes(const uint16_t *masks, uint32_t issuers, uint32_t rank, uint32_t bytes_each) {
+    uint32_t total = 0;
+    for (uint32_t i = 0; i < issuers; i++)
+        if (rank < 16u && (masks[i] >> rank & 1u))
+            total += bytes_each;
+    return total;
 }
 
 /* ---------------------------------------------------------------------------------------------

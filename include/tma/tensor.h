@@ -43,6 +43,7 @@ typedef struct tma_box_info {
     uint32_t rows;          /**< box rows (dimensions 1..rank-1 flattened) */
     uint32_t box_dim[5];    /**< the descriptor's box, in elements */
     uint32_t flags;         /**< TMA_BOX_* bits */
+    uint32_t dtype;         /**< the map's element type (a tma_dtype): checked mode refuses reductions it lacks */
 } tma_box_info;
 
 /** An encoded tensor map and its box facts: 256 bytes, 128-byte aligned, with any CUDA headers. */

@@ -150,12 +150,58 @@ tma_status tma_model_load_tiled(const tma_tiled_desc *d, const int32_t coord[5],
 tma_status tma_model_store_tiled(const tma_tiled_desc *d, const int32_t coord[5], const void *smem,
                                  size_t smem_bytes, uint32_t src_offset);
 
-/** Model of a reduce-store: like tma_model_store_tiled, but each written element becomes
- *  op(global, shared). Modelled types: u32, i32, u64, i64 (add wraps; min and max signed or not by
- *  type) and f32 add (IEEE, round to nearest even). Others return TMA_ERR_UNSUPPORTED.
- *  @return as tma_model_store_tiled */
+/** Model of a reduce-store: like tma_model_store_tiled, but each written element becomes op(global, shared), for
+ *  every (type, op) pair a map can reduce (TMA_REDUCE_FORMS in tma/rules.h; measured on an H200). Integers: add
+ *  wraps, min/max by the type's sign, inc/dec wrap at the shared value, and/or/xor on the bits. Floats: add is the
+ *  IEEE sum rounded to nearest even, denormals kept; min/max return the non-NaN operand, -0 below +0; every NaN
+ *  result is written as TMA_REDUCE_NAN_<type>.
+ *  @return as tma_model_store_tiled, and TMA_ERR_REDUCE_TYPE for a pair the copy engine lacks (it would raise
+ *          "illegal instruction") */
 tma_status tma_model_reduce_tiled(const tma_tiled_desc *d, const int32_t coord[5], const void *smem,
                                   size_t smem_bytes, uint32_t src_offset, tma_reduce op);
+
+/* ---------------------------------------------------------------------------------------------
+ * 1-D bulk copies (cp.async.bulk, cp.reduce.async.bulk, cp.async.bulk.prefetch.L2): a byte count and two
+ * addresses, no tensor map. Rules (tma/rules.h, tma_rules_bulk): size a multiple of 16 bytes and at most a block's
+ * shared memory; global and shared addresses 16-byte aligned. Nothing bounds-checks the copy itself.
+ * ------------------------------------------------------------------------------------------- */
+
+/** Check a 1-D bulk copy before issuing it.
+ *  @param what       "load", "store", "reduce" or "prefetch": names the copy in the message
+ *  @param global     its global address (device pointer; only its value is read)
+ *  @param smem_addr  its shared-memory address (the low bits of it suffice), or ~0u for none (a prefetch)
+ *  @return TMA_OK, TMA_ERR_BULK_SIZE, TMA_ERR_GLOBAL_ADDRESS_ALIGN or TMA_ERR_SMEM_ALIGN (diag says which) */
+tma_status tma_check_bulk(const char *what, const void *global, uint32_t smem_addr, uint64_t bytes, tma_diag *diag);
+
+/** Check that a reduction exists for an element type: as a tiled reduce-store through a map of that type
+ *  (tiled = 1) or as a 1-D bulk reduce (tiled = 0). @return TMA_OK, TMA_ERR_REDUCE_TYPE or TMA_ERR_ARG */
+tma_status tma_check_reduce(tma_dtype type, tma_reduce op, int tiled, tma_diag *diag);
+
+/** Check a multicast's cta_mask against the cluster's size (cluster_blocks blocks, ranks 0..cluster_blocks-1).
+ *  @return TMA_OK or TMA_ERR_MULTICAST_MASK */
+tma_status tma_check_multicast(uint32_t cta_mask, uint32_t cluster_blocks, tma_diag *diag);
+
+/** Model of a 1-D bulk load: smem[dst_offset ..+bytes) = global[0 ..bytes). `global` is host memory standing for the
+ *  device's (its address's low bits are checked as the device's would be).
+ *  @return TMA_OK, TMA_ERR_NULL_ARG, a tma_check_bulk status, TMA_ERR_SMEM_BOUNDS */
+tma_status tma_model_bulk_load(void *smem, size_t smem_bytes, uint32_t dst_offset, const void *global,
+                               uint64_t bytes);
+
+/** Model of a multicast 1-D bulk load in a cluster: the load lands in smem[r] for every rank r whose bit is set in
+ *  cta_mask (smem[0..cluster_blocks) stand for each block's shared memory, smem_bytes each); the others keep
+ *  every byte. @return as tma_model_bulk_load, and TMA_ERR_MULTICAST_MASK */
+tma_status tma_model_bulk_load_multicast(void *const smem[], uint32_t cluster_blocks, size_t smem_bytes,
+                                         uint32_t dst_offset, const void *global, uint64_t bytes, uint32_t cta_mask);
+
+/** Model of a 1-D bulk store: global[0 ..bytes) = smem[src_offset ..+bytes). @return as tma_model_bulk_load */
+tma_status tma_model_bulk_store(void *global, const void *smem, size_t smem_bytes, uint32_t src_offset,
+                                uint64_t bytes);
+
+/** Model of a 1-D bulk reduce: global[i] = op(global[i], smem[src_offset + i]) element by element, with the
+ *  arithmetic of tma_model_reduce_tiled, for the pairs cp.reduce.async.bulk has (TMA_REDUCE_FORMS).
+ *  @return as tma_model_bulk_load, and TMA_ERR_REDUCE_TYPE / TMA_ERR_ARG for a pair that does not exist */
+tma_status tma_model_bulk_reduce(void *global, const void *smem, size_t smem_bytes, uint32_t src_offset,
+                                 uint64_t bytes, tma_dtype type, tma_reduce op);
 
 #ifdef __cplusplus
 }

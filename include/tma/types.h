@@ -67,11 +67,18 @@ typedef enum tma_oob_fill {
     TMA_OOB_NAN = 1
 } tma_oob_fill;
 
-/** Reduction of a reduce-store (cp.reduce.async.bulk.tensor ... .add / .min / .max). */
+/** Reduction of a reduce-store (cp.reduce.async.bulk{.tensor} .add / .min / .max / .inc / .dec / .and / .or
+ *  / .xor). Which element types each one takes, tiled and 1-D, is a rule (tma/rules.h: TMA_REDUCE_FORMS). */
 typedef enum tma_reduce {
     TMA_REDUCE_ADD = 0,
     TMA_REDUCE_MIN = 1,
-    TMA_REDUCE_MAX = 2
+    TMA_REDUCE_MAX = 2,
+    TMA_REDUCE_INC = 3, /**< unsigned wrap at the shared value: g = g >= s ? 0 : g + 1 */
+    TMA_REDUCE_DEC = 4, /**< g = (g == 0 || g > s) ? s : g - 1 */
+    TMA_REDUCE_AND = 5,
+    TMA_REDUCE_OR = 6,
+    TMA_REDUCE_XOR = 7,
+    TMA_REDUCE_COUNT_ = 8 /**< number of reductions; not one */
 } tma_reduce;
 
 /* ---------------------------------------------------------------------------------------------
@@ -105,7 +112,7 @@ typedef enum tma_reduce {
     X(ERR_OOB_FILL_NAN_INTEGER, 23, "NaN fill requested for an integer type")                       \
     X(ERR_COORD_ALIGN, 24, "innermost coordinate not 16-byte aligned")                              \
     X(ERR_COORD_NEGATIVE_STORE, 25, "negative coordinate in a store")                               \
-    X(ERR_SMEM_ALIGN, 26, "shared-memory address not 128-byte aligned")                             \
+    X(ERR_SMEM_ALIGN, 26, "shared-memory address misaligned")                                           \
     X(ERR_SMEM_BOUNDS, 27, "box does not fit in the shared-memory buffer")                          \
     X(ERR_UNSUPPORTED, 28, "not supported by libtma")                                               \
     X(ERR_NO_DRIVER, 29, "CUDA driver library not found")                                           \
@@ -113,7 +120,10 @@ typedef enum tma_reduce {
     X(ERR_MAP_ALIGN, 31, "CUtensorMap object not 64-byte aligned")                                  \
     X(ERR_ARG, 32, "argument outside the range the function accepts")                               \
     X(ERR_CUDA, 33, "a CUDA runtime call failed")                                                   \
-    X(ERR_DEVICE, 34, "no Hopper (sm_90) GPU is the current device")
+    X(ERR_DEVICE, 34, "no Hopper (sm_90) GPU is the current device")                                \
+    X(ERR_BULK_SIZE, 35, "bulk copy size not a multiple of 16 bytes, or too large")                 \
+    X(ERR_REDUCE_TYPE, 36, "no such reduction for this element type")                               \
+    X(ERR_MULTICAST_MASK, 37, "multicast mask names no block, or a block outside the cluster")
 
 typedef enum tma_status {
 #define TMA_STATUS_ENUM_(name, value, text) TMA_##name = value,
