@@ -13,6 +13,9 @@
  *  5. A store reads shared memory through the same pitch and swizzle. It skips elements outside
  *     dimensions >= 1, but in dimension 0 it writes whole 16-byte chunks: every element whose byte
  *     offset in the row is below global_dim[0] * elem rounded up to 16.
+ *  6. A reduce-store writes the same elements as a store, each op(global, shared); which pairs exist and their
+ *     arithmetic (NaN, FTZ, rounding) are the measured rules of docs/HARDWARE.md "Reduce-stores" (reduce_float).
+ * 1-D bulk copies (end of file) move bytes as they are; their reduces use the same arithmetic.
  */
 #include <string.h>
 
