@@ -4,6 +4,8 @@
 
 #include "tma/device.cuh"
 
+#include "reduce_dispatch.cuh"
+
 /* The arena starts at the first 1024-byte aligned shared address of the dynamic allocation: the same offset in every
  * block of a launch, as multicast needs, and the swizzle phase of the CPU model's 1024-aligned buffer. */
 static __device__ uint8_t *aligned_arena(uint8_t *dyn) {
@@ -40,19 +42,6 @@ __global__ void bconf_load_kernel(const uint8_t *global, const bulk_job *jobs, c
         out[(size_t)blockIdx.x * arena_bytes + i] = arena[i];
 }
 
-/* The 1-D reduce of a runtime (type, op): one instantiation per pair that exists. */
-static __device__ void bulk_reduce_any(tma_dtype type, int op, void *global, const void *smem, uint32_t bytes) {
-#define BCONF_REDUCE_(T, O, BULK, TILED)                                                            \
-    if constexpr (sizeof(BULK) > 1)                                                                 \
-        if (type == TMA_DTYPE_##T && op == TMA_REDUCE_##O) {                                        \
-            tma_bulk_reduce<TMA_DTYPE_##T, TMA_REDUCE_##O>(global, smem, bytes);                    \
-            return;                                                                                 \
-        }
-    TMA_REDUCE_FORMS(BCONF_REDUCE_)
-#undef BCONF_REDUCE_
-    __trap(); /* the host asked for a pair that does not exist */
-}
-
 __global__ void bconf_store_kernel(uint8_t *global, const bulk_job *jobs, const uint8_t *images, uint32_t arena_bytes,
                                    tma_dtype dtype, int reduce) {
     extern __shared__ uint8_t dyn[];
@@ -64,7 +53,8 @@ __global__ void bconf_store_kernel(uint8_t *global, const bulk_job *jobs, const 
         if (reduce < 0)
             tma_bulk_store(global + j.global_offset, arena + j.smem_offset, j.bytes);
         else
-            bulk_reduce_any(dtype, reduce, global + j.global_offset, arena + j.smem_offset, j.bytes);
+            if (!rd_bulk_reduce(dtype, reduce, global + j.global_offset, arena + j.smem_offset, j.bytes))
+                __trap(); /* the host asked for a pair that does not exist */
         tma_store_commit();
         tma_store_wait<0>();
     }

@@ -4,6 +4,8 @@
 
 #include "tma/device.cuh"
 
+#include "reduce_dispatch.cuh"
+
 /* The arena starts at the first 1024-byte aligned shared address of the dynamic allocation, so an
  * arena offset has the same swizzle phase as the CPU model's offset into its 1024-aligned buffer. */
 static __device__ uint8_t *aligned_arena(uint8_t *dyn) {
@@ -60,17 +62,10 @@ __global__ void conf_load_kernel(const __grid_constant__ tma_tensor t, const int
 
 template <int Rank>
 static __device__ void store_box(const tma_tensor *t, const uint8_t *src, const int32_t (&c)[5], int reduce) {
-    switch (reduce) {
-    case TMA_REDUCE_ADD: tma_reduce_store<Rank, TMA_REDUCE_ADD>(t, src, c); break;
-    case TMA_REDUCE_MIN: tma_reduce_store<Rank, TMA_REDUCE_MIN>(t, src, c); break;
-    case TMA_REDUCE_MAX: tma_reduce_store<Rank, TMA_REDUCE_MAX>(t, src, c); break;
-    case TMA_REDUCE_INC: tma_reduce_store<Rank, TMA_REDUCE_INC>(t, src, c); break;
-    case TMA_REDUCE_DEC: tma_reduce_store<Rank, TMA_REDUCE_DEC>(t, src, c); break;
-    case TMA_REDUCE_AND: tma_reduce_store<Rank, TMA_REDUCE_AND>(t, src, c); break;
-    case TMA_REDUCE_OR: tma_reduce_store<Rank, TMA_REDUCE_OR>(t, src, c); break;
-    case TMA_REDUCE_XOR: tma_reduce_store<Rank, TMA_REDUCE_XOR>(t, src, c); break;
-    default: tma_store<Rank>(t, src, c); break;
-    }
+    if (reduce >= 0)
+        rd_reduce_store<Rank>(t, src, c, reduce);
+    else
+        tma_store<Rank>(t, src, c);
 }
 
 __global__ void conf_store_kernel(const __grid_constant__ tma_tensor t, int32_t c0, int32_t c1, int32_t c2,

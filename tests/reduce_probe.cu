@@ -22,6 +22,7 @@
 #include "tma/device.cuh"
 #include "tma/tma.h"
 
+#include "reduce_dispatch.cuh"
 #include "special_values.h"
 
 enum { N = 4096, REC_BYTES = 64 + 3 * N * 8 };
@@ -47,24 +48,20 @@ static uint64_t rnd(void) {
 
 static void make_data(tma_dtype t, uint8_t *g0, uint8_t *s) { sv_fill_pairs(t, g0, s, N, rnd); }
 
-__global__ void tiled_kernel(const __grid_constant__ tma_tensor t, const uint8_t *s, uint32_t bytes, int op) {
-    extern __shared__ __align__(1024) uint8_t arena[];
+/* The shared operand into the arena, ordered before the copy engine reads it. */
+static __device__ void stage_in(uint8_t *arena, const uint8_t *s, uint32_t bytes) {
     for (uint32_t i = threadIdx.x; i < bytes; i += blockDim.x)
         arena[i] = s[i];
     tma_fence_proxy_async();
     __syncthreads();
+}
+
+__global__ void tiled_kernel(const __grid_constant__ tma_tensor t, const uint8_t *s, uint32_t bytes, int op) {
+    extern __shared__ __align__(1024) uint8_t arena[];
+    stage_in(arena, s, bytes);
     if (threadIdx.x == 0) {
         const int32_t c[5] = {0, 0, 0, 0, 0};
-        switch (op) {
-        case TMA_REDUCE_ADD: tma_reduce_store<2, TMA_REDUCE_ADD>(&t, arena, c); break;
-        case TMA_REDUCE_MIN: tma_reduce_store<2, TMA_REDUCE_MIN>(&t, arena, c); break;
-        case TMA_REDUCE_MAX: tma_reduce_store<2, TMA_REDUCE_MAX>(&t, arena, c); break;
-        case TMA_REDUCE_INC: tma_reduce_store<2, TMA_REDUCE_INC>(&t, arena, c); break;
-        case TMA_REDUCE_DEC: tma_reduce_store<2, TMA_REDUCE_DEC>(&t, arena, c); break;
-        case TMA_REDUCE_AND: tma_reduce_store<2, TMA_REDUCE_AND>(&t, arena, c); break;
-        case TMA_REDUCE_OR: tma_reduce_store<2, TMA_REDUCE_OR>(&t, arena, c); break;
-        default: tma_reduce_store<2, TMA_REDUCE_XOR>(&t, arena, c); break;
-        }
+        rd_reduce_store<2>(&t, arena, c, op);
         tma_store_commit();
         tma_store_wait<0>();
     }
@@ -73,17 +70,10 @@ __global__ void tiled_kernel(const __grid_constant__ tma_tensor t, const uint8_t
 
 __global__ void bulk_kernel(uint8_t *g, const uint8_t *s, uint32_t bytes, int dtype, int op) {
     extern __shared__ __align__(1024) uint8_t arena[];
-    for (uint32_t i = threadIdx.x; i < bytes; i += blockDim.x)
-        arena[i] = s[i];
-    tma_fence_proxy_async();
-    __syncthreads();
+    stage_in(arena, s, bytes);
     if (threadIdx.x == 0) {
-#define PROBE_BULK_(T, O, BULK, TILED)                                                              \
-    if constexpr (sizeof(BULK) > 1)                                                                 \
-        if (dtype == TMA_DTYPE_##T && op == TMA_REDUCE_##O)                                         \
-            tma_bulk_reduce<TMA_DTYPE_##T, TMA_REDUCE_##O>(g, arena, bytes);
-        TMA_REDUCE_FORMS(PROBE_BULK_)
-#undef PROBE_BULK_
+        if (!rd_bulk_reduce((tma_dtype)dtype, op, g, arena, bytes))
+            __trap(); /* the parent runs only pairs that exist */
         tma_store_commit();
         tma_store_wait<0>();
     }

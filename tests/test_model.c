@@ -1526,6 +1526,11 @@ Test(model_reduce, the_checker_refuses_exactly_the_missing_pairs) {
                      "a type that has max");
 }
 
+static void expect_halves(const uint16_t got[8], const uint16_t want[8], const char *what) {
+    for (int i = 0; i < 8; i++)
+        cr_assert_eq(got[i], want[i], "%s [%d]: 0x%04x, want 0x%04x", what, i, got[i], want[i]);
+}
+
 /* Hand-computed float cases: the rules of docs/HARDWARE.md "Reduce-stores", one by one. */
 Test(model_reduce, float_rules_by_hand) {
     /* f16: 1 + 2^-11 is a tie (even keeps 1); 65504 + 8 rounds to 65504, + 16 is a tie that overflows; denormals kept;
@@ -1534,15 +1539,13 @@ Test(model_reduce, float_rules_by_hand) {
     const uint16_t hv[8] = {0x1000, 0x4800, 0x4C00, 0x0001, 0x3C00, 0xFC00, 0x8000, 0x8000};
     cr_assert_eq(reduce_1d(TMA_DTYPE_F16, h, hv, TMA_REDUCE_ADD), TMA_OK, "f16 add");
     const uint16_t h_want[8] = {0x3C00, 0x7BFF, 0x7C00, 0x0002, 0x7FFF, 0x7FFF, 0x8000, 0x0000};
-    for (int i = 0; i < 8; i++)
-        cr_assert_eq(h[i], h_want[i], "f16 add [%d]: 0x%04x, want 0x%04x", i, h[i], h_want[i]);
+    expect_halves(h, h_want, "f16 add");
     /* bf16 min: a NaN operand loses to a number; two NaNs give 0x7FFF; -0 < +0 */
     _Alignas(16) uint16_t b[8] = {0x7FC5, 0x3F80, 0x7FC0, 0x0000, 0x8000, 0xBF80, 0xFF80, 0x0001};
     const uint16_t bv[8] = {0x3F80, 0xFFD3, 0xFF81, 0x8000, 0x0000, 0x3F80, 0x7F7F, 0x0000};
     cr_assert_eq(reduce_1d(TMA_DTYPE_BF16, b, bv, TMA_REDUCE_MIN), TMA_OK, "bf16 min");
     const uint16_t b_want[8] = {0x3F80, 0x3F80, 0x7FFF, 0x8000, 0x8000, 0xBF80, 0xFF80, 0x0000};
-    for (int i = 0; i < 8; i++)
-        cr_assert_eq(b[i], b_want[i], "bf16 min [%d]: 0x%04x, want 0x%04x", i, b[i], b_want[i]);
+    expect_halves(b, b_want, "bf16 min");
     /* f32_ftz: denormal operands and results are zeros of their sign */
     _Alignas(16) uint32_t f[8] = {0x00000001, 0x80400003, 0x00800000, 0x00800001, 0, 0, 0, 0};
     const uint32_t fv[8] = {0x00000000, 0x80000001, 0x80000001, 0x80800000, 0, 0, 0, 0};
