@@ -15,6 +15,9 @@
  *     offset in the row is below global_dim[0] * elem rounded up to 16.
  *  6. A reduce-store writes the same elements as a store, each op(global, shared); which pairs exist and their
  *     arithmetic (NaN, FTZ, rounding) are the measured rules of docs/HARDWARE.md "Reduce-stores" (reduce_float).
+ *  7. Interleaved maps (loads; 3,351 captured loads and the GPU suite, docs/HARDWARE.md "Interleaved layouts"):
+ *     dimension 0 counts whole 16/32-byte chunks, dimension rank-2 is the slice index a box never spans, rows are
+ *     packed (tma/rules.h). Stores through them are not measured: refused.
  * 1-D bulk copies (end of file) move bytes as they are; their reduces use the same arithmetic.
  */
 #include <string.h>
@@ -25,6 +28,7 @@
 typedef struct box_walk {
     const tma_tiled_desc *d;
     uint32_t esize;
+    uint32_t unit;        /* bytes of one dimension-0 position: esize, or the 16/32-byte chunk of an interleaved map */
     uint32_t pitch;       /* shared-memory bytes between box rows */
     uint32_t count[5];    /* elements per dimension in the box */
     uint32_t estride[5];  /* element stride per dimension */
@@ -36,7 +40,7 @@ static tma_status prepare(box_walk *w, const tma_tiled_desc *d, const int32_t co
     tma_rule_sink s = tma_rule_sink_make(NULL, 0);
     if (tma_rules_tiled_copy_(d, coord, offset, store, &s) != TMA_OK) /* the offset has the address's low bits */
         return s.first;
-    if (d->interleave != TMA_INTERLEAVE_NONE)
+    if (store && d->interleave != TMA_INTERLEAVE_NONE) /* loads are modelled and proven; stores are not measured */
         return tma_rule_status(TMA_RULE_MODEL_INTERLEAVE);
     const uint64_t need = tma_rule_box_smem_bytes(d);
     if (offset > smem_bytes || need > smem_bytes - offset || (uint64_t)offset + need > UINT32_MAX)
@@ -44,6 +48,7 @@ static tma_status prepare(box_walk *w, const tma_tiled_desc *d, const int32_t co
 
     w->d = d;
     w->esize = tma_rule_dtype_bytes(d->dtype);
+    w->unit = tma_rule_dim0_unit_bytes(d);
     w->pitch = (uint32_t)tma_rule_box_row_pitch(d);
     for (uint32_t i = 0; i < 5; i++) {
         w->count[i] = tma_rule_box_count(d, i);
@@ -93,6 +98,20 @@ static void fill_oob(uint8_t *dst, const box_walk *w) {
     }
 }
 
+/* One element of a load: converted (TF32) or copied bit for bit, or the fill when it lies outside the tensor. */
+static void load_element(uint8_t *dst, const uint8_t *src, const box_walk *w) {
+    if (src == NULL) {
+        fill_oob(dst, w);
+    } else if (is_tf32(w->d->dtype)) {
+        uint32_t bits;
+        memcpy(&bits, src, 4);
+        bits = tf32_round(bits);
+        memcpy(dst, &bits, 4);
+    } else {
+        memcpy(dst, src, w->esize);
+    }
+}
+
 tma_status tma_model_load_tiled(const tma_tiled_desc *d, const int32_t coord[5], void *smem, size_t smem_bytes,
                                 uint32_t dst_offset) {
     if (smem == NULL)
@@ -109,22 +128,13 @@ tma_status tma_model_load_tiled(const tma_tiled_desc *d, const int32_t coord[5],
         uint64_t row_off;
         bool row_inside = row_position(&w, coord, r, &row_off);
         uint32_t logical = dst_offset + r * w.pitch;
-        for (uint32_t j = 0; j < w.count[0]; j++, logical += w.esize) {
-            uint8_t *dst = sm + tma_swizzle_addr(d->swizzle, logical);
-            int64_t x0 = (int64_t)coord[0] + j;
-            if (!row_inside || x0 < 0 || (uint64_t)x0 >= w.limit0) {
-                fill_oob(dst, &w);
-                continue;
-            }
-            const uint8_t *src = global + row_off + (uint64_t)x0 * w.esize;
-            if (is_tf32(d->dtype)) {
-                uint32_t bits;
-                memcpy(&bits, src, 4);
-                bits = tf32_round(bits);
-                memcpy(dst, &bits, 4);
-            } else {
-                memcpy(dst, src, w.esize);
-            }
+        for (uint32_t j = 0; j < w.count[0]; j++, logical += w.unit) {
+            /* one dimension-0 position: an element, or an interleaved map's whole chunk of elements */
+            const int64_t x0 = (int64_t)coord[0] + (int64_t)j * w.estride[0];
+            const bool inside = row_inside && x0 >= 0 && (uint64_t)x0 < w.limit0;
+            const uint8_t *src = inside ? global + row_off + (uint64_t)x0 * w.unit : NULL;
+            for (uint32_t b = 0; b < w.unit; b += w.esize) /* an element never straddles a 16-byte swizzle unit */
+                load_element(sm + tma_swizzle_addr(d->swizzle, logical + b), src ? src + b : NULL, &w);
         }
     }
     return TMA_OK;

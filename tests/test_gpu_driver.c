@@ -18,7 +18,6 @@ static const struct {
     const char *why;
 } stricter[] = {
     {TMA_ERR_GLOBAL_ADDRESS_NULL, "a NULL tensor faults at the first copy"},
-    {TMA_ERR_INTERLEAVE_SWIZZLE, "documented as invalid; loads through such maps hung on an H200 (not in every run)"},
     {TMA_ERR_GLOBAL_STRIDE_OVERLAP, "overlapping rows: well defined for loads, a race for stores"},
     {TMA_ERR_BOX_SMEM, "a box over 227 KiB can never land in a Hopper block's shared memory"},
     {TMA_ERR_GLOBAL_EXTENT, "a tensor past the end of the 64-bit address space"},

@@ -1330,30 +1330,32 @@ Test(model_errors, invalid_descriptor) {
     fixture_free(&f);
 }
 
-Test(model_errors, interleave_unsupported) {
+/* Interleaved maps: loads are modelled (model_interleave below); stores and reduce-stores through them are not
+ * measured, so the model refuses them. */
+Test(model_errors, interleave_stores_unsupported) {
     fixture f = fixture_new();
     const int32_t c[5] = {0};
-    tma_tiled_desc d = f.d;
-    d.rank = 3;
-    d.global_dim[2] = 1;
-    d.global_stride[0] = 128;
-    d.global_stride[1] = 6 * 128;
-    d.box_dim[2] = 1;
-    d.swizzle = TMA_SWIZZLE_NONE;
-    d.interleave = TMA_INTERLEAVE_16B;
-    gbuf g = gbuf_new(tma_global_extent_bytes(&d));
-    memset(g.block, 0x5A, g.total);
-    d.global_address = g.base;
-    tma_diag diag;
-    cr_assert_eq(tma_check_tiled(&d, &diag), TMA_OK, "interleave 16B: %s", diag.message);
-    for (int store = 0; store < 2; store++)
-        expect_status("INTERLEAVE_16B", store, &d, c, f.sm, FIX_SMEM, FIX_SMEM, 0, TMA_ERR_UNSUPPORTED, &g);
-    d.interleave = TMA_INTERLEAVE_32B;
-    d.swizzle = TMA_SWIZZLE_32B;
-    cr_assert_eq(tma_check_tiled(&d, &diag), TMA_OK, "interleave 32B: %s", diag.message);
-    for (int store = 0; store < 2; store++)
-        expect_status("INTERLEAVE_32B", store, &d, c, f.sm, FIX_SMEM, FIX_SMEM, 0, TMA_ERR_UNSUPPORTED, &g);
-    free(g.block);
+    for (int il = TMA_INTERLEAVE_16B; il <= TMA_INTERLEAVE_32B; il++) {
+        tma_tiled_desc d = f.d;
+        d.rank = 3;
+        d.global_dim[2] = 1;
+        d.global_stride[0] = 128;
+        d.global_stride[1] = 6 * 128;
+        d.box_dim[2] = 1;
+        d.interleave = (tma_interleave)il;
+        d.swizzle = il == TMA_INTERLEAVE_32B ? TMA_SWIZZLE_32B : TMA_SWIZZLE_NONE;
+        gbuf g = gbuf_new(tma_global_extent_bytes(&d)); /* rows of global_dim[0] whole chunks */
+        memset(g.block, 0x5A, g.total);
+        d.global_address = g.base;
+        tma_diag diag;
+        const char *what = il == TMA_INTERLEAVE_16B ? "INTERLEAVE_16B" : "INTERLEAVE_32B";
+        cr_assert_eq(tma_check_tiled(&d, &diag), TMA_OK, "%s: %s", what, diag.message);
+        expect_status(what, false, &d, c, f.sm, FIX_SMEM, FIX_SMEM, 0, TMA_OK, &g);
+        expect_status(what, true, &d, c, f.sm, FIX_SMEM, FIX_SMEM, 0, TMA_ERR_UNSUPPORTED, &g);
+        cr_assert_eq(tma_model_reduce_tiled(&d, c, f.sm, FIX_SMEM, 0, TMA_REDUCE_ADD), TMA_ERR_UNSUPPORTED,
+                     "%s: reduce-store", what);
+        free(g.block);
+    }
     fixture_free(&f);
 }
 
@@ -1638,4 +1640,94 @@ Test(model_reduce, store_through_an_overlapping_load_only_map_is_refused) {
     cr_assert_eq(tma_model_store_tiled(&d, c, smem, sizeof smem, 0), TMA_ERR_GLOBAL_STRIDE_OVERLAP,
                  "a store through overlapping rows races with itself");
     cr_assert_eq(tma_check_store_coords(&d, c, NULL), TMA_ERR_GLOBAL_STRIDE_OVERLAP, "the per-copy check says the same");
+}
+
+/* ---- Interleaved maps (measured on an H200: docs/HARDWARE.md "Interleaved layouts"). Dimension 0 counts whole
+ * 16/32-byte chunks, dimension rank-2 is the slice index (never spanned), rows are packed. The expected images
+ * below are written out by hand from those three rules. ---- */
+
+/* Logical shared-memory byte l of a 1024-aligned buffer, as SWIZZLE_32B places it. */
+static uint32_t swz32(uint32_t l) { return l ^ ((l >> 7) & 1u) << 4; }
+
+/* f16, INTERLEAVE_32B + SWIZZLE_32B, rank 3: 6 chunks a row, slice index 0..2 (dimension 1), 4 images. The box
+ * {8, 3, 2} at (-1, 1, 2): 8 chunks of slice 1 of images 2 and 3; chunks -1 and 6 lie outside and are zero. */
+Test(model_interleave, chunks_slice_and_packed_rows) {
+    gbuf g = gbuf_new(3 * 576 + 2 * 192 + 192);
+    rng r = {77};
+    rng_bytes(&r, g.block, g.total);
+    tma_tiled_desc d = {.dtype = TMA_DTYPE_F16, .rank = 3, .global_address = g.base, .global_dim = {6, 3, 4},
+                        .global_stride = {192, 576}, .box_dim = {8, 3, 2}, .interleave = TMA_INTERLEAVE_32B,
+                        .swizzle = TMA_SWIZZLE_32B};
+    tma_diag diag;
+    cr_assert_eq(tma_check_tiled(&d, &diag), TMA_OK, "%s", diag.message);
+    cr_assert_eq(tma_box_tx_bytes(&d), 512u, "8 chunks of 32 bytes x 2 images; the slice dimension adds nothing");
+    cr_assert_eq(tma_box_rows(&d), 2u, "rows over dimension 2 only");
+    cr_assert_eq(tma_box_row_pitch(&d), 256u, "8 chunks of 32 bytes, not padded");
+    cr_assert_eq(tma_box_smem_bytes(&d), 512u);
+    cr_assert_eq(tma_global_extent_bytes(&d), g.extent, "the last row is 6 chunks of 32 bytes");
+    const int32_t c[5] = {-1, 1, 2, 0, 0};
+    static _Alignas(1024) uint8_t got[2048], want[2048];
+    memset(got, POISON, sizeof got);
+    memset(want, POISON, sizeof want);
+    cr_assert_eq(tma_model_load_tiled(&d, c, got, sizeof got, 1024), TMA_OK);
+    for (uint32_t row = 0; row < 2; row++)
+        for (int32_t j = 0; j < 8; j++)
+            for (uint32_t b = 0; b < 32; b++) {
+                const int32_t x0 = -1 + j;
+                const uint32_t l = 1024 + row * 256 + (uint32_t)j * 32 + b;
+                want[swz32(l)] = x0 < 0 || x0 >= 6 ? 0 : g.base[(2 + row) * 576 + 1 * 192 + (uint32_t)x0 * 32 + b];
+            }
+    assert_same_bytes(got, want, NULL, sizeof got, 0, "interleave 32B", "by hand");
+    free(g.block);
+}
+
+/* f32, INTERLEAVE_16B, rank 4, NaN fill: element_stride[0] = 3 steps whole chunks (x0 = -1, 2, 5 of 5), the slice
+ * dimension 2 takes coord[2] only, and a row past global_dim[1] is all fill. */
+Test(model_interleave, chunk_stride_and_nan_fill) {
+    gbuf g = gbuf_new(480 + 2 * 160 + 80 + 80);
+    rng r = {78};
+    rng_bytes(&r, g.block, g.total);
+    tma_tiled_desc d = {.dtype = TMA_DTYPE_F32, .rank = 4, .global_address = g.base, .global_dim = {5, 2, 3, 2},
+                        .global_stride = {80, 160, 480}, .box_dim = {8, 2, 2, 1}, .element_stride = {3, 1, 1, 1},
+                        .interleave = TMA_INTERLEAVE_16B, .oob_fill = TMA_OOB_NAN};
+    tma_diag diag;
+    cr_assert_eq(tma_check_tiled(&d, &diag), TMA_OK, "%s", diag.message);
+    cr_assert_eq(tma_box_tx_bytes(&d), 96u, "3 chunks of 16 bytes x 2 rows");
+    cr_assert_eq(tma_box_row_pitch(&d), 48u);
+    const int32_t c[5] = {-1, 1, 2, 1, 0};
+    static _Alignas(1024) uint8_t got[1024], want[1024];
+    memset(got, POISON, sizeof got);
+    memset(want, POISON, sizeof want);
+    cr_assert_eq(tma_model_load_tiled(&d, c, got, sizeof got, 128), TMA_OK);
+    for (uint32_t i = 0; i < 96; i += 2) { /* everything 0x7FF7 ... */
+        want[128 + i] = 0xF7;
+        want[128 + i + 1] = 0x7F;
+    }
+    memcpy(want + 128 + 16, g.base + 2 * 16 + 80 + 2 * 160 + 480, 16); /* ... but chunk 2 of row y = 1 */
+    assert_same_bytes(got, want, NULL, sizeof got, 0, "interleave 16B, NaN fill", "by hand");
+    free(g.block);
+}
+
+/* u64, INTERLEAVE_16B + SWIZZLE_128B: a row of 2 chunks is 32 bytes, not padded to the 128-byte span; the swizzle
+ * still permutes 16-byte units by address. */
+Test(model_interleave, rows_narrower_than_the_span_are_packed) {
+    gbuf g = gbuf_new(2 * 64 + 32);
+    rng r = {79};
+    rng_bytes(&r, g.block, g.total);
+    tma_tiled_desc d = {.dtype = TMA_DTYPE_U64, .rank = 3, .global_address = g.base, .global_dim = {2, 1, 3},
+                        .global_stride = {32, 64}, .box_dim = {2, 1, 3}, .interleave = TMA_INTERLEAVE_16B,
+                        .swizzle = TMA_SWIZZLE_128B};
+    tma_diag diag;
+    cr_assert_eq(tma_check_tiled(&d, &diag), TMA_OK, "%s", diag.message);
+    cr_assert_eq(tma_box_row_pitch(&d), 32u);
+    cr_assert_eq(tma_box_smem_bytes(&d), 96u);
+    const int32_t c[5] = {0};
+    static _Alignas(1024) uint8_t got[2048], want[2048];
+    memset(got, POISON, sizeof got);
+    memset(want, POISON, sizeof want);
+    cr_assert_eq(tma_model_load_tiled(&d, c, got, sizeof got, 384), TMA_OK);
+    for (uint32_t l = 0; l < 96; l += 16) /* rows z = 0..2 back to back: global bytes z * 64 .. z * 64 + 31 */
+        memcpy(want + tma_swizzle_addr(TMA_SWIZZLE_128B, 384 + l), g.base + l / 32 * 64 + l % 32, 16);
+    assert_same_bytes(got, want, NULL, sizeof got, 0, "interleave 16B, swizzle 128B", "by hand");
+    free(g.block);
 }

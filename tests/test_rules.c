@@ -56,7 +56,6 @@ static const struct {
     {TMA_RULE_SWIZZLE_SM100, 1u << 0, 0, 0},
     {TMA_RULE_OOB_NAN_INTEGER, 1u << 0, 0, 0},
     {TMA_RULE_INTERLEAVE_RANK, 1u << 1, 0, 0},
-    {TMA_RULE_INTERLEAVE_32B_SWIZZLE, 1u << 0, 0, 0},
     {TMA_RULE_ADDRESS_ALIGN, 1u << 2, 0, 0},
     {TMA_RULE_GLOBAL_DIM, 0, 0, 1u << 0},
     {TMA_RULE_STRIDE_ALIGN, 1u << 3, 0, 1u << 0},

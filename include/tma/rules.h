@@ -91,10 +91,6 @@ extern "C" {
     X(INTERLEAVE_RANK, ERR_INTERLEAVE_RANK,                                                                    \
       "rank = {0} with interleave = {1}: interleaved layouts need rank >= 3; add the missing dimensions with "  \
       "global_dim = 1 or use TMA_INTERLEAVE_NONE")                                                             \
-    /* doc; measured: the driver accepts NONE/64B/128B here, and loads through such maps hung on an H200. */    \
-    X(INTERLEAVE_32B_SWIZZLE, ERR_INTERLEAVE_SWIZZLE,                                                          \
-      "swizzle = {0} with interleave = TMA_INTERLEAVE_32B: that interleave requires TMA_SWIZZLE_32B (the "      \
-      "driver accepts other modes, and loads through them can hang); use TMA_SWIZZLE_32B")                     \
     /* ---- descriptor: the tensor in global memory ---- */                                                    \
     /* libtma: the driver encodes a NULL address; the first copy through the map then faults. */               \
     X(ADDRESS_NULL, ERR_GLOBAL_ADDRESS_NULL,                                                                   \
@@ -213,9 +209,10 @@ extern "C" {
     X(MULTICAST_MASK_RANGE, ERR_MULTICAST_MASK,                                                                \
       "multicast {0} with cta_mask = {1} in a cluster of {2} blocks: bit {3} names no block of the cluster: "  \
       "use bits 0..{4} only")                                                                                  \
+    /* Loads through interleaved maps are modelled and proven (docs/HARDWARE.md); stores are not measured. */  \
     X(MODEL_INTERLEAVE, ERR_UNSUPPORTED,                                                                       \
-      "interleave = {0}: the CPU model does not model interleaved layouts (their copies are not verified on "  \
-      "hardware, docs/HARDWARE.md); use TMA_INTERLEAVE_NONE")
+      "interleave = {0}: the CPU model models loads through interleaved maps, not stores or reduce-stores "    \
+      "(not measured on hardware, docs/HARDWARE.md); store through a map with TMA_INTERLEAVE_NONE")
 
 typedef enum tma_rule {
 #define TMA_RULE_ENUM_(id, status, text) TMA_RULE_##id,
@@ -509,16 +506,36 @@ TMA_HD uint64_t tma_rule_round_up(uint64_t x, uint64_t to) {
 }
 
 /** Element stride of dimension i as the copy engine uses it: 0 means 1, and without interleave
- *  dimension 0 has none (measured: the hardware ignores element_stride[0] there). */
+ *  dimension 0 has none (measured: the hardware ignores element_stride[0] there). With interleave,
+ *  element_stride[0] steps whole 16/32-byte chunks (measured, docs/HARDWARE.md "Interleaved layouts"). */
 TMA_HD uint32_t tma_rule_estride(const tma_tiled_desc *d, uint32_t i) {
     if (i == 0u && d->interleave == TMA_INTERLEAVE_NONE)
         return 1u;
     return d->element_stride[i] ? d->element_stride[i] : 1u;
 }
 
-/** Elements a box holds along dimension i: ceil(box_dim[i] / element stride); 1 past the rank. */
+/* ---- Interleaved layouts (NC/8HWC8, NC/16HWC16; measured on an H200, docs/HARDWARE.md "Interleaved layouts").
+ * The copy engine reads such a map as an NC/xDHWCx tensor, whatever the element type:
+ *   - dimension 0 counts whole chunks of 16 bytes (TMA_INTERLEAVE_16B) or 32 bytes (_32B), the Cx slice of one
+ *     pixel: global_dim[0], box_dim[0], element_stride[0] and coord[0] are all in chunks, and chunk x0 starts
+ *     x0 * chunk bytes into its row (the element type only sets the out-of-bounds fill and the TF32 rounding);
+ *   - dimension rank-2 is the slice index C/x: a box never spans it (box_dim[rank-2] and its element stride are
+ *     ignored; the box takes the one slice at coord[rank-2]);
+ *   - box rows are packed: the row pitch is the chunks of a row times the chunk size, never padded to the
+ *     swizzle span; the swizzle still acts on the shared-memory address.
+ * So a box delivers chunk * ceil(box_dim[0] / element_stride[0]) * (rows over the other dimensions) bytes. */
+
+/** Bytes of one dimension-0 position as the copy engine moves it: the element, or with interleave the chunk. */
+TMA_HD uint32_t tma_rule_dim0_unit_bytes(const tma_tiled_desc *d) {
+    return d->interleave == TMA_INTERLEAVE_16B   ? 16u
+           : d->interleave == TMA_INTERLEAVE_32B ? 32u
+                                                 : tma_rule_dtype_bytes(d->dtype);
+}
+
+/** Elements (with interleave, dimension 0: chunks) a box holds along dimension i: ceil(box_dim[i] / element
+ *  stride); 1 past the rank, and 1 for the slice dimension rank-2 of an interleaved map (measured). */
 TMA_HD uint32_t tma_rule_box_count(const tma_tiled_desc *d, uint32_t i) {
-    if (i >= d->rank)
+    if (i >= d->rank || (d->interleave != TMA_INTERLEAVE_NONE && d->rank >= 3u && i == d->rank - 2u))
         return 1u;
     uint32_t e = tma_rule_estride(d, i);
     return (d->box_dim[i] + e - 1u) / e;
@@ -543,16 +560,18 @@ TMA_HD uint64_t tma_rule_box_rows(const tma_tiled_desc *d) {
 }
 
 /** Bytes between box rows in shared memory (measured): box_dim[0] * elem, or the whole swizzle span when a
- *  swizzle is set and the row is narrower (the rest of the span is left untouched). */
+ *  swizzle is set and the row is narrower (the rest of the span is left untouched). Interleaved: the row's
+ *  chunks times the chunk size, never padded (measured). */
 TMA_HD uint64_t tma_rule_box_row_pitch(const tma_tiled_desc *d) {
-    uint64_t inner = (uint64_t)tma_rule_box_count(d, 0) * tma_rule_dtype_bytes(d->dtype);
-    uint64_t span = tma_swizzle_span(d->swizzle);
+    uint64_t inner = (uint64_t)tma_rule_box_count(d, 0) * tma_rule_dim0_unit_bytes(d);
+    uint64_t span = d->interleave == TMA_INTERLEAVE_NONE ? tma_swizzle_span(d->swizzle) : 0u;
     return span > inner ? span : inner;
 }
 
-/** Bytes one box copy delivers, what an mbarrier expects (measured: swizzle padding not counted). */
+/** Bytes one box copy delivers, what an mbarrier expects (measured: swizzle padding not counted; interleaved,
+ *  whole chunks and no slice dimension). */
 TMA_HD uint64_t tma_rule_box_tx_bytes(const tma_tiled_desc *d) {
-    return tma_rule_box_rows(d) * tma_rule_box_count(d, 0) * tma_rule_dtype_bytes(d->dtype);
+    return tma_rule_box_rows(d) * tma_rule_box_count(d, 0) * tma_rule_dim0_unit_bytes(d);
 }
 
 /** Bytes the box occupies in shared memory, padding included. */
@@ -566,8 +585,17 @@ TMA_HD uint64_t tma_rule_store_row_bytes(uint64_t dim0, uint32_t elem_bytes) {
     return (dim0 * elem_bytes + (TMA_STORE_CHUNK_BYTES - 1u)) / TMA_STORE_CHUNK_BYTES * TMA_STORE_CHUNK_BYTES;
 }
 
+/** Bytes of one tensor row (dimension 0) a copy can touch: the store's chunk-rounded row, or with interleave
+ *  global_dim[0] whole 16/32-byte chunks (measured: dimension 0 counts chunks there). dim0 <= 2^32: no overflow. */
+TMA_HD uint64_t tma_rule_row_extent(const tma_tiled_desc *d) {
+    if (d->interleave == TMA_INTERLEAVE_16B || d->interleave == TMA_INTERLEAVE_32B)
+        return d->global_dim[0] * tma_rule_dim0_unit_bytes(d);
+    return tma_rule_store_row_bytes(d->global_dim[0], tma_rule_dtype_bytes(d->dtype));
+}
+
 /** Bytes from global_address to one past the last byte a copy can touch (the store's chunk rounding
- *  included); 0 when the dims, strides or type are out of range or the sum overflows. */
+ *  included; interleaved rows are whole chunks); 0 when the dims, strides or type are out of range or the sum
+ *  overflows. */
 TMA_HD uint64_t tma_rule_global_extent(const tma_tiled_desc *d) {
     uint32_t es = tma_rule_dtype_bytes(d->dtype);
     if (es == 0u || d->rank < 1u || d->rank > TMA_MAX_RANK || d->global_dim[0] == 0u ||
@@ -577,7 +605,7 @@ TMA_HD uint64_t tma_rule_global_extent(const tma_tiled_desc *d) {
     for (uint32_t i = 1; i < d->rank; i++)
         if (d->global_dim[i] == 0u || !tma_rule_muladd_u64(d->global_dim[i] - 1u, d->global_stride[i - 1], last, &last))
             return 0u;
-    uint64_t row = tma_rule_store_row_bytes(d->global_dim[0], es);
+    uint64_t row = tma_rule_row_extent(d);
     return last > UINT64_MAX - row ? 0u : last + row;
 }
 
@@ -856,8 +884,9 @@ TMA_HD tma_status tma_rules_tiled(const tma_tiled_desc *d, tma_rule_sink *s) {
         TMA_VIOLATE(s, OOB_NAN_INTEGER, tma_arg_s(tma_rule_dtype_name(d->dtype)));
     if (il_ok && rank_ok && d->interleave != TMA_INTERLEAVE_NONE && d->rank < 3u)
         TMA_VIOLATE(s, INTERLEAVE_RANK, tma_arg_u(d->rank), tma_arg_s(tma_rule_interleave_name(d->interleave)));
-    if (il_ok && sw_enum_ok && d->interleave == TMA_INTERLEAVE_32B && d->swizzle != TMA_SWIZZLE_32B)
-        TMA_VIOLATE(s, INTERLEAVE_32B_SWIZZLE, tma_arg_s(tma_rule_swizzle_name(d->swizzle)));
+    /* No rule ties INTERLEAVE_32B to SWIZZLE_32B, although the documentation asks for it: measured on an H200, the
+     * driver encodes NONE/64B/128B too and loads through them complete and match the model (docs/HARDWARE.md
+     * "Interleaved layouts"); the hang once blamed on them was a wrong expect-tx count. */
 
     /* ---- the tensor in global memory ---- */
     const int il32 = il_ok && d->interleave == TMA_INTERLEAVE_32B;
@@ -948,7 +977,7 @@ TMA_HD tma_status tma_rules_tiled(const tma_tiled_desc *d, tma_rule_sink *s) {
 typedef struct tma_copy_facts {
     uint32_t rank;        /**< the map's rank */
     uint32_t elem_bytes;  /**< element size */
-    int interleaved;      /**< interleave != NONE (coord[0] alignment is not measured there) */
+    int interleaved;      /**< interleave != NONE (coord[0] counts whole chunks there: no alignment rule) */
     int load_only;        /**< the map's dimensions overlap (TMA_DESC_ALLOW_OVERLAP) */
 } tma_copy_facts;
 

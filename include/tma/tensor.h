@@ -29,7 +29,7 @@ typedef struct tma_map {
 /** Set in tma_box_info.flags for a map whose dimensions overlap (it needed TMA_DESC_ALLOW_OVERLAP): the
  *  device checked mode refuses stores through it. */
 #define TMA_BOX_LOAD_ONLY 1u
-/** Set in tma_box_info.flags for an interleaved map (its per-copy rules are not measured; see rules.h). */
+/** Set in tma_box_info.flags for an interleaved map (coord[0] counts 16/32-byte chunks: no alignment rule; rules.h). */
 #define TMA_BOX_INTERLEAVED 2u
 
 /** What one box copy of a map delivers and occupies. Read-only: derived from the descriptor. */

@@ -49,7 +49,7 @@ tma_tiled_desc tma_desc_2d(tma_dtype dtype, void *base, uint64_t rows, uint64_t 
  * ------------------------------------------------------------------------------------------- */
 
 /** Check a descriptor against every documented rule of cuTensorMapEncodeTiled, plus the rules where
- *  libtma is deliberately stricter (NULL address, INTERLEAVE_32B without SWIZZLE_32B, overlapping
+ *  libtma is deliberately stricter (NULL address, overlapping
  *  strides, a box over 227 KiB, an extent past 2^64, the 128B_ATOM swizzles that Hopper lacks).
  *  @param d     descriptor; may be NULL (TMA_ERR_NULL_ARG)
  *  @param diag  optional; receives the first broken rule and its explanation
@@ -64,8 +64,8 @@ tma_status tma_check_tiled_all(const tma_tiled_desc *d, tma_diag *diags, size_t 
 
 /** The per-copy rules every TMA load must meet, checked for a descriptor that passed tma_check_tiled:
  *  coord[0] * element size must be a multiple of 16 bytes (measured: otherwise the copy raises "illegal
- *  instruction", negative coordinates included). coord[i] for i >= rank is ignored. Interleaved layouts
- *  are not checked for this rule (not measured).
+ *  instruction", negative coordinates included). coord[i] for i >= rank is ignored. Interleaved maps have
+ *  no such rule: their coord[0] counts whole 16/32-byte chunks (measured, docs/HARDWARE.md).
  *  @param diag  optional; receives the first broken rule and its explanation, as tma_check_tiled's does
  *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_COORD_ALIGN, or the descriptor's own error */
 tma_status tma_check_coords(const tma_tiled_desc *d, const int32_t coord[5], tma_diag *diag);
@@ -92,18 +92,23 @@ const char *tma_swizzle_name(tma_swizzle mode);
 
 /** Bytes one box copy delivers: the count an mbarrier must expect (arrive.expect_tx). Dense box bytes,
  *  swizzle padding not counted: elem * prod over i of ceil(box_dim[i] / element_stride[i]), where
- *  dimension 0 has no element stride unless the layout is interleaved. */
+ *  dimension 0 has no element stride unless the layout is interleaved. Interleaved maps (measured): dimension 0
+ *  counts 16/32-byte chunks and the slice dimension rank-2 adds nothing, so chunk * ceil(box_dim[0] /
+ *  element_stride[0]) * prod over i = 1..rank-1, i != rank-2 of ceil(box_dim[i] / element_stride[i]). */
 size_t tma_box_tx_bytes(const tma_tiled_desc *d);
 /** Bytes between consecutive box rows in shared memory: box_dim[0] * elem, or the whole swizzle span
- *  when a swizzle is set (measured: a narrower row still occupies a span; the rest is untouched). */
+ *  when a swizzle is set (measured: a narrower row still occupies a span; the rest is untouched).
+ *  Interleaved maps: the row's chunks times 16/32 bytes, never padded (measured). */
 size_t tma_box_row_pitch(const tma_tiled_desc *d);
-/** Rows of a box in shared memory: prod over dimensions 1..rank-1 of ceil(box_dim[i] / element_stride[i]). */
+/** Rows of a box in shared memory: prod over dimensions 1..rank-1 of ceil(box_dim[i] / element_stride[i])
+ *  (interleaved maps: without dimension rank-2, the slice index, which a box never spans). */
 size_t tma_box_rows(const tma_tiled_desc *d);
 /** Bytes the box occupies in shared memory (rows * row pitch), padding included. */
 size_t tma_box_smem_bytes(const tma_tiled_desc *d);
 /** Bytes from global_address to one past the last byte a copy through this map can touch: the last
  *  row ends at global_dim[0] * elem rounded up to 16 bytes, because a store writes whole 16-byte
- *  chunks in dimension 0 (measured). Allocate this much for stores. Strides may come in any order. */
+ *  chunks in dimension 0 (measured). Allocate this much for stores. Strides may come in any order.
+ *  Interleaved maps: a row is global_dim[0] whole 16/32-byte chunks (measured). */
 size_t tma_global_extent_bytes(const tma_tiled_desc *d);
 
 /* ---------------------------------------------------------------------------------------------
@@ -129,8 +134,9 @@ tma_status tma_tensor_make(tma_tensor *t, const tma_tiled_desc *d, tma_diag *dia
 /* ---------------------------------------------------------------------------------------------
  * CPU model of the copy engine: the reference every test checks against.
  * `smem` stands for shared memory that starts at a 1024-byte aligned address, so an offset into it
- * has the low bits of the real address and gets the same swizzle phase. Interleaved layouts are not
- * modelled (TMA_ERR_UNSUPPORTED).
+ * has the low bits of the real address and gets the same swizzle phase. Loads through interleaved maps are
+ * modelled (measured, docs/HARDWARE.md "Interleaved layouts"); stores and reduce-stores through them are not
+ * (TMA_ERR_UNSUPPORTED).
  * ------------------------------------------------------------------------------------------- */
 
 /** Write into smem[dst_offset ...] exactly the bytes a tiled load of the box at `coord` writes, and
@@ -138,7 +144,7 @@ tma_status tma_tensor_make(tma_tensor *t, const tma_tiled_desc *d, tma_diag *dia
  *  elements become zero, or the 0x7FF7 pattern with TMA_OOB_NAN; TF32 types are rounded to nearest
  *  even at bit 13 and NaNs become 0x7FFFE000 (measured).
  *  @return TMA_OK, a descriptor or coordinate status, TMA_ERR_SMEM_ALIGN (dst_offset % 128),
- *          TMA_ERR_SMEM_BOUNDS, TMA_ERR_UNSUPPORTED (interleave) */
+ *          TMA_ERR_SMEM_BOUNDS */
 tma_status tma_model_load_tiled(const tma_tiled_desc *d, const int32_t coord[5], void *smem, size_t smem_bytes,
                                 uint32_t dst_offset);
 
@@ -146,7 +152,7 @@ tma_status tma_model_load_tiled(const tma_tiled_desc *d, const int32_t coord[5],
  *  smem[src_offset ...] writes. Elements outside dimensions 1..rank-1 are not written; in dimension 0
  *  the store writes whole 16-byte chunks, so up to 15 bytes past global_dim[0] * elem in each row
  *  (measured) - see tma_global_extent_bytes. Values are copied bit for bit.
- *  @return as tma_model_load_tiled, and TMA_ERR_COORD_NEGATIVE_STORE */
+ *  @return as tma_model_load_tiled, and TMA_ERR_COORD_NEGATIVE_STORE, TMA_ERR_UNSUPPORTED (an interleaved map) */
 tma_status tma_model_store_tiled(const tma_tiled_desc *d, const int32_t coord[5], const void *smem,
                                  size_t smem_bytes, uint32_t src_offset);
 

@@ -104,7 +104,7 @@ typedef enum tma_reduce {
     X(ERR_ELEMENT_STRIDE, 15, "element stride out of range")                                        \
     X(ERR_INTERLEAVE, 16, "unknown interleave mode")                                                \
     X(ERR_INTERLEAVE_RANK, 17, "interleaved layout needs rank >= 3")                                \
-    X(ERR_INTERLEAVE_SWIZZLE, 18, "interleave and swizzle modes do not go together")                \
+    X(ERR_INTERLEAVE_SWIZZLE, 18, "interleave and swizzle modes do not go together (no longer reported)") \
     X(ERR_SWIZZLE, 19, "unknown swizzle mode")                                                      \
     X(ERR_SWIZZLE_UNSUPPORTED, 20, "swizzle mode not implemented on Hopper")                        \
     X(ERR_L2_PROMOTION, 21, "unknown L2 promotion")                                                 \
