@@ -27,7 +27,9 @@ static bulk_job random_job(uint64_t window_base, uint64_t window) {
     uint32_t room = ARENA - j.smem_offset;
     if (room > window)
         room = (uint32_t)window;
-    j.bytes = rnd() % 8 == 0 ? (uint32_t)rnd_in(0, 2) * 16u : (uint32_t)rnd_in(0, room / 16) * 16u;
+    j.bytes = (uint32_t)rnd_in(0, room / 16) * 16u;
+    if (rnd() % 8 == 0 && j.bytes > 32u) /* small copies (0 included) often */
+        j.bytes = (uint32_t)rnd_in(0, 2) * 16u;
     j.global_offset = window_base + (uint64_t)rnd_in(0, (int64_t)((window - j.bytes) / 16)) * 16u;
     return j;
 }
