@@ -90,10 +90,18 @@ tma_status tma_check_bulk(const char *what, const void *global, uint32_t smem_ad
     return first_to_diag(&s, diag);
 }
 
-tma_status tma_check_reduce(tma_dtype type, tma_reduce op, int tiled, tma_diag *diag) {
+tma_status tma_check_reduce(tma_dtype type, tma_reduce op, int form, tma_diag *diag) {
     tma_violation first;
     tma_rule_sink s = tma_rule_sink_make(&first, 1);
-    tma_rules_reduce(type, op, tiled, &s);
+    tma_rules_reduce(type, op, form, &s);
+    return first_to_diag(&s, diag);
+}
+
+tma_status tma_check_bulk_cluster(const char *what, uint32_t dst_addr, uint32_t src_addr, uint64_t bytes, uint32_t rank,
+                                  uint32_t cluster_blocks, tma_diag *diag) {
+    tma_violation first;
+    tma_rule_sink s = tma_rule_sink_make(&first, 1);
+    tma_rules_bulk_cluster(what ? what : "copy", dst_addr, src_addr, bytes, rank, cluster_blocks, &s);
     return first_to_diag(&s, diag);
 }
 

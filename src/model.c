@@ -363,7 +363,7 @@ tma_status tma_model_reduce_tiled(const tma_tiled_desc *d, const int32_t coord[5
                                   size_t smem_bytes, uint32_t src_offset, tma_reduce op) {
     if (d != NULL && tma_rule_dtype_bytes(d->dtype) != 0) {
         tma_rule_sink s = tma_rule_sink_make(NULL, 0);
-        if (tma_rules_reduce(d->dtype, op, 1, &s) != TMA_OK)
+        if (tma_rules_reduce(d->dtype, op, TMA_REDUCE_FORM_TILED, &s) != TMA_OK)
             return s.first;
     }
     return store_like(d, coord, smem, smem_bytes, src_offset, combine_reduce, op);
@@ -422,7 +422,7 @@ tma_status tma_model_bulk_store(void *global, const void *smem, size_t smem_byte
 tma_status tma_model_bulk_reduce(void *global, const void *smem, size_t smem_bytes, uint32_t src_offset,
                                  uint64_t bytes, tma_dtype type, tma_reduce op) {
     tma_rule_sink s = tma_rule_sink_make(NULL, 0);
-    if (tma_rules_reduce(type, op, 0, &s) != TMA_OK)
+    if (tma_rules_reduce(type, op, TMA_REDUCE_FORM_BULK, &s) != TMA_OK)
         return s.first;
     tma_status st = bulk_prepare("reduce", global, smem, smem_bytes, src_offset, bytes);
     if (st != TMA_OK)
@@ -432,5 +432,45 @@ tma_status tma_model_bulk_reduce(void *global, const void *smem, size_t smem_byt
     const uint8_t *v = (const uint8_t *)smem + src_offset;
     for (uint64_t i = 0; i + esize <= bytes; i += esize) /* 16 | bytes, so every element is whole */
         combine_reduce(g + i, v + i, type, op);
+    return TMA_OK;
+}
+
+/* ---- into a cluster peer's shared memory: both sides are buffers standing for shared memory ---- */
+
+static tma_status cluster_prepare(const char *what, void *dst, size_t dst_bytes, uint32_t dst_offset, const void *src,
+                                  size_t src_bytes, uint32_t src_offset, uint64_t bytes) {
+    if (dst == NULL || src == NULL)
+        return TMA_ERR_NULL_ARG;
+    tma_rule_sink s = tma_rule_sink_make(NULL, 0);
+    if (tma_rules_bulk_cluster(what, dst_offset, src_offset, bytes, 0, 1, &s) != TMA_OK)
+        return s.first;
+    if (src_offset > src_bytes || bytes > src_bytes - src_offset || dst_offset > dst_bytes ||
+        bytes > dst_bytes - dst_offset)
+        return tma_rule_status(TMA_RULE_MODEL_SMEM_BOUNDS);
+    return TMA_OK;
+}
+
+tma_status tma_model_bulk_copy_cluster(void *dst, size_t dst_bytes, uint32_t dst_offset, const void *src,
+                                       size_t src_bytes, uint32_t src_offset, uint64_t bytes) {
+    tma_status st = cluster_prepare("copy", dst, dst_bytes, dst_offset, src, src_bytes, src_offset, bytes);
+    if (st == TMA_OK && bytes > 0)
+        memmove((uint8_t *)dst + dst_offset, (const uint8_t *)src + src_offset, (size_t)bytes);
+    return st;
+}
+
+tma_status tma_model_bulk_reduce_cluster(void *dst, size_t dst_bytes, uint32_t dst_offset, const void *src,
+                                         size_t src_bytes, uint32_t src_offset, uint64_t bytes, tma_dtype type,
+                                         tma_reduce op) {
+    tma_rule_sink s = tma_rule_sink_make(NULL, 0);
+    if (tma_rules_reduce(type, op, TMA_REDUCE_FORM_CLUSTER, &s) != TMA_OK)
+        return s.first;
+    tma_status st = cluster_prepare("reduce", dst, dst_bytes, dst_offset, src, src_bytes, src_offset, bytes);
+    if (st != TMA_OK)
+        return st;
+    const uint32_t esize = tma_rule_dtype_bytes(type);
+    uint8_t *d = (uint8_t *)dst + dst_offset;
+    const uint8_t *v = (const uint8_t *)src + src_offset;
+    for (uint64_t i = 0; i + esize <= bytes; i += esize)
+        combine_reduce(d + i, v + i, type, op);
     return TMA_OK;
 }

@@ -117,6 +117,38 @@ __global__ void bconf_multicast_kernel(const __grid_constant__ tma_tensor t, con
     tma_cluster_wait();
 }
 
+__global__ void bconf_cluster_kernel(const bulk_job *jobs, const uint8_t *images, uint32_t arena_bytes, tma_dtype dtype,
+                                     int reduce, uint8_t *out) {
+    extern __shared__ uint8_t dyn[];
+    __shared__ uint64_t bar;
+    uint8_t *arena = aligned_arena(dyn);
+    const uint32_t rank = tma_cluster_ctarank(), blocks = tma_cluster_blocks();
+    const uint32_t first = blockIdx.x - rank, to = (rank + 1u) % blocks, from = (rank + blocks - 1u) % blocks;
+    fill_arena(arena, images + (size_t)blockIdx.x * arena_bytes, arena_bytes);
+    if (threadIdx.x == 0) {
+        tma_mbar_init(&bar, 1);
+        tma_fence_mbar_init();
+    }
+    __syncthreads();
+    tma_cluster_arrive(); /* every barrier initialised, every arena filled, before any copy reaches it */
+    tma_cluster_wait();
+    if (threadIdx.x == 0) {
+        const bulk_job j = jobs[blockIdx.x];
+        tma_mbar_arrive_expect_tx(&bar, jobs[first + from].bytes);
+        uint8_t *dst = arena + j.global_offset; /* the receiver's offset, named by this block's address */
+        const uint8_t *src = arena + j.smem_offset;
+        if (reduce < 0)
+            tma_bulk_copy_cluster(dst, src, j.bytes, &bar, to);
+        else if (!rd_cluster_reduce(dtype, reduce, dst, src, j.bytes, &bar, to))
+            __trap(); /* the host asked for a pair that does not exist */
+    }
+    tma_mbar_wait(&bar, 0);
+    for (uint32_t i = threadIdx.x; i < arena_bytes; i += blockDim.x)
+        out[(size_t)blockIdx.x * arena_bytes + i] = arena[i];
+    tma_cluster_arrive(); /* the sources stay until every receiver has its bytes */
+    tma_cluster_wait();
+}
+
 __global__ void bconf_checked_kernel(int which, uint8_t *global, const __grid_constant__ tma_tensor t) {
     __shared__ alignas(128) uint8_t buf[1024];
     __shared__ uint64_t bar;
@@ -125,7 +157,7 @@ __global__ void bconf_checked_kernel(int which, uint8_t *global, const __grid_co
         tma_fence_mbar_init();
     }
     __syncthreads();
-    if (which == 4) {
+    if (which >= 4) {
         tma_cluster_arrive();
         tma_cluster_wait();
     }
@@ -136,7 +168,8 @@ __global__ void bconf_checked_kernel(int which, uint8_t *global, const __grid_co
         case 1: tma_bulk_store(global + 8, buf, 64); break;
         case 2: tma_bulk_reduce<TMA_DTYPE_F32, TMA_REDUCE_ADD>(global, buf + 8, 64); break;
         case 3: tma_reduce_store<1, TMA_REDUCE_MIN>(&t, buf, c); break;
-        default: tma_bulk_load_multicast(buf, global, 64, &bar, 0x4); break;
+        case 4: tma_bulk_load_multicast(buf, global, 64, &bar, 0x4); break;
+        default: tma_bulk_copy_cluster(buf, buf + 512, 64, &bar, 2); break;
         }
         tma_store_commit();
         tma_store_wait<0>();
@@ -173,10 +206,10 @@ extern "C" cudaError_t bconf_store(uint8_t *global, const bulk_job *jobs, int n,
     return finish();
 }
 
-static cudaError_t launch_cluster(const void *kernel, int cluster, size_t smem, void **args) {
+static cudaError_t launch_clusters(const void *kernel, int cluster, int clusters, size_t smem, void **args) {
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute attr[1];
-    cfg.gridDim = dim3((unsigned)cluster);
+    cfg.gridDim = dim3((unsigned)(cluster * clusters));
     cfg.blockDim = dim3(128);
     cfg.dynamicSmemBytes = smem;
     attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -187,6 +220,22 @@ static cudaError_t launch_cluster(const void *kernel, int cluster, size_t smem, 
     cfg.numAttrs = 1;
     cudaError_t e = cudaLaunchKernelExC(&cfg, kernel, args);
     return e != cudaSuccess ? e : finish();
+}
+
+static cudaError_t launch_cluster(const void *kernel, int cluster, size_t smem, void **args) {
+    return launch_clusters(kernel, cluster, 1, smem, args);
+}
+
+extern "C" cudaError_t bconf_cluster(int cluster, int clusters, const bulk_job *jobs, const uint8_t *images,
+                                     uint32_t arena_bytes, tma_dtype dtype, int reduce, uint8_t *out) {
+    if (cluster < 2 || cluster > 8 || clusters < 1)
+        return cudaErrorInvalidValue;
+    const size_t smem = arena_bytes + 1024;
+    cudaError_t e = allow_smem((const void *)bconf_cluster_kernel, smem);
+    if (e != cudaSuccess)
+        return e;
+    void *args[] = {&jobs, &images, &arena_bytes, &dtype, &reduce, &out};
+    return launch_clusters((const void *)bconf_cluster_kernel, cluster, clusters, smem, args);
 }
 
 extern "C" cudaError_t bconf_multicast(int cluster, const int32_t *masks, int tiled, const tma_tensor *t,
@@ -214,7 +263,7 @@ extern "C" cudaError_t bconf_checked(int which, uint8_t *global, const tma_tenso
     tma_tensor none = {};
     const tma_tensor *map = t ? t : &none;
     void *args[] = {&which, &global, (void *)map};
-    if (which == 4)
+    if (which >= 4)
         return launch_cluster((const void *)bconf_checked_kernel, 2, 0, args);
     bconf_checked_kernel<<<1, 32>>>(which, global, *map);
     return finish();

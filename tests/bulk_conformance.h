@@ -41,9 +41,17 @@ cudaError_t bconf_multicast(int cluster, const int32_t *masks, int tiled, const 
                             const uint8_t *global, uint32_t bytes_each, uint32_t slot_bytes, const uint8_t *poison,
                             uint32_t arena_bytes, uint8_t *out);
 
+/** Copies between the blocks of clusters: `clusters` clusters of `cluster` blocks (2..8). Block b's arena starts as
+ *  images + b * arena_bytes; it sends jobs[b] (smem_offset: where in its own arena the bytes start; global_offset: where
+ *  in the receiver's arena they land) to the next rank of its cluster, (rank + 1) % cluster, with
+ *  tma_bulk_copy_cluster (reduce < 0) or tma_bulk_reduce_cluster of (dtype, reduce); the receiver arms its barrier for
+ *  the bytes its sender's job names, waits, and copies its arena to out + b * arena_bytes. */
+cudaError_t bconf_cluster(int cluster, int clusters, const bulk_job *jobs, const uint8_t *images, uint32_t arena_bytes,
+                          tma_dtype dtype, int reduce, uint8_t *out);
+
 /** Checked mode: issue one copy that breaks a rule (which: 0 bulk load of 24 bytes, 1 bulk store to global + 8,
  *  2 bulk reduce from a shared address 8 bytes off 16, 3 tiled reduce-store .min through t (an f32 map),
- *  4 multicast to mask 0x4 in a cluster of 2). Returns the launch's error (the trap). */
+ *  4 multicast to mask 0x4 in a cluster of 2, 5 a copy to cluster rank 2 in a cluster of 2). Returns the launch's error (the trap). */
 cudaError_t bconf_checked(int which, uint8_t *global, const tma_tensor *t);
 
 #ifdef __cplusplus

@@ -23,7 +23,7 @@ static __device__ void rd_reduce_store(const tma_tensor *t, const void *src, con
 
 /* A 1-D bulk reduce of (type, op); false (nothing issued) for a pair TMA_REDUCE_FORMS gives no 1-D form. */
 static __device__ bool rd_bulk_reduce(tma_dtype type, int op, void *global, const void *smem, uint32_t bytes) {
-#define RD_BULK_REDUCE_(T, O, BULK, TILED)                                                          \
+#define RD_BULK_REDUCE_(T, O, BULK, TILED, CLUSTER)                                                        \
     if constexpr (sizeof(BULK) > 1)                                                                 \
         if (type == TMA_DTYPE_##T && op == TMA_REDUCE_##O) {                                        \
             tma_bulk_reduce<TMA_DTYPE_##T, TMA_REDUCE_##O>(global, smem, bytes);                    \
@@ -31,6 +31,20 @@ static __device__ bool rd_bulk_reduce(tma_dtype type, int op, void *global, cons
         }
     TMA_REDUCE_FORMS(RD_BULK_REDUCE_)
 #undef RD_BULK_REDUCE_
+    return false;
+}
+
+/* A 1-D reduce of (type, op) into cluster rank cta's shared memory; false for a pair without that form. */
+static __device__ bool rd_cluster_reduce(tma_dtype type, int op, void *dst, const void *src, uint32_t bytes,
+                                         uint64_t *bar, uint32_t cta) {
+#define RD_CLUSTER_REDUCE_(T, O, BULK, TILED, CLUSTER)                                              \
+    if constexpr (sizeof(CLUSTER) > 1)                                                              \
+        if (type == TMA_DTYPE_##T && op == TMA_REDUCE_##O) {                                        \
+            tma_bulk_reduce_cluster<TMA_DTYPE_##T, TMA_REDUCE_##O>(dst, src, bytes, bar, cta);      \
+            return true;                                                                            \
+        }
+    TMA_REDUCE_FORMS(RD_CLUSTER_REDUCE_)
+#undef RD_CLUSTER_REDUCE_
     return false;
 }
 

@@ -143,6 +143,35 @@ Test(bulk_model, multicast_writes_only_the_masked_blocks) {
     cr_assert_eq(tma_model_bulk_load_multicast(smem, 2, 512, 0, global, 64, 0x4), TMA_ERR_MULTICAST_MASK);
 }
 
+Test(bulk_model, cluster_copies_and_reduces) {
+    static _Alignas(1024) uint8_t dst[1024], src[1024], want[1024];
+    for (int i = 0; i < 1024; i++)
+        dst[i] = want[i] = (uint8_t)(i * 13 + 5), src[i] = (uint8_t)(i * 7 + 1);
+    cr_assert_eq(tma_model_bulk_copy_cluster(dst, sizeof dst, 512, src, sizeof src, 128, 256), TMA_OK);
+    memcpy(want + 512, src + 128, 256);
+    cr_assert(memcmp(dst, want, sizeof dst) == 0, "the copy moves exactly its bytes");
+    /* u32 add into the peer: element by element, wrapping */
+    uint32_t a[4] = {0xFFFFFFFFu, 1, 2, 3}, b[4] = {2, 2, 2, 2};
+    memcpy(dst, a, 16);
+    memcpy(src, b, 16);
+    cr_assert_eq(tma_model_bulk_reduce_cluster(dst, sizeof dst, 0, src, sizeof src, 0, 16, TMA_DTYPE_U32, TMA_REDUCE_ADD),
+                 TMA_OK);
+    uint32_t r[4];
+    memcpy(r, dst, 16);
+    cr_assert(r[0] == 1 && r[1] == 3 && r[2] == 4 && r[3] == 5, "u32 add: %u %u %u %u", r[0], r[1], r[2], r[3]);
+    cr_assert_eq(tma_model_bulk_reduce_cluster(dst, sizeof dst, 0, src, sizeof src, 0, 16, TMA_DTYPE_U64, TMA_REDUCE_MIN),
+                 TMA_ERR_REDUCE_TYPE, "u64 min has no cluster form");
+    cr_assert_eq(tma_model_bulk_reduce_cluster(dst, sizeof dst, 0, src, sizeof src, 0, 16, TMA_DTYPE_F32, TMA_REDUCE_ADD),
+                 TMA_ERR_REDUCE_TYPE, "no float has a cluster form");
+    cr_assert_eq(tma_model_bulk_copy_cluster(dst, sizeof dst, 8, src, sizeof src, 0, 16), TMA_ERR_SMEM_ALIGN);
+    cr_assert_eq(tma_model_bulk_copy_cluster(dst, sizeof dst, 1024, src, sizeof src, 0, 16), TMA_ERR_SMEM_BOUNDS);
+    tma_diag d;
+    cr_assert_eq(tma_check_bulk_cluster("copy", 0x400, 0x600, 64, 2, 2, &d), TMA_ERR_MULTICAST_MASK);
+    cr_assert_str_eq(d.message, "1-D bulk copy to cluster rank 2 in a cluster of 2 blocks: no such block: use a rank 0..1");
+    cr_assert_eq(tma_check_bulk_cluster("copy", 0x408, 0x600, 64, 1, 2, &d), TMA_ERR_SMEM_ALIGN);
+    cr_assert_eq(tma_check_bulk_cluster("copy", 0x400, 0x600, 40, 1, 2, &d), TMA_ERR_BULK_SIZE);
+}
+
 /* The 1-D reduce uses the tiled model's arithmetic, element by element, for every pair it has. */
 Test(bulk_model, reduce_equals_the_tiled_model) {
     srand(777);

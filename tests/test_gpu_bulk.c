@@ -353,3 +353,90 @@ Test(gpu_bulk, checked_mode_multicast_mask_past_the_cluster, .init = cr_redirect
     cr_assert_eq(tma_check_multicast(0x4, 2, &d), TMA_ERR_MULTICAST_MASK);
     expect_checked(4, d.message);
 }
+
+/* Copies and reduces between the blocks of clusters (distributed shared memory), in rings of 2 and 4: every block
+ * sends a random range of the lower half of its arena into the upper half of the next block's. One launch of CLUSTERS
+ * clusters per ring size; returns the copies made. */
+enum { CLUSTERS = 68 }; /* 4 x 68 + 2 x 68 = 408 copies a form */
+
+static int run_cluster_copies(int cluster, tma_dtype type, int reduce) {
+    const int blocks = cluster * CLUSTERS;
+    const size_t esize = reduce < 0 ? 1 : tma_dtype_size(type);
+    uint8_t *images = malloc((size_t)ARENA * blocks), *got = malloc((size_t)ARENA * blocks);
+    uint8_t *want = aligned_alloc(1024, (size_t)ARENA * blocks);
+    bulk_job *jobs = malloc(sizeof(bulk_job) * (size_t)blocks);
+    cr_assert(images && got && want && jobs, "out of host memory");
+    if (reduce < 0)
+        rnd_bytes(images, (size_t)ARENA * blocks);
+    else
+        sv_fill_mixed(type, images, (size_t)ARENA * blocks / esize, 0, rnd_source);
+    const uint32_t half = ARENA / 2;
+    for (int b = 0; b < blocks; b++) {
+        jobs[b].bytes = (uint32_t)rnd_in(0, half / 16) * 16u;
+        jobs[b].smem_offset = (uint32_t)rnd_in(0, (half - jobs[b].bytes) / 16) * 16u;       /* source: lower half */
+        jobs[b].global_offset = half + (uint32_t)rnd_in(0, (half - jobs[b].bytes) / 16) * 16u; /* dest: upper half */
+    }
+    uint8_t *d_images, *d_out;
+    bulk_job *d_jobs;
+    CUDA_OK(cudaMalloc((void **)&d_images, (size_t)ARENA * blocks));
+    CUDA_OK(cudaMalloc((void **)&d_out, (size_t)ARENA * blocks));
+    CUDA_OK(cudaMalloc((void **)&d_jobs, sizeof(bulk_job) * (size_t)blocks));
+    CUDA_OK(cudaMemcpy(d_images, images, (size_t)ARENA * blocks, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(d_jobs, jobs, sizeof(bulk_job) * (size_t)blocks, cudaMemcpyHostToDevice));
+    CUDA_OK(bconf_cluster(cluster, CLUSTERS, d_jobs, d_images, ARENA, type, reduce, d_out));
+    CUDA_OK(cudaMemcpy(got, d_out, (size_t)ARENA * blocks, cudaMemcpyDeviceToHost));
+    memcpy(want, images, (size_t)ARENA * blocks);
+    for (int b = 0; b < blocks; b++) {
+        const int to = b - b % cluster + (b % cluster + 1) % cluster;
+        uint8_t *dst = want + (size_t)to * ARENA;
+        const uint8_t *src = images + (size_t)b * ARENA;
+        tma_status st = reduce < 0 ? tma_model_bulk_copy_cluster(dst, ARENA, (uint32_t)jobs[b].global_offset, src, ARENA,
+                                                                 jobs[b].smem_offset, jobs[b].bytes)
+                                   : tma_model_bulk_reduce_cluster(dst, ARENA, (uint32_t)jobs[b].global_offset, src,
+                                                                   ARENA, jobs[b].smem_offset, jobs[b].bytes, type,
+                                                                   (tma_reduce)reduce);
+        cr_assert_eq(st, TMA_OK, "model refused a copy the GPU ran: %s", tma_status_name(st));
+    }
+    for (int b = 0; b < blocks; b++) {
+        long at = first_difference(got + (size_t)b * ARENA, want + (size_t)b * ARENA, ARENA);
+        cr_assert(at < 0, "cluster of %d, %s %s: block %d's arena byte %ld: GPU 0x%02x, model 0x%02x, before 0x%02x",
+                  cluster, reduce < 0 ? "copy" : tma_rule_reduce_name((tma_reduce)reduce),
+                  reduce < 0 ? "" : tma_dtype_name(type), b, at, got[(size_t)b * ARENA + at],
+                  want[(size_t)b * ARENA + at], images[(size_t)b * ARENA + at]);
+    }
+    cudaFree(d_images);
+    cudaFree(d_out);
+    cudaFree(d_jobs);
+    free(images);
+    free(got);
+    free(want);
+    free(jobs);
+    return blocks;
+}
+
+/* The plain copy and every reduce of TMA_REDUCE_FORMS's CLUSTER column, in rings of 2 and 4: at least 400 copies each. */
+Test(gpu_bulk, ring_copies_and_reduces_match_model, .timeout = 300) {
+    require_sm90();
+    seed_rng("gpu_bulk.ring_copies_and_reduces_match_model");
+    const int rounds = config_count(400) >= 400 ? 1 : 0; /* fewer under the sanitizers: one ring size each */
+    int forms = 0, copies = 0;
+    for (int t = -1; t < TMA_DTYPE_COUNT_; t++)
+        for (int op = 0; op < TMA_REDUCE_COUNT_; op++) {
+            const int plain = t < 0;
+            if (plain ? op != 0 : !tma_rule_reduce_exists((tma_dtype)t, (tma_reduce)op, TMA_REDUCE_FORM_CLUSTER))
+                continue;
+            for (int cluster = 4; cluster >= 4 - 2 * rounds; cluster -= 2)
+                copies += run_cluster_copies(cluster, plain ? TMA_DTYPE_U8 : (tma_dtype)t, plain ? -1 : op);
+            forms++;
+        }
+    cr_assert_eq(forms, 1 + 16, "the copy and every cluster reduce pair were run");
+    cr_log_info("cluster copies: the plain copy and %d reduce pairs, %d copies between the blocks of clusters of 2 and "
+                "4, every arena byte equal to the model",
+                forms - 1, copies);
+}
+
+Test(gpu_bulk, checked_mode_cluster_rank, .init = cr_redirect_stdout, .timeout = 60) {
+    tma_diag d;
+    cr_assert_eq(tma_check_bulk_cluster("copy", 0x400, 0x600, 64, 2, 2, &d), TMA_ERR_MULTICAST_MASK);
+    expect_checked(5, d.message);
+}

@@ -517,7 +517,7 @@ template <tma_dtype Type, tma_reduce Op>
 struct tma_bulk_reduce_form_ {
     static constexpr bool exists = false;
 };
-#define TMA_BULK_REDUCE_FORM_(T, O, BULK, TILED)                                                    \
+#define TMA_BULK_REDUCE_FORM_(T, O, BULK, TILED, CLUSTER)                                           \
     template <>                                                                                     \
     struct tma_bulk_reduce_form_<TMA_DTYPE_##T, TMA_REDUCE_##O> {                                   \
         static constexpr bool exists = sizeof(BULK) > 1;                                            \
@@ -539,6 +539,69 @@ TMA_DEV void tma_bulk_reduce(void *global, const void *smem, uint32_t bytes) {
                   "cp.reduce.async.bulk has no such (type, reduction): see TMA_REDUCE_FORMS in tma/rules.h");
     tma_check_bulk_("reduce", global, smem, bytes);
     tma_bulk_reduce_form_<Type, Op>::issue(global, tma_smem_addr(smem), bytes);
+}
+
+/* ---- into a cluster peer's shared memory (distributed shared memory) ---- */
+
+/* The shared::cluster address of `local`'s offset in the block of cluster rank `cta`. */
+TMA_DEV uint32_t tma_cluster_addr_(const void *local, uint32_t cta) {
+    uint32_t remote = 0;
+    TMA_PTX("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(tma_smem_addr(local)), "r"(cta));
+    return remote;
+}
+
+TMA_DEV void tma_check_bulk_cluster_(const char *what, const void *dst, const void *src, uint32_t bytes, uint32_t cta) {
+#ifdef TMA_CHECKED
+    tma_violation v;
+    tma_rule_sink s = tma_rule_sink_make(&v, 1);
+    if (tma_rules_bulk_cluster(what, tma_smem_addr(dst), tma_smem_addr(src), bytes, cta, tma_cluster_blocks(), &s) !=
+        TMA_OK)
+        tma_checked_fail_(&v);
+#else
+    (void)what, (void)dst, (void)src, (void)bytes, (void)cta;
+#endif
+}
+
+/** cp.async.bulk.shared::cluster.shared::cta: copy `bytes` bytes of this block's smem `src` into the block of cluster
+ *  rank `cta`, at the offset `dst` has here; the barrier at `bar`'s offset in that block receives the bytes (it
+ *  expects them, tma_multicast_rx_bytes-style; this block's barriers see nothing). `src` must stay unchanged until
+ *  the receiver's phase completes: the instruction has no completion for the sender. */
+TMA_DEV void tma_bulk_copy_cluster(void *dst, const void *src, uint32_t bytes, uint64_t *bar, uint32_t cta) {
+    tma_check_bulk_cluster_("copy", dst, src, bytes, cta);
+    TMA_PTX("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                tma_cluster_addr_(dst, cta)),
+            "r"(tma_smem_addr(src)), "r"(bytes), "r"(tma_cluster_addr_(bar, cta))
+            : "memory");
+}
+
+template <tma_dtype Type, tma_reduce Op>
+struct tma_cluster_reduce_form_ {
+    static constexpr bool exists = false;
+};
+#define TMA_CLUSTER_REDUCE_FORM_(T, O, BULK, TILED, CLUSTER)                                        \
+    template <>                                                                                     \
+    struct tma_cluster_reduce_form_<TMA_DTYPE_##T, TMA_REDUCE_##O> {                                \
+        static constexpr bool exists = sizeof(CLUSTER) > 1;                                         \
+        static __device__ __forceinline__ void issue(uint32_t dst, uint32_t src, uint32_t bytes, uint32_t bar) { \
+            if constexpr (sizeof(CLUSTER) > 1)                                                      \
+                TMA_PTX("cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes." \
+                        TMA_REDUCE_PTX_##O "." CLUSTER " [%0], [%1], %2, [%3];" ::"r"(dst), "r"(src), "r"(bytes), \
+                        "r"(bar) : "memory");                                                       \
+        }                                                                                           \
+    };
+TMA_REDUCE_FORMS(TMA_CLUSTER_REDUCE_FORM_)
+#undef TMA_CLUSTER_REDUCE_FORM_
+
+/** cp.reduce.async.bulk.shared::cluster.shared::cta: like tma_bulk_copy_cluster, but each element of the destination
+ *  becomes Op(destination, source). The pairs that exist are TMA_REDUCE_FORMS's CLUSTER column (integers only);
+ *  tma_model_bulk_reduce_cluster models each. */
+template <tma_dtype Type, tma_reduce Op>
+TMA_DEV void tma_bulk_reduce_cluster(void *dst, const void *src, uint32_t bytes, uint64_t *bar, uint32_t cta) {
+    static_assert(tma_cluster_reduce_form_<Type, Op>::exists,
+                  "cp.reduce.async.bulk.shared::cluster has no such (type, reduction): see TMA_REDUCE_FORMS");
+    tma_check_bulk_cluster_("reduce", dst, src, bytes, cta);
+    tma_cluster_reduce_form_<Type, Op>::issue(tma_cluster_addr_(dst, cta), tma_smem_addr(src), bytes,
+                                              tma_cluster_addr_(bar, cta));
 }
 
 /** cp.async.bulk.prefetch.L2: bring `bytes` bytes at global into L2; nothing else changes. */

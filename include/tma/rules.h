@@ -188,6 +188,9 @@ extern "C" {
     X(REDUCE_TYPE_BULK, ERR_REDUCE_TYPE,                                                                       \
       "1-D bulk reduce .{0} of {1} elements: cp.reduce.async.bulk has no {0} for {1}; {1} takes: {2}. "        \
       "Reduce in registers and store, or reinterpret as a type that has {0}")                                  \
+    X(REDUCE_TYPE_CLUSTER, ERR_REDUCE_TYPE,                                                                    \
+      "1-D reduce .{0} of {1} elements into a cluster peer's shared memory: cp.reduce.async.bulk.shared::cluster " \
+      "has no {0} for {1}; {1} takes: {2}. Reduce into global memory, or in registers after a plain copy")      \
     /* ---- 1-D bulk copies (cp.async.bulk, cp.reduce.async.bulk, cp.async.bulk.prefetch) ---- */             \
     /* PTX ISA: size a multiple of 16; measured: docs/HARDWARE.md "1-D bulk copies". */                       \
     X(BULK_SIZE_ALIGN, ERR_BULK_SIZE,                                                                          \
@@ -206,6 +209,8 @@ extern "C" {
     /* measured: a mask bit past the cluster's blocks fails the launch ("unspecified launch failure"); mask 0   \
        completes and delivers nothing (allowed). */                                                            \
     X(MULTICAST_CLUSTER, ERR_ARG, "cluster_blocks = {0}: a cluster has 1..{1} blocks")                          \
+    X(CLUSTER_RANK, ERR_MULTICAST_MASK,                                                                        \
+      "1-D bulk {0} to cluster rank {1} in a cluster of {2} blocks: no such block: use a rank 0..{3}")          \
     X(MULTICAST_MASK_RANGE, ERR_MULTICAST_MASK,                                                                \
       "multicast {0} with cta_mask = {1} in a cluster of {2} blocks: bit {3} names no block of the cluster: "  \
       "use bits 0..{4} only")                                                                                  \
@@ -1040,27 +1045,40 @@ TMA_HD tma_box_info tma_rule_box_info(const tma_tiled_desc *d) {
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Reduce-stores: which element types each reduction takes.
- * X(TYPE, OP, BULK, TILED): BULK is the type suffix of the 1-D instruction (cp.reduce.async.bulk...OP.BULK;
- * "" where the 1-D form does not exist: ptxas refuses it); TILED is 1 where a tiled reduce-store through a
- * map of TYPE completes. Measured on an H200, all 13 types x 8 reductions (tests/reduce_probe.cu): every pair
- * with TILED = 1 completes, every other pair (u8 and u16 maps: all; i32: inc, dec; u64: inc, dec; i64: add,
- * inc, dec, and, or, xor; f32: all but add - rule 12 of TMA-FACTS; f64: all but add) raises "illegal
- * instruction" (docs/HARDWARE.md "Reduce-stores"). The 1-D forms of i64 add and of the bitwise operations of
- * signed types are the unsigned/bit instructions: the same bits.
+ * Reduce-stores: which element types each reduction takes, in each of the three forms.
+ * X(TYPE, OP, BULK, TILED, CLUSTER):
+ *   BULK     the type suffix of the 1-D reduce into global memory (cp.reduce.async.bulk.global.shared::cta ...
+ *            .OP.BULK); "" where that instruction does not exist (ptxas refuses it);
+ *   TILED    1 where a tiled reduce-store through a map of TYPE completes. Measured on an H200, all 13 types x 8
+ *            reductions (tests/reduce_probe.cu): every pair with TILED = 1 completes, every other pair (u8 and u16
+ *            maps: all; i32: inc, dec; u64: inc, dec; i64: add, inc, dec, and, or, xor; f32: all but add - rule 12
+ *            of TMA-FACTS; f64: all but add) raises "illegal instruction" (docs/HARDWARE.md "Reduce-stores");
+ *   CLUSTER  the type suffix of the 1-D reduce into a cluster peer's shared memory
+ *            (cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.OP.CLUSTER); "" where
+ *            ptxas (CUDA 13.0, sm_90a) refuses it: u32 has all eight, s32 all but inc/dec, u64 add only.
+ * The 1-D forms of i64 add and of the bitwise operations of signed types are the unsigned/bit instructions: the same
+ * bits. Types absent from the table have no reduction at all.
  * ------------------------------------------------------------------------------------------- */
 #define TMA_REDUCE_FORMS(X)                                                                                     \
-    X(U32, ADD, "u32", 1) X(I32, ADD, "s32", 1) X(U64, ADD, "u64", 1) X(I64, ADD, "u64", 0)                    \
-    X(F32, ADD, "f32", 1) X(F64, ADD, "f64", 1) X(F16, ADD, "noftz.f16", 1) X(BF16, ADD, "noftz.bf16", 1)      \
-    X(F32_FTZ, ADD, "", 1) X(TF32, ADD, "", 1) X(TF32_FTZ, ADD, "", 1)                                         \
-    X(U32, MIN, "u32", 1) X(I32, MIN, "s32", 1) X(U64, MIN, "u64", 1) X(I64, MIN, "s64", 1)                    \
-    X(F16, MIN, "f16", 1) X(BF16, MIN, "bf16", 1)                                                              \
-    X(U32, MAX, "u32", 1) X(I32, MAX, "s32", 1) X(U64, MAX, "u64", 1) X(I64, MAX, "s64", 1)                    \
-    X(F16, MAX, "f16", 1) X(BF16, MAX, "bf16", 1)                                                              \
-    X(U32, INC, "u32", 1) X(U32, DEC, "u32", 1)                                                                \
-    X(U32, AND, "b32", 1) X(I32, AND, "b32", 1) X(U64, AND, "b64", 1) X(I64, AND, "b64", 0)                    \
-    X(U32, OR, "b32", 1) X(I32, OR, "b32", 1) X(U64, OR, "b64", 1) X(I64, OR, "b64", 0)                        \
-    X(U32, XOR, "b32", 1) X(I32, XOR, "b32", 1) X(U64, XOR, "b64", 1) X(I64, XOR, "b64", 0)
+    X(U32, ADD, "u32", 1, "u32") X(I32, ADD, "s32", 1, "s32") X(U64, ADD, "u64", 1, "u64")                     \
+    X(I64, ADD, "u64", 0, "u64") X(F32, ADD, "f32", 1, "") X(F64, ADD, "f64", 1, "")                           \
+    X(F16, ADD, "noftz.f16", 1, "") X(BF16, ADD, "noftz.bf16", 1, "")                                          \
+    X(F32_FTZ, ADD, "", 1, "") X(TF32, ADD, "", 1, "") X(TF32_FTZ, ADD, "", 1, "")                             \
+    X(U32, MIN, "u32", 1, "u32") X(I32, MIN, "s32", 1, "s32") X(U64, MIN, "u64", 1, "")                        \
+    X(I64, MIN, "s64", 1, "") X(F16, MIN, "f16", 1, "") X(BF16, MIN, "bf16", 1, "")                            \
+    X(U32, MAX, "u32", 1, "u32") X(I32, MAX, "s32", 1, "s32") X(U64, MAX, "u64", 1, "")                        \
+    X(I64, MAX, "s64", 1, "") X(F16, MAX, "f16", 1, "") X(BF16, MAX, "bf16", 1, "")                            \
+    X(U32, INC, "u32", 1, "u32") X(U32, DEC, "u32", 1, "u32")                                                  \
+    X(U32, AND, "b32", 1, "b32") X(I32, AND, "b32", 1, "b32") X(U64, AND, "b64", 1, "") X(I64, AND, "b64", 0, "") \
+    X(U32, OR, "b32", 1, "b32") X(I32, OR, "b32", 1, "b32") X(U64, OR, "b64", 1, "") X(I64, OR, "b64", 0, "")  \
+    X(U32, XOR, "b32", 1, "b32") X(I32, XOR, "b32", 1, "b32") X(U64, XOR, "b64", 1, "") X(I64, XOR, "b64", 0, "")
+
+/** The three forms of a reduce-store. */
+typedef enum tma_reduce_form {
+    TMA_REDUCE_FORM_BULK = 0,    /**< 1-D, shared -> global (cp.reduce.async.bulk.global) */
+    TMA_REDUCE_FORM_TILED = 1,   /**< through a tensor map (cp.reduce.async.bulk.tensor) */
+    TMA_REDUCE_FORM_CLUSTER = 2  /**< 1-D, shared -> a cluster peer's shared memory (cp.reduce.async.bulk.shared::cluster) */
+} tma_reduce_form;
 
 /** PTX name of a reduction ("add", "min", ...); "?" for a value that is not one. */
 TMA_HD const char *tma_rule_reduce_name(tma_reduce op) {
@@ -1077,24 +1095,23 @@ TMA_HD const char *tma_rule_reduce_name(tma_reduce op) {
     }
 }
 
-/** 1 where the reduction exists for the type: as a 1-D bulk instruction (tiled = 0) or as a tiled
- *  reduce-store through a map of that type (tiled = 1). */
-TMA_HD int tma_rule_reduce_exists(tma_dtype t, tma_reduce op, int tiled) {
-#define TMA_REDUCE_EXISTS_(T, O, BULK, TILED)                                                                   \
+/** 1 where the reduction exists for the type in the given form (a tma_reduce_form). */
+TMA_HD int tma_rule_reduce_exists(tma_dtype t, tma_reduce op, int form) {
+#define TMA_REDUCE_EXISTS_(T, O, BULK, TILED, CLUSTER)                                                          \
     if (t == TMA_DTYPE_##T && op == TMA_REDUCE_##O)                                                            \
-        return tiled ? (TILED) : (sizeof(BULK) > 1u);
+        return form == TMA_REDUCE_FORM_TILED ? (TILED)                                                         \
+               : form == TMA_REDUCE_FORM_CLUSTER ? (sizeof(CLUSTER) > 1u) : (sizeof(BULK) > 1u);
     TMA_REDUCE_FORMS(TMA_REDUCE_EXISTS_)
 #undef TMA_REDUCE_EXISTS_
     return 0;
 }
 
-/** The reductions a type takes, for messages ("add, min, max"; "none" when it has none). Static strings
- *  built from TMA_REDUCE_FORMS, one per (type, form), so the device can quote them too. */
-TMA_HD const char *tma_rule_reduce_list(tma_dtype t, int tiled) {
-    /* 2^8 subsets are possible but only a few occur; spell those, and fall back to the generic text. */
+/** The reductions a type takes in a form, for messages ("add, min, max"; "no reduction"). Static strings for the
+ *  sets TMA_REDUCE_FORMS produces, so the device can quote them too. */
+TMA_HD const char *tma_rule_reduce_list(tma_dtype t, int form) {
     uint32_t mask = 0;
     for (uint32_t op = 0; op < (uint32_t)TMA_REDUCE_COUNT_; op++)
-        if (tma_rule_reduce_exists(t, (tma_reduce)op, tiled))
+        if (tma_rule_reduce_exists(t, (tma_reduce)op, form))
             mask |= 1u << op;
     switch (mask) {
     case 0x00u: return "no reduction";
@@ -1109,16 +1126,19 @@ TMA_HD const char *tma_rule_reduce_list(tma_dtype t, int tiled) {
     }
 }
 
-/** Rule: the reduction exists for the type (tiled through a map, or 1-D). */
-TMA_HD tma_status tma_rules_reduce(tma_dtype t, tma_reduce op, int tiled, tma_rule_sink *s) {
+/** Rule: the reduction exists for the type in the form (a tma_reduce_form). */
+TMA_HD tma_status tma_rules_reduce(tma_dtype t, tma_reduce op, int form, tma_rule_sink *s) {
+    const tma_rule_arg name = tma_arg_s(tma_rule_reduce_name(op)), type = tma_arg_s(tma_rule_dtype_name(t));
     if ((uint32_t)op >= (uint32_t)TMA_REDUCE_COUNT_)
         TMA_VIOLATE(s, REDUCE_OP_ENUM, tma_arg_i((int)op));
-    else if (!tma_rule_reduce_exists(t, op, tiled) && tiled)
-        TMA_VIOLATE(s, REDUCE_TYPE_TILED, tma_arg_s(tma_rule_reduce_name(op)), tma_arg_s(tma_rule_dtype_name(t)),
-                    tma_arg_s(tma_rule_reduce_list(t, 1)));
-    else if (!tma_rule_reduce_exists(t, op, tiled))
-        TMA_VIOLATE(s, REDUCE_TYPE_BULK, tma_arg_s(tma_rule_reduce_name(op)), tma_arg_s(tma_rule_dtype_name(t)),
-                    tma_arg_s(tma_rule_reduce_list(t, 0)));
+    else if (tma_rule_reduce_exists(t, op, form))
+        return s->first;
+    else if (form == TMA_REDUCE_FORM_TILED)
+        TMA_VIOLATE(s, REDUCE_TYPE_TILED, name, type, tma_arg_s(tma_rule_reduce_list(t, form)));
+    else if (form == TMA_REDUCE_FORM_CLUSTER)
+        TMA_VIOLATE(s, REDUCE_TYPE_CLUSTER, name, type, tma_arg_s(tma_rule_reduce_list(t, form)));
+    else
+        TMA_VIOLATE(s, REDUCE_TYPE_BULK, name, type, tma_arg_s(tma_rule_reduce_list(t, form)));
     return s->first;
 }
 
@@ -1145,6 +1165,20 @@ TMA_HD tma_status tma_rules_bulk(const char *what, uint64_t global_addr, uint32_
                     tma_arg_u(global_addr % TMA_BULK_ALIGN));
     if (smem_addr != ~0u && smem_addr % TMA_BULK_ALIGN != 0u)
         TMA_VIOLATE(s, BULK_SMEM_ALIGN, tma_arg_x(smem_addr), tma_arg_s(what));
+    return s->first;
+}
+
+/** Check a 1-D bulk copy or reduce from this block's shared memory into a cluster peer's (rank `rank` of a cluster of
+ *  cluster_blocks): the bulk rules for both shared addresses (dst_addr: the destination's offset, as in this block),
+ *  and a rank inside the cluster. */
+TMA_HD tma_status tma_rules_bulk_cluster(const char *what, uint32_t dst_addr, uint32_t src_addr, uint64_t size,
+                                         uint32_t rank, uint32_t cluster_blocks, tma_rule_sink *s) {
+    tma_rules_bulk(what, 0u, src_addr, size, s);
+    if (dst_addr % TMA_BULK_ALIGN != 0u)
+        TMA_VIOLATE(s, BULK_SMEM_ALIGN, tma_arg_x(dst_addr), tma_arg_s(what));
+    if (rank >= cluster_blocks)
+        TMA_VIOLATE(s, CLUSTER_RANK, tma_arg_s(what), tma_arg_u(rank), tma_arg_u(cluster_blocks),
+                    tma_arg_u(cluster_blocks ? cluster_blocks - 1u : 0u));
     return s->first;
 }
 

@@ -179,9 +179,16 @@ tma_status tma_model_reduce_tiled(const tma_tiled_desc *d, const int32_t coord[5
  *  @return TMA_OK, TMA_ERR_BULK_SIZE, TMA_ERR_GLOBAL_ADDRESS_ALIGN or TMA_ERR_SMEM_ALIGN (diag says which) */
 tma_status tma_check_bulk(const char *what, const void *global, uint32_t smem_addr, uint64_t bytes, tma_diag *diag);
 
-/** Check that a reduction exists for an element type: as a tiled reduce-store through a map of that type
- *  (tiled = 1) or as a 1-D bulk reduce (tiled = 0). @return TMA_OK, TMA_ERR_REDUCE_TYPE or TMA_ERR_ARG */
-tma_status tma_check_reduce(tma_dtype type, tma_reduce op, int tiled, tma_diag *diag);
+/** Check that a reduction exists for an element type in a form (a tma_reduce_form: TMA_REDUCE_FORM_BULK, a 1-D
+ *  reduce into global memory; _TILED, through a map of that type; _CLUSTER, a 1-D reduce into a cluster peer's
+ *  shared memory). @return TMA_OK, TMA_ERR_REDUCE_TYPE or TMA_ERR_ARG */
+tma_status tma_check_reduce(tma_dtype type, tma_reduce op, int form, tma_diag *diag);
+
+/** Check a 1-D copy or reduce from shared memory into the shared memory of cluster rank `rank` (of cluster_blocks):
+ *  size a multiple of 16, both shared addresses 16-byte aligned (dst_addr: the destination's offset as in this
+ *  block), the rank inside the cluster. @return TMA_OK, TMA_ERR_BULK_SIZE, TMA_ERR_SMEM_ALIGN, TMA_ERR_MULTICAST_MASK */
+tma_status tma_check_bulk_cluster(const char *what, uint32_t dst_addr, uint32_t src_addr, uint64_t bytes, uint32_t rank,
+                                  uint32_t cluster_blocks, tma_diag *diag);
 
 /** Check a multicast's cta_mask against the cluster's size (cluster_blocks blocks, ranks 0..cluster_blocks-1).
  *  @return TMA_OK or TMA_ERR_MULTICAST_MASK */
@@ -208,6 +215,17 @@ tma_status tma_model_bulk_store(void *global, const void *smem, size_t smem_byte
  *  @return as tma_model_bulk_load, and TMA_ERR_REDUCE_TYPE / TMA_ERR_ARG for a pair that does not exist */
 tma_status tma_model_bulk_reduce(void *global, const void *smem, size_t smem_bytes, uint32_t src_offset,
                                  uint64_t bytes, tma_dtype type, tma_reduce op);
+
+/** Model of tma_bulk_copy_cluster: dst[dst_offset ..+bytes) = src[src_offset ..+bytes), both buffers standing for
+ *  shared memory (the receiver's and the sender's). @return as tma_model_bulk_load */
+tma_status tma_model_bulk_copy_cluster(void *dst, size_t dst_bytes, uint32_t dst_offset, const void *src,
+                                       size_t src_bytes, uint32_t src_offset, uint64_t bytes);
+
+/** Model of tma_bulk_reduce_cluster: each destination element becomes op(destination, source), with the arithmetic of
+ *  tma_model_bulk_reduce, for the pairs of TMA_REDUCE_FORMS's CLUSTER column. @return as tma_model_bulk_reduce */
+tma_status tma_model_bulk_reduce_cluster(void *dst, size_t dst_bytes, uint32_t dst_offset, const void *src,
+                                         size_t src_bytes, uint32_t src_offset, uint64_t bytes, tma_dtype type,
+                                         tma_reduce op);
 
 #ifdef __cplusplus
 }
