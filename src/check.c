@@ -136,3 +136,34 @@ size_t tma_global_extent_bytes(const tma_tiled_desc *d) {
     const uint64_t extent = tma_rule_global_extent(d);
     return extent > SIZE_MAX ? 0 : (size_t)extent;
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * im2col maps
+ * ------------------------------------------------------------------------------------------- */
+
+tma_status tma_check_im2col(const tma_im2col_desc *d, tma_diag *diag) {
+    tma_violation first;
+    tma_rule_sink s = tma_rule_sink_make(&first, 1);
+    tma_rules_im2col(d, &s);
+    return first_to_diag(&s, diag);
+}
+
+tma_status tma_check_im2col_coords_diag(const tma_im2col_desc *d, const int32_t coord[5], const uint16_t offset[3],
+                                        tma_diag *diag) {
+    tma_violation first;
+    tma_rule_sink s = tma_rule_sink_make(&first, 1);
+    tma_rules_im2col_copy_(d, coord, offset, ~0u, &s);
+    return first_to_diag(&s, diag);
+}
+
+tma_status tma_check_im2col_coords(const tma_im2col_desc *d, const int32_t coord[5], const uint16_t offset[3]) {
+    return tma_check_im2col_coords_diag(d, coord, offset, NULL);
+}
+
+size_t tma_im2col_tx_bytes(const tma_im2col_desc *d) {
+    return tma_rule_im2col_fields_valid(d) ? (size_t)tma_rule_im2col_tx_bytes(d) : 0;
+}
+
+size_t tma_im2col_smem_bytes(const tma_im2col_desc *d) {
+    return tma_rule_im2col_fields_valid(d) ? (size_t)tma_rule_im2col_smem_bytes(d) : 0;
+}

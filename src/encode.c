@@ -50,12 +50,17 @@ _Static_assert(TMA_OOB_NAN == (int)CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO
 typedef CUresult (*encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
                                     const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
                                     CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+typedef CUresult (*encode_im2col_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                     const cuuint64_t *, const int *, const int *, cuuint32_t, cuuint32_t,
+                                     const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                     CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 typedef CUresult (*init_fn)(unsigned int);
 typedef CUresult (*error_name_fn)(CUresult, const char **);
 
 static struct {
     pthread_once_t once;
     encode_tiled_fn encode;
+    encode_im2col_fn encode_im2col; /* NULL in a driver without it: tma_encode_im2col says so */
     error_name_fn error_name;
     CUresult init_result;
     char why[sizeof(((tma_diag *)0)->message)]; /* why the driver is unusable, if it is */
@@ -76,6 +81,7 @@ static void load_driver(void) {
     init_fn init = (init_fn)dlsym(lib, "cuInit");
     driver.error_name = (error_name_fn)dlsym(lib, "cuGetErrorName");
     driver.encode = (encode_tiled_fn)dlsym(lib, "cuTensorMapEncodeTiled");
+    driver.encode_im2col = (encode_im2col_fn)dlsym(lib, "cuTensorMapEncodeIm2col");
     if (init == NULL || driver.encode == NULL) {
         driver.encode = NULL;
         snprintf(driver.why, sizeof driver.why,
@@ -103,6 +109,20 @@ static tma_status fail(tma_diag *diag, tma_status status, const char *message) {
     return status;
 }
 
+/* The driver loaded and initialised, or the reason it is not. */
+static tma_status driver_ready(tma_diag *diag) {
+    pthread_once(&driver.once, load_driver);
+    if (driver.encode == NULL)
+        return fail(diag, TMA_ERR_NO_DRIVER, driver.why);
+    if (driver.init_result != CUDA_SUCCESS) {
+        char msg[sizeof diag->message], name[64];
+        snprintf(msg, sizeof msg, "cuInit(0) failed with %s: is an NVIDIA GPU present and its driver loaded?",
+                 cu_error_name(driver.init_result, name, sizeof name));
+        return fail(diag, TMA_ERR_DRIVER, msg);
+    }
+    return TMA_OK;
+}
+
 tma_status tma_encode_tiled(struct CUtensorMap_st *map, const tma_tiled_desc *d, tma_diag *diag) {
     if (map == NULL)
         return fail(diag, TMA_ERR_NULL_ARG, "map = NULL: pass the address of a CUtensorMap");
@@ -114,16 +134,10 @@ tma_status tma_encode_tiled(struct CUtensorMap_st *map, const tma_tiled_desc *d,
                     "map is not 64-byte aligned: declare it as a CUtensorMap (its type carries the alignment) "
                     "instead of casting a byte buffer");
 
-    pthread_once(&driver.once, load_driver);
-    if (driver.encode == NULL)
-        return fail(diag, TMA_ERR_NO_DRIVER, driver.why);
+    st = driver_ready(diag);
+    if (st != TMA_OK)
+        return st;
     char msg[sizeof diag->message];
-    if (driver.init_result != CUDA_SUCCESS) {
-        char name[64];
-        snprintf(msg, sizeof msg, "cuInit(0) failed with %s: is an NVIDIA GPU present and its driver loaded?",
-                 cu_error_name(driver.init_result, name, sizeof name));
-        return fail(diag, TMA_ERR_DRIVER, msg);
-    }
 
     cuuint64_t gdim[5], gstride[4];
     cuuint32_t box[5], estride[5];
@@ -161,5 +175,65 @@ tma_status tma_tensor_make(tma_tensor *t, const tma_tiled_desc *d, tma_diag *dia
     tma_status st = tma_encode_tiled((struct CUtensorMap_st *)(void *)&t->map, d, diag);
     if (st == TMA_OK)
         t->box = tma_box_info_of(d);
+    return st;
+}
+
+tma_status tma_encode_im2col(struct CUtensorMap_st *map, const tma_im2col_desc *d, tma_diag *diag) {
+    if (map == NULL)
+        return fail(diag, TMA_ERR_NULL_ARG, "map = NULL: pass the address of a CUtensorMap");
+    tma_status st = tma_check_im2col(d, diag);
+    if (st != TMA_OK)
+        return st;
+    if ((uintptr_t)map % TMA_MAP_ALIGN != 0)
+        return fail(diag, TMA_ERR_MAP_ALIGN,
+                    "map is not 64-byte aligned: declare it as a CUtensorMap (its type carries the alignment) "
+                    "instead of casting a byte buffer");
+    st = driver_ready(diag);
+    if (st != TMA_OK)
+        return st;
+    if (driver.encode_im2col == NULL)
+        return fail(diag, TMA_ERR_NO_DRIVER, "the CUDA driver has no cuTensorMapEncodeIm2col: update the driver");
+
+    cuuint64_t gdim[5], gstride[4];
+    cuuint32_t estride[5];
+    int lower[3] = {0, 0, 0}, upper[3] = {0, 0, 0};
+    for (uint32_t i = 0; i < d->rank; i++) {
+        gdim[i] = d->global_dim[i];
+        estride[i] = tma_rule_im2col_estride(d, i);
+        if (i + 1 < d->rank)
+            gstride[i] = d->global_stride[i];
+        if (i + 2 < d->rank) {
+            lower[i] = d->pixel_box_lower[i];
+            upper[i] = d->pixel_box_upper[i];
+        }
+    }
+    CUresult r = driver.encode_im2col(map, (CUtensorMapDataType)d->dtype, d->rank, (void *)(uintptr_t)d->global_address,
+                                      gdim, gstride, lower, upper, d->channels_per_pixel, d->pixels_per_column,
+                                      estride, (CUtensorMapInterleave)d->interleave, (CUtensorMapSwizzle)d->swizzle,
+                                      (CUtensorMapL2promotion)d->l2_promotion, (CUtensorMapFloatOOBfill)d->oob_fill);
+    if (r != CUDA_SUCCESS) {
+        char msg[sizeof diag->message], name[64];
+        snprintf(msg, sizeof msg,
+                 "cuTensorMapEncodeIm2col returned %s for a descriptor libtma accepted: please report it with the "
+                 "descriptor",
+                 cu_error_name(r, name, sizeof name));
+        return fail(diag, TMA_ERR_DRIVER, msg);
+    }
+    if (diag)
+        *diag = (tma_diag){TMA_OK, ""};
+    return TMA_OK;
+}
+
+tma_box_info tma_im2col_box_info_of(const tma_im2col_desc *d) {
+    const tma_box_info none = {0};
+    return tma_check_im2col(d, NULL) == TMA_OK ? tma_rule_im2col_box_info(d) : none;
+}
+
+tma_status tma_tensor_make_im2col(tma_tensor *t, const tma_im2col_desc *d, tma_diag *diag) {
+    if (t == NULL)
+        return fail(diag, TMA_ERR_NULL_ARG, "tensor = NULL: pass the address of a tma_tensor");
+    tma_status st = tma_encode_im2col((struct CUtensorMap_st *)(void *)&t->map, d, diag);
+    if (st == TMA_OK)
+        t->box = tma_im2col_box_info_of(d);
     return st;
 }

@@ -19,4 +19,13 @@ static inline tma_status tma_rules_tiled_copy_(const tma_tiled_desc *d, const in
     return tma_rules_copy(&facts, d->rank, coord, smem_addr, store, s);
 }
 
+/* An im2col descriptor's rules, then (if they pass) one load's at shared address smem_addr (~0u: not known). */
+static inline tma_status tma_rules_im2col_copy_(const tma_im2col_desc *d, const int32_t coord[5],
+                                                const uint16_t offset[3], uint32_t smem_addr, tma_rule_sink *s) {
+    if (tma_rules_im2col(d, s) != TMA_OK)
+        return s->first;
+    const tma_im2col_facts facts = tma_rule_im2col_facts(d);
+    return tma_rules_im2col_copy(&facts, d->rank, coord, offset, smem_addr, s);
+}
+
 #endif /* TMA_INTERNAL_H */

@@ -19,6 +19,8 @@
  *     dimension 0 counts whole 16/32-byte chunks, dimension rank-2 is the slice index a box never spans, rows are
  *     packed (tma/rules.h). Stores through them are not measured: refused.
  * 1-D bulk copies (end of file) move bytes as they are; their reduces use the same arithmetic.
+ * im2col loads (tma_model_load_im2col): the walk of tma/rules.h "im2col maps" (TMA-FACTS, im2col section), with
+ * the fill, the swizzle and the TF32 rounding of tiled loads.
  */
 #include <string.h>
 
@@ -87,29 +89,33 @@ static uint32_t tf32_round(uint32_t bits) {
     return (bits + 0x0FFFu + lsb) & ~0x1FFFu;
 }
 
-static void fill_oob(uint8_t *dst, const box_walk *w) {
-    if (w->d->oob_fill == TMA_OOB_NAN) {
-        for (uint32_t b = 0; b < w->esize; b += 2) { /* 0x7FF7 little-endian, repeated */
+static void fill_oob(uint8_t *dst, tma_oob_fill fill, uint32_t esize) {
+    if (fill == TMA_OOB_NAN) {
+        for (uint32_t b = 0; b < esize; b += 2) { /* 0x7FF7 little-endian, repeated */
             dst[b] = 0xF7;
             dst[b + 1] = 0x7F;
         }
     } else {
-        memset(dst, 0, w->esize);
+        memset(dst, 0, esize);
     }
 }
 
 /* One element of a load: converted (TF32) or copied bit for bit, or the fill when it lies outside the tensor. */
-static void load_element(uint8_t *dst, const uint8_t *src, const box_walk *w) {
+static void load_value(uint8_t *dst, const uint8_t *src, tma_dtype dtype, tma_oob_fill fill, uint32_t esize) {
     if (src == NULL) {
-        fill_oob(dst, w);
-    } else if (is_tf32(w->d->dtype)) {
+        fill_oob(dst, fill, esize);
+    } else if (is_tf32(dtype)) {
         uint32_t bits;
         memcpy(&bits, src, 4);
         bits = tf32_round(bits);
         memcpy(dst, &bits, 4);
     } else {
-        memcpy(dst, src, w->esize);
+        memcpy(dst, src, esize);
     }
+}
+
+static void load_element(uint8_t *dst, const uint8_t *src, const box_walk *w) {
+    load_value(dst, src, w->d->dtype, w->d->oob_fill, w->esize);
 }
 
 tma_status tma_model_load_tiled(const tma_tiled_desc *d, const int32_t coord[5], void *smem, size_t smem_bytes,
@@ -472,5 +478,61 @@ tma_status tma_model_bulk_reduce_cluster(void *dst, size_t dst_bytes, uint32_t d
     const uint8_t *v = (const uint8_t *)src + src_offset;
     for (uint64_t i = 0; i + esize <= bytes; i += esize)
         combine_reduce(d + i, v + i, type, op);
+    return TMA_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * im2col loads (tma/rules.h, "im2col maps"): pixels_per_column rows; the walk steps w by element_stride[1], and a
+ * spatial coordinate that passes global_dim + upper - 1 restarts at lower and carries into the next dimension
+ * (the outermost spatial one into n); each fetched pixel is the walked one plus the copy's offsets.
+ * ------------------------------------------------------------------------------------------- */
+
+tma_status tma_model_load_im2col(const tma_im2col_desc *d, const int32_t coord[5], const uint16_t offset[3],
+                                 void *smem, size_t smem_bytes, uint32_t dst_offset) {
+    if (smem == NULL)
+        return TMA_ERR_NULL_ARG;
+    tma_rule_sink s = tma_rule_sink_make(NULL, 0);
+    if (tma_rules_im2col_copy_(d, coord, offset, dst_offset, &s) != TMA_OK) /* dst_offset: the address's low bits */
+        return s.first;
+    if (d->interleave != TMA_INTERLEAVE_NONE)
+        return tma_rule_status(TMA_RULE_MODEL_IM2COL_INTERLEAVE);
+    const uint64_t need = tma_rule_im2col_smem_bytes(d);
+    if (dst_offset > smem_bytes || need > smem_bytes - dst_offset || (uint64_t)dst_offset + need > UINT32_MAX)
+        return tma_rule_status(TMA_RULE_MODEL_SMEM_BOUNDS);
+
+    const uint32_t rank = d->rank, last = rank - 1u, esize = tma_rule_dtype_bytes(d->dtype);
+    const uint32_t pitch = (uint32_t)tma_rule_im2col_row_pitch(d);
+    const uint8_t *global = (const uint8_t *)d->global_address;
+    uint8_t *sm = (uint8_t *)smem;
+    int64_t pos[5] = {0, 0, 0, 0, 0}; /* the walked pixel: pos[1 .. rank-2] spatial, pos[rank-1] = n */
+    for (uint32_t i = 1; i < rank; i++)
+        pos[i] = coord[i];
+    for (uint32_t p = 0; p < d->pixels_per_column; p++) {
+        /* the pixel fetched: the walked one plus the offsets; inside the tensor, or filled whole */
+        bool inside = true;
+        uint64_t row_off = 0;
+        for (uint32_t i = 1; i < rank; i++) {
+            const int64_t x = pos[i] + (i < last ? (int64_t)offset[i - 1u] : 0);
+            if (x < 0 || (uint64_t)x >= d->global_dim[i])
+                inside = false;
+            else
+                row_off += (uint64_t)x * d->global_stride[i - 1u]; /* within the checked extent */
+        }
+        const uint32_t row = dst_offset + p * pitch;
+        for (uint32_t k = 0; k < d->channels_per_pixel; k++) {
+            const int64_t ch = (int64_t)coord[0] + k; /* channels >= global_dim[0] (or < 0) fill per element */
+            const bool in = inside && ch >= 0 && (uint64_t)ch < d->global_dim[0];
+            load_value(sm + tma_swizzle_addr(d->swizzle, row + k * esize), in ? global + row_off + (uint64_t)ch * esize : NULL,
+                       d->dtype, d->oob_fill, esize);
+        }
+        /* the next pixel: step w; carry past the bounding box's end, restarting at its lower corner */
+        uint32_t i = 1;
+        pos[1] += tma_rule_im2col_estride(d, 1);
+        while (i < last && pos[i] > (int64_t)d->global_dim[i] + d->pixel_box_upper[i - 1u] - 1) {
+            pos[i] = d->pixel_box_lower[i - 1u];
+            i++;
+            pos[i] += tma_rule_im2col_estride(d, i);
+        }
+    }
     return TMA_OK;
 }

@@ -1018,7 +1018,7 @@ Test(footprint, zero_for_invalid_fields) {
  * ------------------------------------------------------------------------------------------- */
 
 Test(names, status_table) {
-    const int n = (int)TMA_ERR_MULTICAST_MASK + 1;
+    const int n = (int)TMA_ERR_IM2COL_OFFSET + 1;
     for (int i = 0; i < n; i++) {
         const char *name = tma_status_name((tma_status)i);
         const char *text = tma_strerror((tma_status)i);
@@ -1037,10 +1037,11 @@ Test(names, status_table) {
     }
     cr_expect_str_eq(tma_status_name(TMA_OK), "TMA_OK", "TMA_OK name");
     cr_expect_str_eq(tma_status_name(TMA_ERR_BOX_SWIZZLE_SPAN), "TMA_ERR_BOX_SWIZZLE_SPAN", "span name");
-    cr_expect_str_eq(tma_status_name(TMA_ERR_MULTICAST_MASK), "TMA_ERR_MULTICAST_MASK", "last name");
+    cr_expect_str_eq(tma_status_name(TMA_ERR_IM2COL_OFFSET), "TMA_ERR_IM2COL_OFFSET", "last name");
     cr_expect_eq((int)TMA_ERR_MAP_ALIGN, 31, "values are stable: TMA_ERR_MAP_ALIGN is 31");
     cr_expect_eq((int)TMA_ERR_DEVICE, 34, "values are stable: TMA_ERR_DEVICE is 34");
     cr_expect_eq((int)TMA_ERR_MULTICAST_MASK, 37, "values are stable: TMA_ERR_MULTICAST_MASK is 37");
+    cr_expect_eq((int)TMA_ERR_IM2COL_OFFSET, 43, "values are stable: TMA_ERR_IM2COL_OFFSET is 43");
     cr_expect_eq((int)TMA_ERR_NO_DRIVER, 29, "values are stable: TMA_ERR_NO_DRIVER is 29");
 
     const int unknown[] = {n, n + 1, 1000, -1, INT32_MAX};
@@ -1061,7 +1062,7 @@ Test(names, status_table_matches_the_x_macro) {
 #undef TEST_ROW_
     };
     const int n = (int)(sizeof table / sizeof table[0]);
-    cr_expect_eq(n, (int)TMA_ERR_MULTICAST_MASK + 1, "TMA_ERR_MULTICAST_MASK is the last status");
+    cr_expect_eq(n, (int)TMA_ERR_IM2COL_OFFSET + 1, "TMA_ERR_IM2COL_OFFSET is the last status");
     for (int i = 0; i < n; i++) {
         cr_expect_eq(table[i].value, i, "status values are dense: row %d has value %d", i, table[i].value);
         cr_expect_str_eq(tma_status_name((tma_status)table[i].value), table[i].name, "name of status %d", i);

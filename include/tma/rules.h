@@ -217,7 +217,58 @@ extern "C" {
     /* Loads through interleaved maps are modelled and proven (docs/HARDWARE.md); stores are not measured. */  \
     X(MODEL_INTERLEAVE, ERR_UNSUPPORTED,                                                                       \
       "interleave = {0}: the CPU model models loads through interleaved maps, not stores or reduce-stores "    \
-      "(not measured on hardware, docs/HARDWARE.md); store through a map with TMA_INTERLEAVE_NONE")
+      "(not measured on hardware, docs/HARDWARE.md); store through a map with TMA_INTERLEAVE_NONE")            \
+    /* ---- im2col maps (cuTensorMapEncodeIm2col): "doc" = its comment in cuda.h (CUDA 13.0); "measured" =    \
+       ../shared/docs/TMA-FACTS.md, im2col section (H200); "PTX" = the PTX ISA's im2col mode. ---- */          \
+    X(IM2COL_NULL_DESC, ERR_NULL_ARG, "descriptor = NULL: pass the address of a tma_im2col_desc")              \
+    X(IM2COL_RANK, ERR_RANK,                                                                                   \
+      "rank = {0} is outside 3..5 for an im2col map: describe the image as {C, W, N}, {C, W, H, N} or "         \
+      "{C, W, H, D, N} (channels innermost; add a dimension of 1 for a missing one)")                          \
+    /* doc: rank 3: [-32768, 32767]; rank 4: [-128, 127]; rank 5: [-16, 15] (measured: exact at both ends). */ \
+    X(IM2COL_CORNER, ERR_IM2COL_CORNER,                                                                        \
+      "pixel_box_{0}[{1}] = {2} is outside {3}..{4}, the corner range of a rank-{5} im2col map: keep the "      \
+      "padding within the range (lower = -pad, upper = pad - dilation * (filter - 1)) or use a lower rank")    \
+    /* doc: "the bounding box ... must have non-zero area": dim + upper - lower >= 1 in each spatial dim. */   \
+    X(IM2COL_BOX_EMPTY, ERR_IM2COL_BOX_EMPTY,                                                                  \
+      "spatial dimension {0} (global_dim[{1}] = {2}) with pixel_box_lower[{0}] = {3} and pixel_box_upper[{0}] " \
+      "= {4}: the bounding box [{3}, {2} + {4} - 1] holds no pixel: raise pixel_box_upper[{0}] or lower "       \
+      "pixel_box_lower[{0}]")                                                                                  \
+    /* measured: with INTERLEAVE_16B/32B the driver checks corner i against global_dim[i], not [i + 1]. */     \
+    X(IM2COL_BOX_EMPTY_INTERLEAVED, ERR_IM2COL_BOX_EMPTY,                                                      \
+      "interleaved im2col map: the driver checks the bounding box of spatial dimension {0} against global_dim" \
+      "[{0}] = {1} (an off-by-one of the driver) and finds [{2}, {1} + {3} - 1] empty, so it would refuse the " \
+      "map: raise pixel_box_upper[{0}] or use TMA_INTERLEAVE_NONE")                                           \
+    X(IM2COL_CHANNELS, ERR_IM2COL_CHANNELS,                                                                    \
+      "channels_per_pixel = {0} is outside 1..256: load at most 256 channels per copy and issue one copy per " \
+      "channel block")                                                                                         \
+    /* measured: the driver refuses channels_per_pixel * element size not a multiple of 16. */                \
+    X(IM2COL_INNER_BYTES, ERR_BOX_INNER_BYTES,                                                                 \
+      "channels_per_pixel = {0} {1} elements = {2} bytes is not a multiple of 16 bytes: use a "                 \
+      "channels_per_pixel that is a multiple of {3} (e.g. {4})")                                               \
+    X(IM2COL_PIXELS, ERR_IM2COL_PIXELS,                                                                        \
+      "pixels_per_column = {0} is outside 1..1024: gather at most 1024 pixels per copy and issue several")     \
+    /* doc (INTERLEAVE_NONE with a swizzle): channels_per_pixel * element size <= the swizzle span. */        \
+    X(IM2COL_SWIZZLE_SPAN, ERR_BOX_SWIZZLE_SPAN,                                                               \
+      "channels_per_pixel = {0} {1} elements = {2} bytes exceeds the {3}-byte span of {4}: use "                \
+      "channels_per_pixel <= {5}, a wider swizzle, or several copies per pixel")                              \
+    /* libtma (the driver allows 233472 bytes, the SM's 228 KiB): a block has at most 227 KiB. */             \
+    X(IM2COL_SMEM, ERR_BOX_SMEM,                                                                               \
+      "one im2col copy occupies {0} bytes of shared memory ({1} pixels x {2}-byte rows), more than the {3} "   \
+      "bytes a Hopper block can have: lower pixels_per_column")                                                \
+    /* measured: 41 of 41 loads whose walked start lay outside the bounding box raised "illegal instruction". */ \
+    X(IM2COL_START, ERR_IM2COL_START,                                                                          \
+      "im2col load at coord[{0}] = {1}: the start must lie in the bounding box [{2}, {3}] of that dimension "   \
+      "(pixel_box_lower .. global_dim + pixel_box_upper - 1; outside it the copy raises \"illegal "            \
+      "instruction\"): start the walk inside the box and reach further pixels with the im2col offsets")        \
+    /* PTX: im2col offsets of rank 3: 0..65535; rank 4: 0..255; rank 5: 0..31. Not measured past them. */      \
+    X(IM2COL_OFFSET, ERR_IM2COL_OFFSET,                                                                        \
+      "im2col load with offset[{0}] = {1}: a rank-{2} im2col copy takes offsets 0..{3}: use a smaller filter "  \
+      "tap, or a lower rank (rank 3 takes 16-bit offsets)")                                                    \
+    X(IM2COL_NULL_OFFSETS, ERR_NULL_ARG,                                                                       \
+      "offset = NULL: pass the copy's rank - 2 im2col offsets (innermost spatial dimension first)")           \
+    X(MODEL_IM2COL_INTERLEAVE, ERR_UNSUPPORTED,                                                                \
+      "interleave = {0}: the CPU model models im2col loads through maps with TMA_INTERLEAVE_NONE only "        \
+      "(interleaved im2col loads are not measured): use TMA_INTERLEAVE_NONE")
 
 typedef enum tma_rule {
 #define TMA_RULE_ENUM_(id, status, text) TMA_RULE_##id,
@@ -1041,6 +1092,10 @@ TMA_HD tma_box_info tma_rule_box_info(const tma_tiled_desc *d) {
         b.box_dim[i] = i < d->rank ? d->box_dim[i] : 0u;
     b.flags = (facts.load_only ? TMA_BOX_LOAD_ONLY : 0u) | (facts.interleaved ? TMA_BOX_INTERLEAVED : 0u);
     b.dtype = (uint32_t)d->dtype;
+    for (uint32_t i = 0; i < 3; i++) {
+        b.im2col_lo[i] = 0;
+        b.im2col_hi[i] = 0;
+    }
     return b;
 }
 
@@ -1350,6 +1405,319 @@ TMA_HD uint64_t tma_rule_edit_operand(tma_map_edit e, uint32_t cuda_version) {
         }
     default: return e.value;
     }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * im2col maps (cuTensorMapEncodeIm2col) and their loads. Measured on an H200 (../shared/docs/TMA-FACTS.md, im2col
+ * section; docs/HARDWARE.md "im2col (ours)"):
+ *   - a copy writes pixels_per_column rows, one per pixel, channels fastest; the row pitch is
+ *     channels_per_pixel * elem, or the swizzle span when that is larger (the padding is untouched); the swizzle
+ *     acts on the shared address as for tiled loads; the mbarrier receives channels_per_pixel * elem * pixels;
+ *   - the corners and the copy's offsets are indexed innermost first ([0] = W, [1] = H, [2] = D);
+ *   - the walk starts at the copy's coordinates {c, w, (h, (d,)) n}; the next pixel is w += element_stride[1];
+ *     when w passes global_dim[1] + upper[0] - 1 it restarts at lower[0] (not at the start) and h steps by
+ *     element_stride[2]; H carries into D the same way; a carry out of the outermost spatial dimension steps n
+ *     by element_stride[rank - 1]; element_stride[0] is ignored (channels stay contiguous);
+ *   - the pixel fetched is the walked pixel plus the copy's offset, per spatial dimension; a fetched pixel
+ *     outside the tensor (any spatial coordinate, or n) is filled whole, channels >= global_dim[0] per element;
+ *     past the last image the walk goes on writing fill rows;
+ *   - a walked start outside the bounding box [lower_i, global_dim + upper_i - 1] raises "illegal instruction".
+ * ------------------------------------------------------------------------------------------- */
+#define TMA_IM2COL_MIN_RANK 3u           /**< doc: rank 3, 4 or 5 */
+#define TMA_IM2COL_MAX_CHANNELS 256u     /**< doc: channelsPerPixel <= 256 */
+#define TMA_IM2COL_MAX_PIXELS 1024u      /**< doc: pixelsPerColumn <= 1024 */
+#define TMA_IM2COL_DRIVER_MAX_BYTES 233472u /**< measured: the driver's own limit on cpp * elem * ppc (228 KiB) */
+
+/** The largest corner of a rank-`rank` im2col map (doc): 32767, 127, 15; the smallest is -largest - 1. */
+TMA_HD int32_t tma_rule_im2col_corner_max(uint32_t rank) {
+    return rank == 3u ? 32767 : rank == 4u ? 127 : 15;
+}
+
+/** The largest im2col offset a rank-`rank` copy takes (PTX ISA): 65535, 255, 31. */
+TMA_HD uint32_t tma_rule_im2col_offset_max(uint32_t rank) {
+    return rank == 3u ? 65535u : rank == 4u ? 255u : 31u;
+}
+
+/** Whether the fields the footprints read (dtype, rank, channels, pixels, swizzle) are in range. */
+TMA_HD int tma_rule_im2col_fields_valid(const tma_im2col_desc *d) {
+    return d != 0 && tma_rule_dtype_bytes(d->dtype) != 0u && d->rank >= TMA_IM2COL_MIN_RANK &&
+           d->rank <= (uint32_t)TMA_MAX_RANK && d->channels_per_pixel >= 1u &&
+           d->channels_per_pixel <= TMA_IM2COL_MAX_CHANNELS && d->pixels_per_column >= 1u &&
+           d->pixels_per_column <= TMA_IM2COL_MAX_PIXELS && (unsigned)d->swizzle <= (unsigned)TMA_SWIZZLE_128B &&
+           (unsigned)d->interleave <= (unsigned)TMA_INTERLEAVE_32B;
+}
+
+/** The walk's step in dimension i: 0 means 1. */
+TMA_HD uint32_t tma_rule_im2col_estride(const tma_im2col_desc *d, uint32_t i) {
+    return d->element_stride[i] ? d->element_stride[i] : 1u;
+}
+
+/** Bytes between the pixels' rows in shared memory (measured): channels_per_pixel * elem, or the swizzle span when
+ *  that is larger. */
+TMA_HD uint64_t tma_rule_im2col_row_pitch(const tma_im2col_desc *d) {
+    const uint64_t inner = (uint64_t)d->channels_per_pixel * tma_rule_dtype_bytes(d->dtype);
+    const uint64_t span = d->interleave == TMA_INTERLEAVE_NONE ? tma_swizzle_span(d->swizzle) : 0u;
+    return span > inner ? span : inner;
+}
+
+/** Bytes one im2col copy delivers, what its mbarrier expects (measured): channels * elem * pixels. */
+TMA_HD uint64_t tma_rule_im2col_tx_bytes(const tma_im2col_desc *d) {
+    return (uint64_t)d->channels_per_pixel * tma_rule_dtype_bytes(d->dtype) * d->pixels_per_column;
+}
+
+/** Bytes one im2col copy occupies in shared memory, padding included. */
+TMA_HD uint64_t tma_rule_im2col_smem_bytes(const tma_im2col_desc *d) {
+    return tma_rule_im2col_row_pitch(d) * d->pixels_per_column;
+}
+
+/** The tensor of an im2col map as a tiled descriptor (same type, rank, address, dims, strides, layout), for the
+ *  rules both kinds share (the extent). */
+TMA_HD tma_tiled_desc tma_rule_im2col_as_tiled(const tma_im2col_desc *d) {
+    tma_tiled_desc t;
+    t.dtype = d->dtype;
+    t.rank = d->rank;
+    t.global_address = (void *)(uintptr_t)d->global_address;
+    for (uint32_t i = 0; i < 5; i++) {
+        t.global_dim[i] = d->global_dim[i];
+        t.box_dim[i] = 1u;
+        t.element_stride[i] = d->element_stride[i];
+        if (i < 4)
+            t.global_stride[i] = d->global_stride[i];
+    }
+    t.box_dim[0] = d->channels_per_pixel;
+    t.interleave = d->interleave;
+    t.swizzle = d->swizzle;
+    t.l2_promotion = d->l2_promotion;
+    t.oob_fill = d->oob_fill;
+    t.flags = TMA_DESC_ALLOW_OVERLAP; /* im2col maps are only loaded from */
+    return t;
+}
+
+/** Check an im2col descriptor: every documented rule of cuTensorMapEncodeIm2col, the driver's measured ones, and
+ *  libtma's stricter ones (NULL address, extent, a copy larger than a block's shared memory, element_stride[0]).
+ *  Overlapping strides are allowed: im2col maps are only loaded from. @return the first violation's status */
+TMA_HD tma_status tma_rules_im2col(const tma_im2col_desc *d, tma_rule_sink *s) {
+    if (d == 0) {
+        TMA_VIOLATE(s, IM2COL_NULL_DESC, tma_arg_u(0));
+        return s->first;
+    }
+    /* ---- kinds ---- */
+    const int dtype_packed = (int)d->dtype >= (int)TMA_DTYPE_COUNT_ && (int)d->dtype <= (int)TMA_DTYPE_LAST_DRIVER_;
+    const int dtype_ok = (unsigned)d->dtype < (unsigned)TMA_DTYPE_COUNT_;
+    if (dtype_packed)
+        TMA_VIOLATE(s, DTYPE_PACKED, tma_arg_i((int)d->dtype));
+    else if (!dtype_ok)
+        TMA_VIOLATE(s, DTYPE_UNKNOWN, tma_arg_i((int)d->dtype));
+    const int rank_ok = d->rank >= TMA_IM2COL_MIN_RANK && d->rank <= (uint32_t)TMA_MAX_RANK;
+    if (!rank_ok)
+        TMA_VIOLATE(s, IM2COL_RANK, tma_arg_u(d->rank));
+    const int il_ok = (unsigned)d->interleave <= (unsigned)TMA_INTERLEAVE_32B;
+    if (!il_ok)
+        TMA_VIOLATE(s, INTERLEAVE_ENUM, tma_arg_i((int)d->interleave));
+    const int sw_enum_ok = (unsigned)d->swizzle <= (unsigned)TMA_SWIZZLE_128B_ATOM_64B;
+    const int sw_ok = (unsigned)d->swizzle <= (unsigned)TMA_SWIZZLE_128B;
+    if (!sw_enum_ok)
+        TMA_VIOLATE(s, SWIZZLE_ENUM, tma_arg_i((int)d->swizzle));
+    else if (!sw_ok)
+        TMA_VIOLATE(s, SWIZZLE_SM100, tma_arg_s(tma_rule_swizzle_name(d->swizzle)));
+    if ((unsigned)d->l2_promotion > (unsigned)TMA_L2_256B)
+        TMA_VIOLATE(s, L2_ENUM, tma_arg_i((int)d->l2_promotion));
+    const int oob_ok = (unsigned)d->oob_fill <= (unsigned)TMA_OOB_NAN;
+    if (!oob_ok)
+        TMA_VIOLATE(s, OOB_ENUM, tma_arg_i((int)d->oob_fill));
+    if (dtype_ok && oob_ok && d->oob_fill == TMA_OOB_NAN && !tma_rule_dtype_is_float(d->dtype))
+        TMA_VIOLATE(s, OOB_NAN_INTEGER, tma_arg_s(tma_rule_dtype_name(d->dtype)));
+    /* measured: INTERLEAVE_32B does not require SWIZZLE_32B here either (the documentation says it does). */
+
+    /* ---- the tensor in global memory ---- */
+    const int il32 = il_ok && d->interleave == TMA_INTERLEAVE_32B;
+    const uint32_t align = il32 ? TMA_GLOBAL_ALIGN_INTERLEAVE_32B : TMA_GLOBAL_ALIGN;
+    const char *align_why = il32 ? " (TMA_INTERLEAVE_32B needs 32)" : "";
+    const uint64_t addr = (uint64_t)(uintptr_t)d->global_address;
+    if (addr == 0u)
+        TMA_VIOLATE(s, ADDRESS_NULL, tma_arg_u(0));
+    else if (addr % align != 0u)
+        TMA_VIOLATE(s, ADDRESS_ALIGN, tma_arg_x(addr), tma_arg_u(align), tma_arg_s(align_why));
+    if (!rank_ok)
+        return s->first; /* every rule below reads dimensions */
+    int dims_ok = 1, strides_ok = 1;
+    for (uint32_t i = 0; i < d->rank; i++)
+        if (d->global_dim[i] == 0u || d->global_dim[i] > TMA_MAX_GLOBAL_DIM) {
+            TMA_VIOLATE(s, GLOBAL_DIM, tma_arg_u(i), tma_arg_u(d->global_dim[i]));
+            dims_ok = 0;
+        }
+    for (uint32_t i = 0; i + 1u < d->rank; i++) {
+        const uint64_t st = d->global_stride[i];
+        if (st % align != 0u) {
+            TMA_VIOLATE(s, STRIDE_ALIGN, tma_arg_u(i), tma_arg_u(st), tma_arg_u(align), tma_arg_s(align_why),
+                        tma_arg_u(tma_rule_round_up(st ? st : 1u, align)));
+            strides_ok = 0;
+        }
+        if (st >= TMA_GLOBAL_STRIDE_LIMIT) {
+            TMA_VIOLATE(s, STRIDE_RANGE, tma_arg_u(i), tma_arg_u(st));
+            strides_ok = 0;
+        }
+    }
+    if (dtype_ok && il_ok && dims_ok && strides_ok) {
+        const tma_tiled_desc t = tma_rule_im2col_as_tiled(d);
+        const uint64_t extent = tma_rule_global_extent(&t);
+        if (extent == 0u || extent - 1u > UINT64_MAX - addr)
+            TMA_VIOLATE(s, EXTENT, tma_arg_u(0));
+    }
+
+    /* ---- the bounding box ---- */
+    const uint32_t spatial = d->rank - 2u;
+    const int32_t cmax = tma_rule_im2col_corner_max(d->rank), cmin = -cmax - 1;
+    int corners_ok = 1;
+    for (uint32_t i = 0; i < spatial; i++) {
+        if (d->pixel_box_lower[i] < cmin || d->pixel_box_lower[i] > cmax) {
+            TMA_VIOLATE(s, IM2COL_CORNER, tma_arg_s("lower"), tma_arg_u(i), tma_arg_i(d->pixel_box_lower[i]),
+                        tma_arg_i(cmin), tma_arg_i(cmax), tma_arg_u(d->rank));
+            corners_ok = 0;
+        }
+        if (d->pixel_box_upper[i] < cmin || d->pixel_box_upper[i] > cmax) {
+            TMA_VIOLATE(s, IM2COL_CORNER, tma_arg_s("upper"), tma_arg_u(i), tma_arg_i(d->pixel_box_upper[i]),
+                        tma_arg_i(cmin), tma_arg_i(cmax), tma_arg_u(d->rank));
+            corners_ok = 0;
+        }
+    }
+    if (corners_ok && dims_ok)
+        for (uint32_t i = 0; i < spatial; i++) {
+            const int64_t lo = d->pixel_box_lower[i], up = d->pixel_box_upper[i];
+            const uint64_t dim = d->global_dim[i + 1u];
+            if ((int64_t)dim + up - lo < 1)
+                TMA_VIOLATE(s, IM2COL_BOX_EMPTY, tma_arg_u(i), tma_arg_u(i + 1u), tma_arg_u(dim), tma_arg_i(lo),
+                            tma_arg_i(up));
+            else if (il_ok && d->interleave != TMA_INTERLEAVE_NONE && (int64_t)d->global_dim[i] + up - lo < 1)
+                TMA_VIOLATE(s, IM2COL_BOX_EMPTY_INTERLEAVED, tma_arg_u(i), tma_arg_u(d->global_dim[i]),
+                            tma_arg_i(lo), tma_arg_i(up));
+        }
+
+    /* ---- one copy's footprint ---- */
+    const int cpp_ok = d->channels_per_pixel >= 1u && d->channels_per_pixel <= TMA_IM2COL_MAX_CHANNELS;
+    if (!cpp_ok)
+        TMA_VIOLATE(s, IM2COL_CHANNELS, tma_arg_u(d->channels_per_pixel));
+    const int ppc_ok = d->pixels_per_column >= 1u && d->pixels_per_column <= TMA_IM2COL_MAX_PIXELS;
+    if (!ppc_ok)
+        TMA_VIOLATE(s, IM2COL_PIXELS, tma_arg_u(d->pixels_per_column));
+    for (uint32_t i = 0; i < d->rank; i++)
+        if (d->element_stride[i] > TMA_MAX_ELEMENT_STRIDE)
+            TMA_VIOLATE(s, ELEMENT_STRIDE, tma_arg_u(i), tma_arg_u(d->element_stride[i]));
+    /* libtma: loads ignore element_stride[0] (measured); a value there is a mistake. */
+    if (il_ok && d->interleave == TMA_INTERLEAVE_NONE && d->element_stride[0] > 1u &&
+        d->element_stride[0] <= TMA_MAX_ELEMENT_STRIDE)
+        TMA_VIOLATE(s, ELEMENT_STRIDE_0, tma_arg_u(d->element_stride[0]));
+    if (dtype_ok && cpp_ok) {
+        const uint32_t es = tma_rule_dtype_bytes(d->dtype), inner = d->channels_per_pixel * es, per16 = 16u / es;
+        const char *tn = tma_rule_dtype_name(d->dtype);
+        if (inner % TMA_BOX_INNER_ALIGN != 0u)
+            TMA_VIOLATE(s, IM2COL_INNER_BYTES, tma_arg_u(d->channels_per_pixel), tma_arg_s(tn), tma_arg_u(inner),
+                        tma_arg_u(per16), tma_arg_u((d->channels_per_pixel + per16 - 1u) / per16 * per16));
+        const uint32_t span = sw_ok ? tma_swizzle_span(d->swizzle) : 0u;
+        if (il_ok && d->interleave == TMA_INTERLEAVE_NONE && span != 0u && inner > span)
+            TMA_VIOLATE(s, IM2COL_SWIZZLE_SPAN, tma_arg_u(d->channels_per_pixel), tma_arg_s(tn), tma_arg_u(inner),
+                        tma_arg_u(span), tma_arg_s(tma_rule_swizzle_name(d->swizzle)), tma_arg_u(span / es));
+    }
+    if (tma_rule_im2col_fields_valid(d)) {
+        const uint64_t smem = tma_rule_im2col_smem_bytes(d);
+        if (smem > TMA_MAX_BOX_SMEM_BYTES)
+            TMA_VIOLATE(s, IM2COL_SMEM, tma_arg_u(smem), tma_arg_u(d->pixels_per_column),
+                        tma_arg_u(tma_rule_im2col_row_pitch(d)), tma_arg_u(TMA_MAX_BOX_SMEM_BYTES));
+    }
+    return s->first;
+}
+
+/** The facts of an im2col map that its per-copy rules read (from a descriptor, or a tma_tensor on the device). */
+typedef struct tma_im2col_facts {
+    uint32_t rank;        /**< 3..5 */
+    uint32_t elem_bytes;  /**< element size */
+    int32_t lo[3];        /**< the bounding box of each spatial dimension: pixel_box_lower ... */
+    int64_t hi[3];        /**< ... to global_dim + pixel_box_upper - 1 */
+} tma_im2col_facts;
+
+/** The per-copy facts of a descriptor that passed tma_rules_im2col. */
+TMA_HD tma_im2col_facts tma_rule_im2col_facts(const tma_im2col_desc *d) {
+    tma_im2col_facts f;
+    f.rank = d->rank;
+    f.elem_bytes = tma_rule_dtype_bytes(d->dtype);
+    for (uint32_t i = 0; i < 3; i++) {
+        const int in = i + 2u < d->rank;
+        f.lo[i] = in ? d->pixel_box_lower[i] : 0;
+        f.hi[i] = in ? (int64_t)d->global_dim[i + 1u] + d->pixel_box_upper[i] - 1 : 0;
+    }
+    return f;
+}
+
+/** The box facts of an im2col descriptor that passes tma_rules_im2col: what a copy delivers and occupies, and the
+ *  bounding box (TMA_BOX_IM2COL). */
+TMA_HD tma_box_info tma_rule_im2col_box_info(const tma_im2col_desc *d) {
+    tma_box_info b;
+    const tma_im2col_facts f = tma_rule_im2col_facts(d);
+    b.rank = d->rank;
+    b.elem_bytes = f.elem_bytes;
+    b.swizzle = (uint32_t)d->swizzle;
+    b.tx_bytes = (uint32_t)tma_rule_im2col_tx_bytes(d); /* <= 227 KiB: checked */
+    b.smem_bytes = (uint32_t)tma_rule_im2col_smem_bytes(d);
+    b.row_pitch = (uint32_t)tma_rule_im2col_row_pitch(d);
+    b.rows = d->pixels_per_column;
+    for (uint32_t i = 0; i < 5; i++)
+        b.box_dim[i] = i == 0u ? d->channels_per_pixel : i == 1u ? d->pixels_per_column : 0u;
+    b.flags = TMA_BOX_LOAD_ONLY | TMA_BOX_IM2COL | (d->interleave != TMA_INTERLEAVE_NONE ? TMA_BOX_INTERLEAVED : 0u);
+    b.dtype = (uint32_t)d->dtype;
+    for (uint32_t i = 0; i < 3; i++) {
+        b.im2col_lo[i] = f.lo[i];
+        b.im2col_hi[i] = f.hi[i];
+    }
+    return b;
+}
+
+/** The per-copy facts of an im2col map from its tma_tensor's box facts. */
+TMA_HD tma_im2col_facts tma_rule_im2col_facts_of_box(const tma_box_info *b) {
+    tma_im2col_facts f;
+    f.rank = b->rank;
+    f.elem_bytes = b->elem_bytes;
+    for (uint32_t i = 0; i < 3; i++) {
+        f.lo[i] = b->im2col_lo[i];
+        f.hi[i] = b->im2col_hi[i];
+    }
+    return f;
+}
+
+/** Check one im2col load: copy_rank its instruction's rank (the map's, on the host), c its coordinates {c, w, (h,
+ *  (d,)) n}, off its rank - 2 offsets, smem_addr its shared address or ~0u where unknown (host).
+ *  Rules: the shared address 128-byte aligned; coord[0] * elem a multiple of 16 (measured for tiled loads: the
+ *  channel offset is the same dimension-0 rule); each spatial start inside the bounding box (measured); each
+ *  offset in the PTX range. @return the first violation's status, or TMA_OK */
+TMA_HD tma_status tma_rules_im2col_copy(const tma_im2col_facts *f, uint32_t copy_rank, const int32_t *c,
+                                        const uint16_t *off, uint32_t smem_addr, tma_rule_sink *s) {
+    const char *what = "load_im2col";
+    if (smem_addr != ~0u && smem_addr % TMA_SMEM_ALIGN != 0u)
+        TMA_VIOLATE(s, SMEM_ALIGN, tma_arg_x(smem_addr), tma_arg_s("im2col load"));
+    if (copy_rank != f->rank)
+        TMA_VIOLATE(s, COPY_RANK, tma_arg_s(what), tma_arg_u(copy_rank), tma_arg_u(f->rank));
+    if (c == 0) {
+        TMA_VIOLATE(s, NULL_COORDS, tma_arg_u(0));
+        return s->first;
+    }
+    if (off == 0) {
+        TMA_VIOLATE(s, IM2COL_NULL_OFFSETS, tma_arg_u(0));
+        return s->first;
+    }
+    const int64_t inner = (int64_t)c[0] * (int64_t)f->elem_bytes;
+    if (f->elem_bytes != 0u && inner % (int64_t)TMA_COORD0_ALIGN_BYTES != 0)
+        TMA_VIOLATE(s, COORD_ALIGN, tma_arg_s("im2col load"), tma_arg_i(c[0]), tma_arg_u(f->elem_bytes),
+                    tma_arg_i(inner), tma_arg_u(TMA_COORD0_ALIGN_BYTES / f->elem_bytes));
+    const uint32_t spatial = f->rank >= 3u && f->rank <= 5u ? f->rank - 2u : 0u;
+    for (uint32_t i = 0; i < spatial; i++) {
+        const int64_t lo = f->lo[i], hi = f->hi[i];
+        if (c[i + 1u] < lo || c[i + 1u] > hi)
+            TMA_VIOLATE(s, IM2COL_START, tma_arg_u(i + 1u), tma_arg_i(c[i + 1u]), tma_arg_i(lo), tma_arg_i(hi));
+    }
+    const uint32_t omax = tma_rule_im2col_offset_max(f->rank);
+    for (uint32_t i = 0; i < spatial; i++)
+        if (off[i] > omax)
+            TMA_VIOLATE(s, IM2COL_OFFSET, tma_arg_u(i), tma_arg_u(off[i]), tma_arg_u(f->rank), tma_arg_u(omax));
+    return s->first;
 }
 
 #ifdef __cplusplus

@@ -32,6 +32,10 @@ typedef struct tma_map {
 /** Set in tma_box_info.flags for an interleaved map (coord[0] counts 16/32-byte chunks: no alignment rule; rules.h). */
 #define TMA_BOX_INTERLEAVED 2u
 
+/** Set in tma_box_info.flags for an im2col map (tma_tensor_make_im2col): rows are pixels, box_dim = {channels,
+ *  pixels}, and im2col_lo / im2col_hi hold the bounding box the checked mode tests each start against. */
+#define TMA_BOX_IM2COL 4u
+
 /** What one box copy of a map delivers and occupies. Read-only: derived from the descriptor. */
 typedef struct tma_box_info {
     uint32_t rank;          /**< the map's rank, 1..5 */
@@ -44,6 +48,8 @@ typedef struct tma_box_info {
     uint32_t box_dim[5];    /**< the descriptor's box, in elements */
     uint32_t flags;         /**< TMA_BOX_* bits */
     uint32_t dtype;         /**< the map's element type (a tma_dtype): checked mode refuses reductions it lacks */
+    int32_t im2col_lo[3];   /**< im2col maps: the lowest start of each spatial dimension (pixel_box_lower) */
+    int64_t im2col_hi[3];   /**< im2col maps: the highest (global_dim + pixel_box_upper - 1) */
 } tma_box_info;
 
 /** An encoded tensor map and its box facts: 256 bytes, 128-byte aligned, with any CUDA headers. */

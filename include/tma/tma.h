@@ -227,6 +227,61 @@ tma_status tma_model_bulk_reduce_cluster(void *dst, size_t dst_bytes, uint32_t d
                                          size_t src_bytes, uint32_t src_offset, uint64_t bytes, tma_dtype type,
                                          tma_reduce op);
 
+/* ---------------------------------------------------------------------------------------------
+ * im2col maps (cuTensorMapEncodeIm2col): gather, for a column of output pixels, the input pixels under one filter
+ * tap, channels innermost. The rules, the walk and their evidence: tma/rules.h ("im2col maps") and
+ * docs/HARDWARE.md "im2col (ours)".
+ * ------------------------------------------------------------------------------------------- */
+
+/** Check an im2col descriptor against every documented rule of cuTensorMapEncodeIm2col, the driver's measured
+ *  undocumented ones (channels * elem a multiple of 16; the interleaved corner check), and libtma's stricter ones
+ *  (NULL address, extent, a copy larger than a block's shared memory, element_stride[0] > 1).
+ *  @param d     descriptor; may be NULL (TMA_ERR_NULL_ARG)
+ *  @param diag  optional; receives the first broken rule and its explanation
+ *  @return TMA_OK or the status of the first broken rule */
+tma_status tma_check_im2col(const tma_im2col_desc *d, tma_diag *diag);
+
+/** Check `d`, then encode it with cuTensorMapEncodeIm2col, found in the driver at run time (as tma_encode_tiled).
+ *  @return as tma_encode_tiled */
+tma_status tma_encode_im2col(struct CUtensorMap_st *map, const tma_im2col_desc *d, tma_diag *diag);
+
+/** Bytes one im2col copy delivers, what its mbarrier must expect: channels_per_pixel * elem * pixels_per_column
+ *  (measured). 0 when dtype, rank, channels, pixels, swizzle or interleave is out of range. */
+size_t tma_im2col_tx_bytes(const tma_im2col_desc *d);
+
+/** Bytes one im2col copy occupies in shared memory: pixels_per_column rows of channels_per_pixel * elem bytes, each
+ *  padded to the swizzle span (measured). 0 as tma_im2col_tx_bytes. */
+size_t tma_im2col_smem_bytes(const tma_im2col_desc *d);
+
+/** The per-copy rules of an im2col load through a descriptor that passes tma_check_im2col: coord[0] * elem a multiple
+ *  of 16, each spatial start coordinate (coord[1 .. rank-2]) inside the bounding box [pixel_box_lower[i],
+ *  global_dim[i+1] + pixel_box_upper[i] - 1] (measured: otherwise "illegal instruction"), each of the rank - 2
+ *  offsets within the PTX range (rank 3: 0..65535, 4: 0..255, 5: 0..31).
+ *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_COORD_ALIGN, TMA_ERR_IM2COL_START, TMA_ERR_IM2COL_OFFSET, or the
+ *          descriptor's own error */
+tma_status tma_check_im2col_coords(const tma_im2col_desc *d, const int32_t coord[5], const uint16_t offset[3]);
+
+/** tma_check_im2col_coords with the first broken rule's message in diag (optional). */
+tma_status tma_check_im2col_coords_diag(const tma_im2col_desc *d, const int32_t coord[5], const uint16_t offset[3],
+                                        tma_diag *diag);
+
+/** The box facts of an im2col descriptor that passes tma_check_im2col (all zero for one that does not): tx_bytes,
+ *  smem_bytes, row_pitch, rows = pixels_per_column, box_dim = {channels_per_pixel, pixels_per_column}, and the
+ *  im2col facts checked mode reads (flags has TMA_BOX_IM2COL). */
+tma_box_info tma_im2col_box_info_of(const tma_im2col_desc *d);
+
+/** Encode `d` into t->map (as tma_encode_im2col) and fill t->box from the same descriptor. @return as
+ *  tma_encode_im2col */
+tma_status tma_tensor_make_im2col(tma_tensor *t, const tma_im2col_desc *d, tma_diag *diag);
+
+/** Write into smem[dst_offset ...] exactly the bytes an im2col load at `coord` with im2col offsets `offset` (rank - 2
+ *  of them, innermost spatial dimension first) writes, and touch no other byte: pixels_per_column rows, the walk and
+ *  fills of tma/rules.h ("im2col maps"), the swizzle and TF32 rounding of tiled loads. The destination rules are
+ *  those of tma_model_load_tiled. Interleaved im2col maps are not modelled (TMA_ERR_UNSUPPORTED).
+ *  @return TMA_OK, a descriptor or per-copy status, TMA_ERR_SMEM_ALIGN (dst_offset % 128), TMA_ERR_SMEM_BOUNDS */
+tma_status tma_model_load_im2col(const tma_im2col_desc *d, const int32_t coord[5], const uint16_t offset[3],
+                                 void *smem, size_t smem_bytes, uint32_t dst_offset);
+
 #ifdef __cplusplus
 }
 #endif

@@ -123,7 +123,13 @@ typedef enum tma_reduce {
     X(ERR_DEVICE, 34, "no Hopper (sm_90) GPU is the current device")                                \
     X(ERR_BULK_SIZE, 35, "bulk copy size not a multiple of 16 bytes, or too large")                 \
     X(ERR_REDUCE_TYPE, 36, "no such reduction for this element type")                               \
-    X(ERR_MULTICAST_MASK, 37, "multicast mask names no block, or a block outside the cluster")
+    X(ERR_MULTICAST_MASK, 37, "multicast mask names no block, or a block outside the cluster")      \
+    X(ERR_IM2COL_CORNER, 38, "im2col bounding-box corner out of range")                             \
+    X(ERR_IM2COL_BOX_EMPTY, 39, "im2col bounding box has no pixel")                                 \
+    X(ERR_IM2COL_CHANNELS, 40, "im2col channels per pixel out of range")                            \
+    X(ERR_IM2COL_PIXELS, 41, "im2col pixels per column out of range")                               \
+    X(ERR_IM2COL_START, 42, "im2col start coordinate outside the bounding box")                     \
+    X(ERR_IM2COL_OFFSET, 43, "im2col offset out of range")
 
 typedef enum tma_status {
 #define TMA_STATUS_ENUM_(name, value, text) TMA_##name = value,
@@ -156,6 +162,28 @@ typedef struct tma_tiled_desc {
  *  writes some bytes twice and races with itself. libtma refuses them (TMA_ERR_GLOBAL_STRIDE_OVERLAP)
  *  unless the caller says, with this flag, that the map is only loaded from. */
 #define TMA_DESC_ALLOW_OVERLAP 1u
+
+/* ---------------------------------------------------------------------------------------------
+ * Descriptor of an im2col tensor map (cuTensorMapEncodeIm2col): an image tensor, channels innermost,
+ * from which one copy gathers pixels_per_column pixels of channels_per_pixel channels each, walking the
+ * image inside the bounding box (tma/rules.h, "im2col", says how). Loads only: TMA has no im2col store.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct tma_im2col_desc {
+    tma_dtype dtype;              /**< element type */
+    uint32_t rank;                /**< 3, 4 or 5: {C, W, N}, {C, W, H, N}, {C, W, H, D, N} (dim 0 = channels) */
+    const void *global_address;   /**< device address (encode) or host address (model); 16-byte aligned */
+    uint64_t global_dim[5];       /**< elements per dimension, channels first; 1..2^32 */
+    uint64_t global_stride[4];    /**< bytes, for dims 1..rank-1 */
+    int32_t pixel_box_lower[3];   /**< the driver's pixelBoxLowerCorner, spatial dims, innermost (W) first */
+    int32_t pixel_box_upper[3];   /**< pixelBoxUpperCorner, likewise */
+    uint32_t channels_per_pixel;  /**< channels each pixel brings, 1..256; times the element size a multiple of 16 */
+    uint32_t pixels_per_column;   /**< pixels (shared-memory rows) one copy brings, 1..1024 */
+    uint32_t element_stride[5];   /**< the walk's step per dimension, 1..8, 0 means 1; [0] is ignored by loads */
+    tma_interleave interleave;    /**< interleaved global layout; usually NONE */
+    tma_swizzle swizzle;          /**< shared-memory swizzle of the rows */
+    tma_l2_promotion l2_promotion; /**< L2 fetch granularity */
+    tma_oob_fill oob_fill;        /**< what loads write for pixels and channels outside the tensor */
+} tma_im2col_desc;
 
 /** Bytes of tma_diag's message, terminator included. */
 #define TMA_DIAG_MESSAGE_BYTES 512
