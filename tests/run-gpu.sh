@@ -24,6 +24,7 @@ run gpu_copies "$build/tests/test_gpu_copies" --verbose=1 --jobs=1
 run gpu_interleave "$build/tests/test_gpu_interleave" --verbose=1 --jobs=1
 run gpu_tile_plan "$build/tests/test_gpu_tile_plan" --verbose=1 --jobs=1
 run gpu_bulk "$build/tests/test_gpu_bulk" --verbose=1 --jobs=1
+run gpu_im2col "$build/tests/test_gpu_im2col" --verbose=1 --jobs=1
 run gpu_tensormap "$build/tests/test_gpu_tensormap" --verbose=1 --jobs=1
 run gpu_transpose "$build/tests/test_gpu_transpose" --verbose=1 --jobs=1
 run gpu_gemm "$build/tests/test_gpu_gemm" --verbose=1 --jobs=1
@@ -38,6 +39,9 @@ for tool in memcheck racecheck synccheck; do
     run "sanitizer_${tool}_bulk" env TMA_GPU_CONFIGS=2 \
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
         "$build/tests/test_gpu_bulk" --jobs=1 --filter='gpu_bulk/[lsrm]*'
+    run "sanitizer_${tool}_im2col" env TMA_GPU_CONFIGS=${SANITIZER_CONFIGS:-40} \
+        compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
+        "$build/tests/test_gpu_im2col" --jobs=1 --filter='gpu_im2col/loads*'
     run "sanitizer_${tool}_interleave" env TMA_GPU_CONFIGS=${SANITIZER_CONFIGS:-40} \
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
         "$build/tests/test_gpu_interleave" --jobs=1
@@ -52,6 +56,6 @@ for tool in memcheck racecheck synccheck; do
         "$build/tests/test_gpu_tensormap" --jobs=1 --filter='gpu_tensormap/[ls]*'
 done
 run bank_calibration "$(dirname "$0")/calibrate-banks.sh" "$build" "$build/bank-logs"
-grep -hE 'seed|loads:|interleaved loads|INTERLEAVE_32B box|stores:|reduce-stores:|checker vs driver|stricter|checked mode|INTERLEAVE|device-built|fences:|device check|tf32 map|mod 128|grouped GEMM|bad group|big tiles|bulk|multicast' "$logs"/gpu_*.log
+grep -hE 'seed|loads:|im2col|interleaved loads|INTERLEAVE_32B box|stores:|reduce-stores:|checker vs driver|stricter|checked mode|INTERLEAVE|device-built|fences:|device check|tf32 map|mod 128|grouped GEMM|bad group|big tiles|bulk|multicast' "$logs"/gpu_*.log
 cat "$logs/bank_calibration.log"
 printf '%s\n' "${summary[@]}"

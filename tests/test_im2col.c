@@ -149,6 +149,24 @@ Test(im2col_check, bounding_box_not_empty) {
     expect(&d, TMA_OK, NULL, "interleaved, one channel-row of slack");
 }
 
+/* measured: the driver sums global_dim + pixel_box_upper in 32 bits (W = 2^31 with upper -1 encodes, with upper 0
+ * it is refused, and W = 2^32 with upper 1 wraps to a 1-pixel box and is accepted): libtma stops at 2^31 - 1 */
+Test(im2col_check, bounding_box_end_fits_32_bits) {
+    tma_im2col_desc d = base();
+    d.rank = 3, d.global_dim[1] = UINT64_C(1) << 31, d.global_dim[2] = 2, d.global_stride[1] = UINT64_C(1) << 38;
+    expect(&d, TMA_OK, NULL, "W = 2^31, upper -1: the box ends at 2^31 - 2");
+    d.pixel_box_upper[0] = 0;
+    expect(&d, TMA_ERR_GLOBAL_DIM,
+           "global_dim[1] = 2147483648 with pixel_box_upper[0] = 0: their sum is 2147483648, past 2^31 - 1", "upper 0");
+    d.global_dim[1] = P32, d.pixel_box_upper[0] = 1;
+    expect(&d, TMA_ERR_GLOBAL_DIM, "the driver computes the bounding box in 32 bits", "the wrap the driver accepts");
+    /* interleaved: the driver's own (off-by-one) check of corner 0 against global_dim[0], in 32 bits */
+    d = base(), d.interleave = TMA_INTERLEAVE_16B, d.swizzle = TMA_SWIZZLE_NONE, d.global_dim[0] = (UINT64_C(1) << 31),
+    d.channels_per_pixel = 8, d.global_stride[0] = UINT64_C(1) << 33, d.global_stride[1] = UINT64_C(1) << 36,
+    d.global_stride[2] = UINT64_C(1) << 39, d.pixel_box_lower[0] = 0, d.pixel_box_upper[0] = 0;
+    expect(&d, TMA_ERR_IM2COL_BOX_EMPTY, "against global_dim[0] = 2147483648", "2^31 wraps negative");
+}
+
 Test(im2col_check, channels_pixels_strides_footprint) {
     tma_im2col_desc d = base();
     d.channels_per_pixel = 0;

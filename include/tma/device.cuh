@@ -370,6 +370,116 @@ TMA_DEV void tma_load_multicast(void *smem, const tma_tensor *t, uint64_t *bar, 
 #undef TMA_LOAD_MC_
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * im2col loads (cp.async.bulk.tensor ... .im2col): through a map made by tma_tensor_make_im2col. Coordinates
+ * {c, w, (h, (d,)) n} start the walk (the spatial ones inside the map's bounding box); the rank - 2 offsets
+ * (innermost first) shift every fetched pixel. The bytes are the map's box facts (tma_mbar_expect_box).
+ * ------------------------------------------------------------------------------------------- */
+
+/* The per-copy rules of an im2col load (tma_rules_im2col_copy), checked in TMA_CHECKED builds. */
+TMA_DEV void tma_check_im2col_(const tma_tensor *t, const void *smem, int rank, const int32_t *c,
+                               const uint16_t *off) {
+#ifdef TMA_CHECKED
+    tma_violation v;
+    tma_rule_sink s = tma_rule_sink_make(&v, 1);
+    if ((t->box.flags & TMA_BOX_IM2COL) == 0u) {
+        TMA_VIOLATE(&s, MAP_NOT_IM2COL, tma_arg_u(0));
+        tma_checked_fail_(&v);
+    }
+    const tma_im2col_facts f = tma_rule_im2col_facts_of_box(&t->box);
+    if (tma_rules_im2col_copy(&f, (uint32_t)rank, c, off, tma_smem_addr(smem), &s) != TMA_OK)
+        tma_checked_fail_(&v);
+#else
+    (void)t, (void)smem, (void)rank, (void)c, (void)off;
+#endif
+}
+
+#define TMA_IM2COL_OFFSETS_3 "{%8}"
+#define TMA_IM2COL_OFFSETS_4 "{%8, %9}"
+#define TMA_IM2COL_OFFSETS_5 "{%8, %9, %10}"
+#define TMA_IM2COL_OFFSET_OPERANDS(o) "h"(o[0]), "h"(o[1]), "h"(o[2])
+
+/* Calls STMT(N) with N the literal im2col rank 3..5 equal to `rank`. */
+#define TMA_FOR_IM2COL_RANK(rank, STMT)                                                             \
+    do {                                                                                            \
+        switch (rank) {                                                                             \
+        case 3: STMT(3); break;                                                                     \
+        case 4: STMT(4); break;                                                                     \
+        default: STMT(5); break;                                                                    \
+        }                                                                                           \
+    } while (0)
+
+/** cp.async.bulk.tensor (global -> shared, im2col mode): gather the map's pixels_per_column pixels of
+ *  channels_per_pixel channels into smem, starting the walk at c, each pixel shifted by the offsets off[0 ..
+ *  Rank - 3]; completion as transaction bytes on `bar`. */
+template <int Rank>
+TMA_DEV void tma_load_im2col(void *smem, const tma_tensor *t, uint64_t *bar, const int32_t (&c)[5],
+                             const uint16_t (&off)[3]) {
+    static_assert(Rank >= 3 && Rank <= 5, "im2col rank is 3..5");
+    tma_check_im2col_(t, smem, Rank, c, off);
+#define TMA_LOAD_IM2COL_(N)                                                                         \
+    TMA_PTX("cp.async.bulk.tensor." #N "d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%5], [%6, " \
+            TMA_COORDS_##N "], [%7], " TMA_IM2COL_OFFSETS_##N ";" ::TMA_COORD_OPERANDS(c),          \
+            "r"(tma_smem_addr(smem)), "l"(&t->map), "r"(tma_smem_addr(bar)), TMA_IM2COL_OFFSET_OPERANDS(off) \
+            : "memory")
+    TMA_FOR_IM2COL_RANK(Rank, TMA_LOAD_IM2COL_);
+#undef TMA_LOAD_IM2COL_
+}
+
+/** The same im2col load with an L2 cache-policy hint (tma_l2_policy_*). */
+template <int Rank>
+TMA_DEV void tma_load_im2col_hint(void *smem, const tma_tensor *t, uint64_t *bar, const int32_t (&c)[5],
+                                  const uint16_t (&off)[3], uint64_t policy) {
+    static_assert(Rank >= 3 && Rank <= 5, "im2col rank is 3..5");
+    tma_check_im2col_(t, smem, Rank, c, off);
+#define TMA_LOAD_IM2COL_HINT_(N)                                                                    \
+    TMA_PTX("cp.async.bulk.tensor." #N "d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.L2::cache_hint" \
+            " [%5], [%6, " TMA_COORDS_##N "], [%7], " TMA_IM2COL_OFFSETS_##N ", %11;" ::TMA_COORD_OPERANDS(c), \
+            "r"(tma_smem_addr(smem)), "l"(&t->map), "r"(tma_smem_addr(bar)), TMA_IM2COL_OFFSET_OPERANDS(off), \
+            "l"(policy)                                                                             \
+            : "memory")
+    TMA_FOR_IM2COL_RANK(Rank, TMA_LOAD_IM2COL_HINT_);
+#undef TMA_LOAD_IM2COL_HINT_
+}
+
+/** The same im2col load, multicast to every block of the cluster whose bit is set in cta_mask (same shared
+ *  offset, barrier at the same offset). */
+template <int Rank>
+TMA_DEV void tma_load_im2col_multicast(void *smem, const tma_tensor *t, uint64_t *bar, const int32_t (&c)[5],
+                                       const uint16_t (&off)[3], uint16_t cta_mask) {
+    static_assert(Rank >= 3 && Rank <= 5, "im2col rank is 3..5");
+    tma_check_im2col_(t, smem, Rank, c, off);
+    tma_check_multicast_(cta_mask);
+#define TMA_LOAD_IM2COL_MC_(N)                                                                      \
+    TMA_PTX("cp.async.bulk.tensor." #N "d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster" \
+            " [%5], [%6, " TMA_COORDS_##N "], [%7], " TMA_IM2COL_OFFSETS_##N ", %11;" ::TMA_COORD_OPERANDS(c), \
+            "r"(tma_smem_addr(smem)), "l"(&t->map), "r"(tma_smem_addr(bar)), TMA_IM2COL_OFFSET_OPERANDS(off), \
+            "h"(cta_mask)                                                                           \
+            : "memory")
+    TMA_FOR_IM2COL_RANK(Rank, TMA_LOAD_IM2COL_MC_);
+#undef TMA_LOAD_IM2COL_MC_
+}
+
+/** Rank-named forms: {c, w, n} with offset ow; {c, w, h, n} with {ow, oh}; {c, w, h, d, n} with {ow, oh, od}. */
+TMA_DEV void tma_load_im2col_3d(void *smem, const tma_tensor *t, uint64_t *bar, int32_t c, int32_t w, int32_t n,
+                                uint16_t ow) {
+    const int32_t co[5] = {c, w, n, 0, 0};
+    const uint16_t o[3] = {ow, 0, 0};
+    tma_load_im2col<3>(smem, t, bar, co, o);
+}
+TMA_DEV void tma_load_im2col_4d(void *smem, const tma_tensor *t, uint64_t *bar, int32_t c, int32_t w, int32_t h,
+                                int32_t n, uint16_t ow, uint16_t oh) {
+    const int32_t co[5] = {c, w, h, n, 0};
+    const uint16_t o[3] = {ow, oh, 0};
+    tma_load_im2col<4>(smem, t, bar, co, o);
+}
+TMA_DEV void tma_load_im2col_5d(void *smem, const tma_tensor *t, uint64_t *bar, int32_t c, int32_t w, int32_t h,
+                                int32_t d, int32_t n, uint16_t ow, uint16_t oh, uint16_t od) {
+    const int32_t co[5] = {c, w, h, d, n};
+    const uint16_t o[3] = {ow, oh, od};
+    tma_load_im2col<5>(smem, t, bar, co, o);
+}
+
 /** cp.async.bulk.tensor (shared -> global, tile mode, bulk group): store the box in smem at coordinates c.
  *  Threads that wrote smem with ordinary stores call tma_fence_proxy_async() before the barrier that
  *  precedes this. Complete the group with tma_store_commit() and tma_store_wait*(). */

@@ -233,11 +233,18 @@ extern "C" {
       "spatial dimension {0} (global_dim[{1}] = {2}) with pixel_box_lower[{0}] = {3} and pixel_box_upper[{0}] " \
       "= {4}: the bounding box [{3}, {2} + {4} - 1] holds no pixel: raise pixel_box_upper[{0}] or lower "       \
       "pixel_box_lower[{0}]")                                                                                  \
-    /* measured: with INTERLEAVE_16B/32B the driver checks corner i against global_dim[i], not [i + 1]. */     \
+    /* measured: with INTERLEAVE_16B/32B the driver checks corner i against global_dim[i], not [i + 1] (and  \
+       libtma keeps the real box non-empty too: a box with no pixel has no valid start). */                   \
     X(IM2COL_BOX_EMPTY_INTERLEAVED, ERR_IM2COL_BOX_EMPTY,                                                      \
       "interleaved im2col map: the driver checks the bounding box of spatial dimension {0} against global_dim" \
       "[{0}] = {1} (an off-by-one of the driver) and finds [{2}, {1} + {3} - 1] empty, so it would refuse the " \
       "map: raise pixel_box_upper[{0}] or use TMA_INTERLEAVE_NONE")                                           \
+    /* measured (H200, driver 580): the driver computes global_dim + pixel_box_upper in 32 bits, refusing 2^31 and   \
+       wrapping past 2^32 (W = 2^32 with upper = 1 is accepted as a 1-pixel box): libtma keeps it below 2^31. */ \
+    X(IM2COL_DIM_INT32, ERR_GLOBAL_DIM,                                                                        \
+      "global_dim[{0}] = {1} with pixel_box_upper[{2}] = {3}: their sum is {4}, past 2^31 - 1 = 2147483647, and "   \
+      "the driver computes the bounding box in 32 bits (it refuses such a map, or wraps it): split the image "  \
+      "dimension or lower pixel_box_upper")                                                                    \
     X(IM2COL_CHANNELS, ERR_IM2COL_CHANNELS,                                                                    \
       "channels_per_pixel = {0} is outside 1..256: load at most 256 channels per copy and issue one copy per " \
       "channel block")                                                                                         \
@@ -266,6 +273,9 @@ extern "C" {
       "tap, or a lower rank (rank 3 takes 16-bit offsets)")                                                    \
     X(IM2COL_NULL_OFFSETS, ERR_NULL_ARG,                                                                       \
       "offset = NULL: pass the copy's rank - 2 im2col offsets (innermost spatial dimension first)")           \
+    X(MAP_NOT_IM2COL, ERR_ARG,                                                                                 \
+      "im2col load through a tensor that is not an im2col map (it was made by tma_tensor_make): make it with "  \
+      "tma_tensor_make_im2col from a tma_im2col_desc")                                                         \
     X(MODEL_IM2COL_INTERLEAVE, ERR_UNSUPPORTED,                                                                \
       "interleave = {0}: the CPU model models im2col loads through maps with TMA_INTERLEAVE_NONE only "        \
       "(interleaved im2col loads are not measured): use TMA_INTERLEAVE_NONE")
@@ -1585,10 +1595,15 @@ TMA_HD tma_status tma_rules_im2col(const tma_im2col_desc *d, tma_rule_sink *s) {
         for (uint32_t i = 0; i < spatial; i++) {
             const int64_t lo = d->pixel_box_lower[i], up = d->pixel_box_upper[i];
             const uint64_t dim = d->global_dim[i + 1u];
-            if ((int64_t)dim + up - lo < 1)
+            /* the driver's 32-bit sum (measured); exact below 2^31, which the first rule keeps it */
+            const int64_t driver_end = (int64_t)(int32_t)(uint32_t)(d->global_dim[i] + (uint64_t)up);
+            if ((int64_t)dim + up > 2147483647)
+                TMA_VIOLATE(s, IM2COL_DIM_INT32, tma_arg_u(i + 1u), tma_arg_u(dim), tma_arg_u(i), tma_arg_i(up),
+                            tma_arg_i((int64_t)dim + up));
+            else if ((int64_t)dim + up - lo < 1)
                 TMA_VIOLATE(s, IM2COL_BOX_EMPTY, tma_arg_u(i), tma_arg_u(i + 1u), tma_arg_u(dim), tma_arg_i(lo),
                             tma_arg_i(up));
-            else if (il_ok && d->interleave != TMA_INTERLEAVE_NONE && (int64_t)d->global_dim[i] + up - lo < 1)
+            else if (il_ok && d->interleave != TMA_INTERLEAVE_NONE && driver_end - lo < 1)
                 TMA_VIOLATE(s, IM2COL_BOX_EMPTY_INTERLEAVED, tma_arg_u(i), tma_arg_u(d->global_dim[i]),
                             tma_arg_i(lo), tma_arg_i(up));
         }

@@ -1,0 +1,27 @@
+/* im2col conformance kernels: run im2col loads on the GPU and hand back the whole shared-memory arena, for the gpu
+ * suite test_gpu_im2col to compare with tma_model_load_im2col. C linkage; built with TMA_CHECKED. */
+#ifndef TESTS_IM2COL_CONFORMANCE_H
+#define TESTS_IM2COL_CONFORMANCE_H
+
+#include <stdint.h>
+
+#include <cuda_runtime.h>
+
+#include "tma/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Run n im2col loads of t (made by tma_tensor_make_im2col), one block each: block b fills its 1024-byte aligned
+ *  arena (arena_bytes) with `poison` (device memory), loads at coords[b] with im2col offsets offs[b] into arena
+ *  offset dst[b], waits, and copies the whole arena to out + b * arena_bytes (device memory). Odd blocks use the
+ *  L2-hinted form. @return the first CUDA error of the launch and its completion */
+cudaError_t i2c_load(const tma_tensor *t, const int32_t (*coords)[5], const uint16_t (*offs)[3], const uint32_t *dst,
+                     int n, const uint8_t *poison, uint32_t arena_bytes, uint8_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TESTS_IM2COL_CONFORMANCE_H */
