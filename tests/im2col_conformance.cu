@@ -12,9 +12,11 @@ static __device__ uint8_t *i2c_arena(uint8_t *dyn) {
 
 template <int Rank>
 static __device__ void i2c_issue(uint8_t *dst, const tma_tensor *t, uint64_t *bar, const int32_t (&c)[5],
-                                 const uint16_t (&o)[3]) {
+                                 const uint16_t (&o)[3], int tiled) {
     tma_mbar_expect_box(bar, t); /* the box facts of the im2col descriptor */
-    if (blockIdx.x % 2 == 0)
+    if (tiled)
+        tma_load<Rank>(dst, t, bar, c); /* the wrong mode: checked mode refuses it */
+    else if (blockIdx.x % 2 == 0)
         tma_load_im2col<Rank>(dst, t, bar, c, o);
     else
         tma_load_im2col_hint<Rank>(dst, t, bar, c, o, tma_l2_policy_evict_first());
@@ -22,7 +24,7 @@ static __device__ void i2c_issue(uint8_t *dst, const tma_tensor *t, uint64_t *ba
 
 __global__ void i2c_load_kernel(const __grid_constant__ tma_tensor t, const int32_t (*coords)[5],
                                 const uint16_t (*offs)[3], const uint32_t *dst, const uint8_t *poison,
-                                uint32_t arena_bytes, uint8_t *out) {
+                                uint32_t arena_bytes, uint8_t *out, int tiled) {
     extern __shared__ uint8_t dyn[];
     __shared__ uint64_t bar;
     uint8_t *arena = i2c_arena(dyn);
@@ -39,9 +41,9 @@ __global__ void i2c_load_kernel(const __grid_constant__ tma_tensor t, const int3
         const int32_t c[5] = {coords[b][0], coords[b][1], coords[b][2], coords[b][3], coords[b][4]};
         const uint16_t o[3] = {offs[b][0], offs[b][1], offs[b][2]};
         switch (t.box.rank) {
-        case 3: i2c_issue<3>(arena + dst[b], &t, &bar, c, o); break;
-        case 4: i2c_issue<4>(arena + dst[b], &t, &bar, c, o); break;
-        default: i2c_issue<5>(arena + dst[b], &t, &bar, c, o); break;
+        case 3: i2c_issue<3>(arena + dst[b], &t, &bar, c, o, tiled); break;
+        case 4: i2c_issue<4>(arena + dst[b], &t, &bar, c, o, tiled); break;
+        default: i2c_issue<5>(arena + dst[b], &t, &bar, c, o, tiled); break;
         }
     }
     tma_mbar_wait(&bar, 0);
@@ -65,13 +67,13 @@ __global__ void i2c_instantiate_all(const __grid_constant__ tma_tensor t) {
 
 extern "C" cudaError_t i2c_load(const tma_tensor *t, const int32_t (*coords)[5], const uint16_t (*offs)[3],
                                 const uint32_t *dst, int n, const uint8_t *poison, uint32_t arena_bytes,
-                                uint8_t *out) {
+                                uint8_t *out, int tiled) {
     const size_t smem = arena_bytes + 1024;
     cudaError_t e = cudaFuncSetAttribute((const void *)i2c_load_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          (int)smem);
     if (e != cudaSuccess)
         return e;
-    i2c_load_kernel<<<n, 128, smem>>>(*t, coords, offs, dst, poison, arena_bytes, out);
+    i2c_load_kernel<<<n, 128, smem>>>(*t, coords, offs, dst, poison, arena_bytes, out, tiled);
     e = cudaGetLastError();
     return e != cudaSuccess ? e : cudaDeviceSynchronize();
 }

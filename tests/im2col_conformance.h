@@ -16,9 +16,10 @@ extern "C" {
 /** Run n im2col loads of t (made by tma_tensor_make_im2col), one block each: block b fills its 1024-byte aligned
  *  arena (arena_bytes) with `poison` (device memory), loads at coords[b] with im2col offsets offs[b] into arena
  *  offset dst[b], waits, and copies the whole arena to out + b * arena_bytes (device memory). Odd blocks use the
- *  L2-hinted form. @return the first CUDA error of the launch and its completion */
+ *  L2-hinted form. tiled != 0 issues a tiled-mode load instead (tma_load<Rank>: a mistake checked mode refuses).
+ *  @return the first CUDA error of the launch and its completion */
 cudaError_t i2c_load(const tma_tensor *t, const int32_t (*coords)[5], const uint16_t (*offs)[3], const uint32_t *dst,
-                     int n, const uint8_t *poison, uint32_t arena_bytes, uint8_t *out);
+                     int n, const uint8_t *poison, uint32_t arena_bytes, uint8_t *out, int tiled);
 
 #ifdef __cplusplus
 }

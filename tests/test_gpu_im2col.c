@@ -114,8 +114,9 @@ static void unplace(placed *p) {
 }
 
 /* n loads through the conformance kernel; the arenas come back in got (host, n x arena). */
-static cudaError_t run_loads(const tma_tensor *t, const int32_t (*c)[5], const uint16_t (*o)[3], const uint32_t *dst,
-                             int n, const uint8_t *poison, uint32_t arena, uint8_t *got) {
+static cudaError_t run_loads_mode(const tma_tensor *t, const int32_t (*c)[5], const uint16_t (*o)[3],
+                                  const uint32_t *dst, int n, const uint8_t *poison, uint32_t arena, uint8_t *got,
+                                  int tiled) {
     int32_t(*dc)[5];
     uint16_t(*dof)[3];
     uint32_t *ddst;
@@ -130,7 +131,7 @@ static cudaError_t run_loads(const tma_tensor *t, const int32_t (*c)[5], const u
     CUDA_OK(cudaMemcpy(ddst, dst, (size_t)n * sizeof dst[0], cudaMemcpyHostToDevice));
     CUDA_OK(cudaMemcpy(dpoison, poison, arena, cudaMemcpyHostToDevice));
     const cudaError_t e =
-        i2c_load(t, (const int32_t(*)[5])dc, (const uint16_t(*)[3])dof, ddst, n, dpoison, arena, dout);
+        i2c_load(t, (const int32_t(*)[5])dc, (const uint16_t(*)[3])dof, ddst, n, dpoison, arena, dout, tiled);
     if (e == cudaSuccess)
         CUDA_OK(cudaMemcpy(got, dout, (size_t)arena * n, cudaMemcpyDeviceToHost));
     cudaFree(dc);
@@ -139,6 +140,11 @@ static cudaError_t run_loads(const tma_tensor *t, const int32_t (*c)[5], const u
     cudaFree(dpoison);
     cudaFree(dout);
     return e;
+}
+
+static cudaError_t run_loads(const tma_tensor *t, const int32_t (*c)[5], const uint16_t (*o)[3], const uint32_t *dst,
+                             int n, const uint8_t *poison, uint32_t arena, uint8_t *got) {
+    return run_loads_mode(t, c, o, dst, n, poison, arena, got, 0);
 }
 
 Test(gpu_im2col, loads_match_model, .timeout = 300) {
@@ -397,4 +403,28 @@ Test(gpu_im2col, checked_mode_refuses_a_start_outside_the_box, .init = cr_redire
               "device and host messages differ (CUDA said %s):\n device: %s\n host: %s", cudaGetErrorString(e), text,
               host.message);
     cr_log_info("checked mode turned the fault into: %.240s (then %s)", text, cudaGetErrorName(e));
+}
+
+/* Checked mode: a tiled-mode load through an im2col map (a mode mismatch the PTX ISA leaves undefined) is refused. */
+Test(gpu_im2col, checked_mode_refuses_a_tiled_load_through_an_im2col_map, .init = cr_redirect_stdout, .timeout = 60) {
+    require_sm90();
+    const tma_im2col_desc d = {.dtype = TMA_DTYPE_F32, .rank = 4, .global_dim = {16, 8, 8, 1},
+                               .global_stride = {64, 512, 4096}, .channels_per_pixel = 16, .pixels_per_column = 16,
+                               .global_address = (const void *)4096};
+    placed p;
+    place(&p, &d);
+    const int32_t c[1][5] = {{0, 0, 0, 0, 0}};
+    const uint16_t o[1][3] = {{0, 0, 0}};
+    const uint32_t dst[1] = {0};
+    const uint32_t arena = 2048;
+    uint8_t *poison = calloc(arena, 1), *got = malloc(arena);
+    const cudaError_t e = run_loads_mode(&p.dev, c, o, dst, 1, poison, arena, got, 1);
+    free(poison);
+    free(got);
+    cr_assert(e != cudaSuccess, "a tiled load through an im2col map completed in checked mode");
+    char text[4096];
+    captured_stdout(text, sizeof text);
+    cr_assert(strstr(text, "tiled load of rank 4 through an im2col map") != NULL,
+              "checked mode did not refuse the tiled load (CUDA said %s); device output:\n%s", cudaGetErrorString(e),
+              text);
 }

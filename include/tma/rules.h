@@ -276,6 +276,10 @@ extern "C" {
     X(MAP_NOT_IM2COL, ERR_ARG,                                                                                 \
       "im2col load through a tensor that is not an im2col map (it was made by tma_tensor_make): make it with "  \
       "tma_tensor_make_im2col from a tma_im2col_desc")                                                         \
+    /* PTX ISA: a copy's load mode must match its map's; a tiled copy through an im2col map is undefined. */   \
+    X(MAP_IS_IM2COL, ERR_ARG,                                                                                  \
+      "tiled {0} of rank {1} through an im2col map (made by tma_tensor_make_im2col): load it with "            \
+      "tma_load_im2col<{1}>, or make a tiled map with tma_tensor_make")                                        \
     X(MODEL_IM2COL_INTERLEAVE, ERR_UNSUPPORTED,                                                                \
       "interleave = {0}: the CPU model models im2col loads through maps with TMA_INTERLEAVE_NONE only "        \
       "(interleaved im2col loads are not measured): use TMA_INTERLEAVE_NONE")
