@@ -123,22 +123,38 @@ static tma_status driver_ready(tma_diag *diag) {
     return TMA_OK;
 }
 
-tma_status tma_encode_tiled(struct CUtensorMap_st *map, const tma_tiled_desc *d, tma_diag *diag) {
-    if (map == NULL)
-        return fail(diag, TMA_ERR_NULL_ARG, "map = NULL: pass the address of a CUtensorMap");
-    tma_status st = tma_check_tiled(d, diag);
-    if (st != TMA_OK)
-        return st;
+/* What both encoders check before calling the driver: a map to write, 64-byte aligned, and a driver. The
+ * descriptor's own rules come first (check_status, what tma_check_tiled / tma_check_im2col returned). */
+static tma_status encode_prologue(const struct CUtensorMap_st *map, tma_status check_status, tma_diag *diag) {
+    if (check_status != TMA_OK)
+        return check_status;
     if ((uintptr_t)map % TMA_MAP_ALIGN != 0)
         return fail(diag, TMA_ERR_MAP_ALIGN,
                     "map is not 64-byte aligned: declare it as a CUtensorMap (its type carries the alignment) "
                     "instead of casting a byte buffer");
+    return driver_ready(diag);
+}
 
-    st = driver_ready(diag);
+/* The driver's answer to a descriptor libtma accepted. */
+static tma_status encode_result(CUresult r, const char *function, tma_diag *diag) {
+    if (r != CUDA_SUCCESS) {
+        char msg[sizeof diag->message], name[64];
+        snprintf(msg, sizeof msg,
+                 "%s returned %s for a descriptor libtma accepted: please report it with the descriptor", function,
+                 cu_error_name(r, name, sizeof name));
+        return fail(diag, TMA_ERR_DRIVER, msg);
+    }
+    if (diag)
+        *diag = (tma_diag){TMA_OK, ""};
+    return TMA_OK;
+}
+
+tma_status tma_encode_tiled(struct CUtensorMap_st *map, const tma_tiled_desc *d, tma_diag *diag) {
+    if (map == NULL)
+        return fail(diag, TMA_ERR_NULL_ARG, "map = NULL: pass the address of a CUtensorMap");
+    tma_status st = encode_prologue(map, tma_check_tiled(d, diag), diag);
     if (st != TMA_OK)
         return st;
-    char msg[sizeof diag->message];
-
     cuuint64_t gdim[5], gstride[4];
     cuuint32_t box[5], estride[5];
     for (uint32_t i = 0; i < d->rank; i++) {
@@ -151,17 +167,7 @@ tma_status tma_encode_tiled(struct CUtensorMap_st *map, const tma_tiled_desc *d,
     CUresult r = driver.encode(map, (CUtensorMapDataType)d->dtype, d->rank, d->global_address, gdim, gstride, box,
                                estride, (CUtensorMapInterleave)d->interleave, (CUtensorMapSwizzle)d->swizzle,
                                (CUtensorMapL2promotion)d->l2_promotion, (CUtensorMapFloatOOBfill)d->oob_fill);
-    if (r != CUDA_SUCCESS) {
-        char name[64];
-        snprintf(msg, sizeof msg,
-                 "cuTensorMapEncodeTiled returned %s for a descriptor libtma accepted: please report it with the "
-                 "descriptor",
-                 cu_error_name(r, name, sizeof name));
-        return fail(diag, TMA_ERR_DRIVER, msg);
-    }
-    if (diag)
-        *diag = (tma_diag){TMA_OK, ""};
-    return TMA_OK;
+    return encode_result(r, "cuTensorMapEncodeTiled", diag);
 }
 
 tma_box_info tma_box_info_of(const tma_tiled_desc *d) {
@@ -181,14 +187,7 @@ tma_status tma_tensor_make(tma_tensor *t, const tma_tiled_desc *d, tma_diag *dia
 tma_status tma_encode_im2col(struct CUtensorMap_st *map, const tma_im2col_desc *d, tma_diag *diag) {
     if (map == NULL)
         return fail(diag, TMA_ERR_NULL_ARG, "map = NULL: pass the address of a CUtensorMap");
-    tma_status st = tma_check_im2col(d, diag);
-    if (st != TMA_OK)
-        return st;
-    if ((uintptr_t)map % TMA_MAP_ALIGN != 0)
-        return fail(diag, TMA_ERR_MAP_ALIGN,
-                    "map is not 64-byte aligned: declare it as a CUtensorMap (its type carries the alignment) "
-                    "instead of casting a byte buffer");
-    st = driver_ready(diag);
+    tma_status st = encode_prologue(map, tma_check_im2col(d, diag), diag);
     if (st != TMA_OK)
         return st;
     if (driver.encode_im2col == NULL)
@@ -211,17 +210,7 @@ tma_status tma_encode_im2col(struct CUtensorMap_st *map, const tma_im2col_desc *
                                       gdim, gstride, lower, upper, d->channels_per_pixel, d->pixels_per_column,
                                       estride, (CUtensorMapInterleave)d->interleave, (CUtensorMapSwizzle)d->swizzle,
                                       (CUtensorMapL2promotion)d->l2_promotion, (CUtensorMapFloatOOBfill)d->oob_fill);
-    if (r != CUDA_SUCCESS) {
-        char msg[sizeof diag->message], name[64];
-        snprintf(msg, sizeof msg,
-                 "cuTensorMapEncodeIm2col returned %s for a descriptor libtma accepted: please report it with the "
-                 "descriptor",
-                 cu_error_name(r, name, sizeof name));
-        return fail(diag, TMA_ERR_DRIVER, msg);
-    }
-    if (diag)
-        *diag = (tma_diag){TMA_OK, ""};
-    return TMA_OK;
+    return encode_result(r, "cuTensorMapEncodeIm2col", diag);
 }
 
 tma_box_info tma_im2col_box_info_of(const tma_im2col_desc *d) {

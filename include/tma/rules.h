@@ -918,6 +918,39 @@ TMA_HD void tma_rule_report_overlap(const tma_tiled_desc *d, const tma_overlap *
  * independent mistake; a rule that reads a field another rule found invalid is skipped.
  * ------------------------------------------------------------------------------------------- */
 
+/* The rules of the tensor in global memory, the same for tiled and im2col maps: the address (not NULL; 16-byte
+ * aligned, 32 with INTERLEAVE_32B) and, when the rank is valid, every dimension 1..2^32 and every stride aligned
+ * like the address and below 2^40. *dims_ok / *strides_ok say whether those held. */
+TMA_HD void tma_rules_global_tensor_(uint32_t rank, int rank_ok, int il32, uint64_t addr, const uint64_t *global_dim,
+                                     const uint64_t *global_stride, int *dims_ok, int *strides_ok, tma_rule_sink *s) {
+    const uint32_t align = il32 ? TMA_GLOBAL_ALIGN_INTERLEAVE_32B : TMA_GLOBAL_ALIGN;
+    const char *align_why = il32 ? " (TMA_INTERLEAVE_32B needs 32)" : "";
+    if (addr == 0u)
+        TMA_VIOLATE(s, ADDRESS_NULL, tma_arg_u(0));
+    else if (addr % align != 0u)
+        TMA_VIOLATE(s, ADDRESS_ALIGN, tma_arg_x(addr), tma_arg_u(align), tma_arg_s(align_why));
+    *dims_ok = rank_ok, *strides_ok = rank_ok;
+    if (!rank_ok)
+        return;
+    for (uint32_t i = 0; i < rank; i++)
+        if (global_dim[i] == 0u || global_dim[i] > TMA_MAX_GLOBAL_DIM) {
+            TMA_VIOLATE(s, GLOBAL_DIM, tma_arg_u(i), tma_arg_u(global_dim[i]));
+            *dims_ok = 0;
+        }
+    for (uint32_t i = 0; i + 1u < rank; i++) {
+        const uint64_t st = global_stride[i];
+        if (st % align != 0u) {
+            TMA_VIOLATE(s, STRIDE_ALIGN, tma_arg_u(i), tma_arg_u(st), tma_arg_u(align), tma_arg_s(align_why),
+                        tma_arg_u(tma_rule_round_up(st ? st : 1u, align)));
+            *strides_ok = 0;
+        }
+        if (st >= TMA_GLOBAL_STRIDE_LIMIT) {
+            TMA_VIOLATE(s, STRIDE_RANGE, tma_arg_u(i), tma_arg_u(st));
+            *strides_ok = 0;
+        }
+    }
+}
+
 /** Check d against every rule of cuTensorMapEncodeTiled and libtma's stricter ones, reporting each
  *  violation to s. @return the first violation's status, or TMA_OK */
 TMA_HD tma_status tma_rules_tiled(const tma_tiled_desc *d, tma_rule_sink *s) {
@@ -959,35 +992,12 @@ TMA_HD tma_status tma_rules_tiled(const tma_tiled_desc *d, tma_rule_sink *s) {
      * "Interleaved layouts"); the hang once blamed on them was a wrong expect-tx count. */
 
     /* ---- the tensor in global memory ---- */
-    const int il32 = il_ok && d->interleave == TMA_INTERLEAVE_32B;
-    const uint32_t align = il32 ? TMA_GLOBAL_ALIGN_INTERLEAVE_32B : TMA_GLOBAL_ALIGN;
-    const char *align_why = il32 ? " (TMA_INTERLEAVE_32B needs 32)" : "";
     const uint64_t addr = (uint64_t)(uintptr_t)d->global_address;
-    if (addr == 0u)
-        TMA_VIOLATE(s, ADDRESS_NULL, tma_arg_u(0));
-    else if (addr % align != 0u)
-        TMA_VIOLATE(s, ADDRESS_ALIGN, tma_arg_x(addr), tma_arg_u(align), tma_arg_s(align_why));
+    int dims_ok = 0, strides_ok = 0;
+    tma_rules_global_tensor_(d->rank, rank_ok, il_ok && d->interleave == TMA_INTERLEAVE_32B, addr, d->global_dim,
+                             d->global_stride, &dims_ok, &strides_ok, s);
     if (!rank_ok)
         return s->first; /* every rule below reads dimensions */
-
-    int dims_ok = 1, strides_ok = 1;
-    for (uint32_t i = 0; i < d->rank; i++)
-        if (d->global_dim[i] == 0u || d->global_dim[i] > TMA_MAX_GLOBAL_DIM) {
-            TMA_VIOLATE(s, GLOBAL_DIM, tma_arg_u(i), tma_arg_u(d->global_dim[i]));
-            dims_ok = 0;
-        }
-    for (uint32_t i = 0; i + 1u < d->rank; i++) {
-        const uint64_t st = d->global_stride[i];
-        if (st % align != 0u) {
-            TMA_VIOLATE(s, STRIDE_ALIGN, tma_arg_u(i), tma_arg_u(st), tma_arg_u(align), tma_arg_s(align_why),
-                        tma_arg_u(tma_rule_round_up(st ? st : 1u, align)));
-            strides_ok = 0;
-        }
-        if (st >= TMA_GLOBAL_STRIDE_LIMIT) {
-            TMA_VIOLATE(s, STRIDE_RANGE, tma_arg_u(i), tma_arg_u(st));
-            strides_ok = 0;
-        }
-    }
     if (dtype_ok && dims_ok && strides_ok) {
         tma_overlap o;
         if (!(d->flags & TMA_DESC_ALLOW_OVERLAP) && !tma_rule_one_to_one(d, &o))
@@ -1544,34 +1554,12 @@ TMA_HD tma_status tma_rules_im2col(const tma_im2col_desc *d, tma_rule_sink *s) {
     /* measured: INTERLEAVE_32B does not require SWIZZLE_32B here either (the documentation says it does). */
 
     /* ---- the tensor in global memory ---- */
-    const int il32 = il_ok && d->interleave == TMA_INTERLEAVE_32B;
-    const uint32_t align = il32 ? TMA_GLOBAL_ALIGN_INTERLEAVE_32B : TMA_GLOBAL_ALIGN;
-    const char *align_why = il32 ? " (TMA_INTERLEAVE_32B needs 32)" : "";
     const uint64_t addr = (uint64_t)(uintptr_t)d->global_address;
-    if (addr == 0u)
-        TMA_VIOLATE(s, ADDRESS_NULL, tma_arg_u(0));
-    else if (addr % align != 0u)
-        TMA_VIOLATE(s, ADDRESS_ALIGN, tma_arg_x(addr), tma_arg_u(align), tma_arg_s(align_why));
+    int dims_ok = 0, strides_ok = 0;
+    tma_rules_global_tensor_(d->rank, rank_ok, il_ok && d->interleave == TMA_INTERLEAVE_32B, addr, d->global_dim,
+                             d->global_stride, &dims_ok, &strides_ok, s);
     if (!rank_ok)
         return s->first; /* every rule below reads dimensions */
-    int dims_ok = 1, strides_ok = 1;
-    for (uint32_t i = 0; i < d->rank; i++)
-        if (d->global_dim[i] == 0u || d->global_dim[i] > TMA_MAX_GLOBAL_DIM) {
-            TMA_VIOLATE(s, GLOBAL_DIM, tma_arg_u(i), tma_arg_u(d->global_dim[i]));
-            dims_ok = 0;
-        }
-    for (uint32_t i = 0; i + 1u < d->rank; i++) {
-        const uint64_t st = d->global_stride[i];
-        if (st % align != 0u) {
-            TMA_VIOLATE(s, STRIDE_ALIGN, tma_arg_u(i), tma_arg_u(st), tma_arg_u(align), tma_arg_s(align_why),
-                        tma_arg_u(tma_rule_round_up(st ? st : 1u, align)));
-            strides_ok = 0;
-        }
-        if (st >= TMA_GLOBAL_STRIDE_LIMIT) {
-            TMA_VIOLATE(s, STRIDE_RANGE, tma_arg_u(i), tma_arg_u(st));
-            strides_ok = 0;
-        }
-    }
     if (dtype_ok && il_ok && dims_ok && strides_ok) {
         const tma_tiled_desc t = tma_rule_im2col_as_tiled(d);
         const uint64_t extent = tma_rule_global_extent(&t);
