@@ -56,16 +56,22 @@ tma_status tma_check_tiled(const tma_tiled_desc *d, tma_diag *diag) {
     return first_to_diag(&s, diag);
 }
 
+/* Every violation of s (its buffer v) into diags[0..cap), the count into *count (optional); the status. */
+static tma_status all_to_diags(const tma_rule_sink *s, const tma_violation *v, tma_diag *diags, size_t cap,
+                               size_t *count) {
+    const size_t shown = diags == NULL ? 0 : s->count < cap ? s->count : cap;
+    for (size_t i = 0; i < shown && i < MAX_VIOLATIONS; i++)
+        diag_of(&v[i], &diags[i]);
+    if (count)
+        *count = s->count;
+    return s->first;
+}
+
 tma_status tma_check_tiled_all(const tma_tiled_desc *d, tma_diag *diags, size_t cap, size_t *count) {
     tma_violation v[MAX_VIOLATIONS];
     tma_rule_sink s = tma_rule_sink_make(v, MAX_VIOLATIONS);
     tma_rules_tiled(d, &s);
-    const size_t shown = diags == NULL ? 0 : s.count < cap ? s.count : cap;
-    for (size_t i = 0; i < shown && i < MAX_VIOLATIONS; i++)
-        diag_of(&v[i], &diags[i]);
-    if (count)
-        *count = s.count;
-    return s.first;
+    return all_to_diags(&s, v, diags, cap, count);
 }
 
 static tma_status check_copy(const tma_tiled_desc *d, const int32_t coord[5], int store, tma_diag *diag) {
@@ -146,6 +152,13 @@ tma_status tma_check_im2col(const tma_im2col_desc *d, tma_diag *diag) {
     tma_rule_sink s = tma_rule_sink_make(&first, 1);
     tma_rules_im2col(d, &s);
     return first_to_diag(&s, diag);
+}
+
+tma_status tma_check_im2col_all(const tma_im2col_desc *d, tma_diag *diags, size_t cap, size_t *count) {
+    tma_violation v[MAX_VIOLATIONS];
+    tma_rule_sink s = tma_rule_sink_make(v, MAX_VIOLATIONS);
+    tma_rules_im2col(d, &s);
+    return all_to_diags(&s, v, diags, cap, count);
 }
 
 tma_status tma_check_im2col_coords_diag(const tma_im2col_desc *d, const int32_t coord[5], const uint16_t offset[3],

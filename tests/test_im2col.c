@@ -51,6 +51,21 @@ Test(im2col_check, the_base_passes) {
     expect(NULL, TMA_ERR_NULL_ARG, "pass the address of a tma_im2col_desc", "NULL");
 }
 
+Test(im2col_check, all_lists_every_broken_rule) {
+    tma_im2col_desc d = base();
+    d.channels_per_pixel = 300, d.pixels_per_column = 2000;
+    tma_diag diags[4], first;
+    size_t count = 0;
+    cr_expect_eq(tma_check_im2col_all(&d, diags, 4, &count), tma_check_im2col(&d, &first));
+    cr_expect_eq(count, 2u, "two broken rules, got %zu", count);
+    cr_expect_eq(diags[0].status, TMA_ERR_IM2COL_CHANNELS);
+    cr_expect_str_eq(diags[0].message, first.message);
+    cr_expect_eq(diags[1].status, TMA_ERR_IM2COL_PIXELS);
+    d = base();
+    cr_expect_eq(tma_check_im2col_all(&d, NULL, 0, &count), TMA_OK);
+    cr_expect_eq(count, 0u);
+}
+
 Test(im2col_check, kinds) {
     tma_im2col_desc d = base();
     d.dtype = (tma_dtype)13;

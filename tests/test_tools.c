@@ -274,6 +274,54 @@ Test(tma_explain, golden_interleave_json) {
                  "explain_interleave.json", 1);
 }
 
+/* im2col: a 3x3 filter's window with padding 1 over a 56x56 bf16 image, and one breaking three rules. */
+#define IM2COL_ARGS                                                                                              \
+    "--mode im2col --dims 64,56,56,32 --lower -1,-1 --upper -1,-1 --channels 64 --pixels 128 --swizzle 128B"
+#define IM2COL_INVALID_ARGS "--mode im2col --dims 60,56,56,32 --lower 2,-1 --upper -70,-1 --channels 300 --pixels 2000"
+
+Test(tma_explain, golden_im2col_text) { check_golden(TMA_EXPLAIN_PATH, IM2COL_ARGS, "explain_im2col.txt", 0); }
+Test(tma_explain, golden_im2col_json) {
+    check_golden(TMA_EXPLAIN_PATH, IM2COL_ARGS " --json", "explain_im2col.json", 0);
+}
+Test(tma_explain, golden_im2col_invalid_text) {
+    check_golden(TMA_EXPLAIN_PATH, IM2COL_INVALID_ARGS, "explain_im2col_invalid.txt", 1);
+}
+Test(tma_explain, golden_im2col_invalid_json) {
+    check_golden(TMA_EXPLAIN_PATH, IM2COL_INVALID_ARGS " --json", "explain_im2col_invalid.json", 1);
+}
+
+Test(tma_explain, im2col_footprints_are_the_librarys) {
+    const tma_im2col_desc d = {.dtype = TMA_DTYPE_BF16, .rank = 4, .global_address = (void *)0x7f0000000000ull,
+                               .global_dim = {64, 56, 56, 32}, .global_stride = {128, 7168, 401408},
+                               .pixel_box_lower = {-1, -1}, .pixel_box_upper = {-1, -1}, .channels_per_pixel = 64,
+                               .pixels_per_column = 128, .swizzle = TMA_SWIZZLE_128B};
+    char want[96];
+    run_result r = run_tool(TMA_EXPLAIN_PATH, IM2COL_ARGS " --json");
+    cr_assert_eq(r.status, 0);
+    snprintf(want, sizeof want, "\"tx_bytes\":%zu,\"smem_bytes\":%zu,", tma_im2col_tx_bytes(&d),
+             tma_im2col_smem_bytes(&d));
+    cr_assert_not_null(strstr(r.out, want), "%s not in %s", want, r.out);
+    free(r.out);
+}
+
+Test(tma_explain, options_of_the_other_mode_are_refused) {
+    const struct {
+        const char *args, *message;
+    } cases[] = {
+        {"--mode im2col --dims 64,56,56 --box 8,8,8", "--box is not an option of --mode im2col"},
+        {"--dims 64,56 --lower -1", "--lower is not an option of --mode tiled"},
+        {"--mode im2col --dims 64,56,56,4 --lower -1", "--lower has 1 values"},
+        {"--mode im2col --dims 64,56,4 --upper 1x", "'1x' is not a 32-bit signed number"},
+        {"--mode conv --dims 64", "--mode 'conv': use tiled or im2col"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_result r = run_tool_stderr(TMA_EXPLAIN_PATH, cases[i].args);
+        cr_assert_eq(r.status, 2, "%s: status %d", cases[i].args, r.status);
+        cr_assert_not_null(strstr(r.out, cases[i].message), "%s: %s", cases[i].args, r.out);
+        free(r.out);
+    }
+}
+
 Test(tma_explain, invalid_lists_both_broken_rules) {
     run_result r = run_tool(TMA_EXPLAIN_PATH, INVALID2_ARGS);
     cr_assert_eq(r.status, 1);

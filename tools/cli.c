@@ -126,7 +126,25 @@ bool cli_parse_u32(const char *s, uint32_t *out) {
     return true;
 }
 
-uint32_t cli_parse_list(const char *opt, const char *s, uint64_t *out, uint32_t cap) {
+/* One list element s[0..len) into out[n]; false if it is not a number of the list's kind. */
+typedef bool (*list_element_fn)(const char *s, size_t len, void *out, uint32_t n);
+
+static bool u64_element(const char *s, size_t len, void *out, uint32_t n) {
+    return parse_u64_span(s, len, &((uint64_t *)out)[n]);
+}
+
+/* An optional '-', then a number that fits in int32_t. */
+static bool i32_element(const char *s, size_t len, void *out, uint32_t n) {
+    const bool negative = len > 0 && s[0] == '-';
+    uint64_t v;
+    if (!parse_u64_span(s + negative, len - negative, &v) || v > (negative ? 0x80000000u : 0x7fffffffu))
+        return false;
+    ((int32_t *)out)[n] = negative ? (int32_t)(-(int64_t)v) : (int32_t)v;
+    return true;
+}
+
+static uint32_t parse_list(const char *opt, const char *s, void *out, uint32_t cap, list_element_fn element,
+                           const char *kind) {
     if (*s == '\0')
         cli_bad_usage("%s '%s': empty list", opt, s);
     uint32_t n = 0;
@@ -137,14 +155,21 @@ uint32_t cli_parse_list(const char *opt, const char *s, uint64_t *out, uint32_t 
                           n + 1);
         if (n == cap)
             cli_bad_usage("%s '%s': at most %u values", opt, s, cap);
-        if (!parse_u64_span(p, len, &out[n]))
-            cli_bad_usage("%s '%s': '%.*s' is not an unsigned number (decimal, or hexadecimal after 0x)", opt, s,
-                          (int)len, p);
+        if (!element(p, len, out, n))
+            cli_bad_usage("%s '%s': '%.*s' is not %s (decimal, or hexadecimal after 0x)", opt, s, (int)len, p, kind);
         n++;
         if (p[len] == '\0')
             return n;
         p += len + 1;
     }
+}
+
+uint32_t cli_parse_list(const char *opt, const char *s, uint64_t *out, uint32_t cap) {
+    return parse_list(opt, s, out, cap, u64_element, "an unsigned number");
+}
+
+uint32_t cli_parse_i32_list(const char *opt, const char *s, int32_t *out, uint32_t cap) {
+    return parse_list(opt, s, out, cap, i32_element, "a 32-bit signed number");
 }
 
 uint32_t cli_to_u32(const char *opt, uint64_t v) {

@@ -67,6 +67,8 @@ bool cli_parse_u32(const char *s, uint32_t *out);
  *  naming the option `opt`: an empty list or an empty element ("10,,16", ",10", "10,"), too many values,
  *  an element that is not a number. */
 uint32_t cli_parse_list(const char *opt, const char *s, uint64_t *out, uint32_t cap);
+/** cli_parse_list for 32-bit signed numbers, each with an optional leading '-' ("-1,0x10"). */
+uint32_t cli_parse_i32_list(const char *opt, const char *s, int32_t *out, uint32_t cap);
 /** v as 32 bits, or bad usage (exit 2) naming the option `opt`. */
 uint32_t cli_to_u32(const char *opt, uint64_t v);
 /** An element type by its tma_dtype_name ("bf16", "f32", ...), case-insensitive. */

@@ -1,9 +1,11 @@
-/* tma-explain: check a TMA tiled descriptor given on the command line and say what it means.
+/* tma-explain: check a TMA tiled or im2col descriptor given on the command line and say what it means.
  *
  *   tma-explain --dtype bf16 --dims 4096,4096 --box 64,128 --swizzle 128B
+ *   tma-explain --mode im2col --dims 64,56,56,32 --lower -1,-1 --upper -1,-1 --channels 64 --pixels 128
  *
- * Prints every rule the descriptor breaks (tma_check_tiled_all; each message names the fix), and for a
- * valid one the facts a kernel must keep in step with it. --json prints the same as one JSON object.
+ * Prints every rule the descriptor breaks (tma_check_tiled_all / tma_check_im2col_all; each message names
+ * the fix), and for a valid one the facts a kernel must keep in step with it. --json prints the same as one
+ * JSON object.
  * Exit status: 0 valid, 1 invalid, 2 bad usage; each with a one-line message on stderr. No GPU needed. */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -22,10 +24,12 @@
 static const char *const usage_text =
     "usage: tma-explain --dims D0,D1,... [options]\n"
     "\n"
-    "Check a TMA tiled tensor-map descriptor (the fields of cuTensorMapEncodeTiled) and explain it.\n"
+    "Check a TMA tiled tensor-map descriptor (the fields of cuTensorMapEncodeTiled) and explain it, or,\n"
+    "with --mode im2col, an im2col one (cuTensorMapEncodeIm2col).\n"
     "Dimension 0 is the innermost (contiguous) one and comes first in every list.\n"
     "\n"
     "options (a value may follow as the next argument or after '=': --dims 64,64 or --dims=64,64):\n"
+    "  --mode MODE        tiled im2col (default tiled)\n"
     "  --dtype T          element type: u8 u16 u32 i32 u64 i64 f16 f32 f64 bf16 f32_ftz tf32 tf32_ftz\n"
     "                     (default bf16)\n"
     "  --dims D0,D1,...   global dimensions in elements, 1 to 5 of them (required; sets the rank)\n"
@@ -41,6 +45,11 @@ static const char *const usage_text =
     "  --oob MODE         zero nan (default zero)\n"
     "  --address ADDR     global address (default 0x7f0000000000, a 256-byte aligned stand-in)\n"
     "  --allow-overlap    set TMA_DESC_ALLOW_OVERLAP (a map that is only loaded from)\n"
+    "im2col only (--dims C,W,N / C,W,H,N / C,W,H,D,N; no --box, no --allow-overlap):\n"
+    "  --lower L0,...     pixelBoxLowerCorner, one per spatial dimension, W first (default 0,...)\n"
+    "  --upper U0,...     pixelBoxUpperCorner, likewise (default 0,...)\n"
+    "  --channels C       channels per pixel (default min(D0, 64))\n"
+    "  --pixels P         pixels per column, the shared-memory rows of one copy (default 64)\n"
     "  --json             print one JSON object instead of text\n"
     "  --help             this text\n"
     "  --version          print the version of tma-explain (libtma's)\n"
@@ -53,11 +62,14 @@ static const char *const usage_text =
     "  tma-explain --dtype bf16 --dims 4096,4096 --box 64,128 --swizzle 128B\n"
     "  tma-explain --dtype bf16 --dims 4096,4096 --strides 8192 --box 128,64 --swizzle 128B   # too wide\n"
     "  tma-explain --dtype f32 --dims 1000,1000 --strides 4000 --box 32,32 --oob nan --json\n"
-    "  tma-explain --dtype u8 --dims 64,64,8 --box 32,32,4 --interleave 32B --swizzle 32B\n";
+    "  tma-explain --dtype u8 --dims 64,64,8 --box 32,32,4 --interleave 32B --swizzle 32B\n"
+    "  tma-explain --mode im2col --dims 64,56,56,32 --lower -1,-1 --upper -1,-1 --channels 64 --pixels 128 \\\n"
+    "              --swizzle 128B\n";
 
 static const char *const interleave_names[] = {"none", "16B", "32B"};
 static const char *const l2_names[] = {"none", "64B", "128B", "256B"};
 static const char *const oob_names[] = {"zero", "nan"};
+static const char *const mode_names[] = {"tiled", "im2col"};
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* ---------------------------------------------------------------------------------------------
@@ -79,6 +91,11 @@ enum {
     OPT_L2,
     OPT_OOB,
     OPT_ADDRESS,
+    OPT_MODE,
+    OPT_LOWER,
+    OPT_UPPER,
+    OPT_CHANNELS,
+    OPT_PIXELS,
     OPT_COUNT
 };
 
@@ -97,7 +114,14 @@ static const cli_option option_table[OPT_COUNT] = {
     [OPT_L2] = {"--l2", NULL, true},
     [OPT_OOB] = {"--oob", NULL, true},
     [OPT_ADDRESS] = {"--address", NULL, true},
+    [OPT_MODE] = {"--mode", NULL, true},
+    [OPT_LOWER] = {"--lower", NULL, true},
+    [OPT_UPPER] = {"--upper", NULL, true},
+    [OPT_CHANNELS] = {"--channels", NULL, true},
+    [OPT_PIXELS] = {"--pixels", NULL, true},
 };
+
+#define MAX_SPATIAL 3
 
 /* The command line. The lists hold what was given, then the defaults for what was not (fill_defaults);
  * the counts stay 0 for a list that was not given, so the text can say "(default)". */
@@ -108,6 +132,10 @@ typedef struct explain_options {
     int swizzle, interleave, l2, oob;
     uint64_t address;
     bool json, allow_overlap;
+    bool im2col; /* --mode im2col; the fields below are its own */
+    int32_t lower[MAX_SPATIAL], upper[MAX_SPATIAL];
+    uint32_t nlower, nupper, channels, pixels;
+    bool has_channels;
 } explain_options;
 
 static int mode_arg(const char *opt, const char *v, const char *prefix, const char *const *names, int n,
@@ -116,6 +144,26 @@ static int mode_arg(const char *opt, const char *v, const char *prefix, const ch
     if (mode < 0)
         cli_bad_usage("%s '%s': use %s", opt, v, choices);
     return mode;
+}
+
+static uint32_t u32_arg(const char *opt, const char *v) {
+    uint32_t n;
+    if (!cli_parse_u32(v, &n))
+        cli_bad_usage("%s '%s': not an unsigned 32-bit number", opt, v);
+    return n;
+}
+
+static void set_im2col_option(explain_options *o, int id, const char *v) {
+    switch (id) {
+    case OPT_MODE: o->im2col = mode_arg("--mode", v, "", mode_names, COUNT(mode_names), "tiled or im2col") == 1; break;
+    case OPT_LOWER: o->nlower = cli_parse_i32_list("--lower", v, o->lower, MAX_SPATIAL); break;
+    case OPT_UPPER: o->nupper = cli_parse_i32_list("--upper", v, o->upper, MAX_SPATIAL); break;
+    case OPT_CHANNELS:
+        o->channels = u32_arg("--channels", v);
+        o->has_channels = true;
+        break;
+    case OPT_PIXELS: o->pixels = u32_arg("--pixels", v); break;
+    }
 }
 
 static void set_option(explain_options *o, int id, const char *v) {
@@ -143,6 +191,7 @@ static void set_option(explain_options *o, int id, const char *v) {
         if (!cli_parse_u64(v, &o->address))
             cli_bad_usage("--address '%s': not an unsigned number (e.g. 0x7f0000000000)", v);
         break;
+    default: set_im2col_option(o, id, v); break;
     }
 }
 
@@ -160,13 +209,38 @@ static void check_list_lengths(const explain_options *o) {
         cli_bad_usage("--estrides has %u values; --dims has %u", o->nestrides, rank);
 }
 
+/* The options of the other mode are refused, by name. */
+static void check_mode_options(const explain_options *o, const bool *given) {
+    static const int tiled_only[] = {OPT_BOX, OPT_ALLOW_OVERLAP};
+    static const int im2col_only[] = {OPT_LOWER, OPT_UPPER, OPT_CHANNELS, OPT_PIXELS};
+    const int *other = o->im2col ? tiled_only : im2col_only;
+    const int n = o->im2col ? COUNT(tiled_only) : COUNT(im2col_only);
+    for (int i = 0; i < n; i++)
+        if (given[other[i]])
+            cli_bad_usage("%s is not an option of --mode %s", option_table[other[i]].name,
+                          o->im2col ? "im2col" : "tiled");
+}
+
+/* A corner list (--lower, --upper) of n values: one per spatial dimension (rank - 2), when the rank has any. */
+static void check_corner_length(const char *opt, uint32_t n, uint32_t rank) {
+    const uint32_t spatial = rank > 2 ? rank - 2 : 0;
+    if (n != 0 && spatial != 0 && n != spatial)
+        cli_bad_usage("%s has %u values; a rank-%u tensor has %u spatial dimensions", opt, n, rank, spatial);
+}
+
 static explain_options parse_options(int argc, char **argv) {
-    explain_options o = {.dtype = TMA_DTYPE_BF16, .address = DEFAULT_ADDRESS};
+    explain_options o = {.dtype = TMA_DTYPE_BF16, .address = DEFAULT_ADDRESS, .pixels = 64};
+    bool given[OPT_COUNT] = {false};
     cli_args args = cli_args_start(option_table, OPT_COUNT, argc, argv);
     const char *value;
-    for (int id; (id = cli_next_option(&args, &value)) != CLI_DONE;)
+    for (int id; (id = cli_next_option(&args, &value)) != CLI_DONE;) {
         set_option(&o, id, value);
+        given[id] = true;
+    }
+    check_mode_options(&o, given);
     check_list_lengths(&o);
+    check_corner_length("--lower", o.nlower, o.ndims);
+    check_corner_length("--upper", o.nupper, o.ndims);
     return o;
 }
 
@@ -192,8 +266,10 @@ static void fill_defaults(explain_options *o) {
     const uint64_t esize = tma_dtype_size(o->dtype);
     if (o->nstrides == 0)
         default_strides(o, esize);
-    if (o->nbox == 0)
+    if (o->nbox == 0 && !o->im2col)
         default_box(o, esize);
+    if (!o->has_channels)
+        o->channels = o->dims[0] < 64u ? (uint32_t)o->dims[0] : 64u;
     if (o->nestrides == 0)
         for (uint32_t i = 0; i < o->ndims; i++)
             o->estrides[i] = 1;
@@ -295,7 +371,7 @@ static void json_u64_array(const uint64_t *v, uint32_t n) {
     putchar(']');
 }
 
-static void print_json_descriptor(const explain_options *o) {
+static void print_json_descriptor_head(const explain_options *o) {
     const uint32_t rank = o->ndims;
     printf("\"descriptor\":{\"dtype\":");
     cli_json_string(tma_dtype_name(o->dtype));
@@ -304,10 +380,11 @@ static void print_json_descriptor(const explain_options *o) {
     json_u64_array(o->dims, rank);
     printf(",\"global_stride\":");
     json_u64_array(o->strides, rank - 1);
-    printf(",\"box_dim\":");
-    json_u64_array(o->box, rank);
+}
+
+static void print_json_descriptor_tail(const explain_options *o) {
     printf(",\"element_stride\":");
-    json_u64_array(o->estrides, rank);
+    json_u64_array(o->estrides, o->ndims);
     printf(",\"swizzle\":");
     cli_json_string(cli_swizzle_names[o->swizzle]);
     printf(",\"interleave\":");
@@ -316,6 +393,13 @@ static void print_json_descriptor(const explain_options *o) {
     cli_json_string(l2_names[o->l2]);
     printf(",\"oob_fill\":");
     cli_json_string(oob_names[o->oob]);
+}
+
+static void print_json_descriptor(const explain_options *o) {
+    print_json_descriptor_head(o);
+    printf(",\"box_dim\":");
+    json_u64_array(o->box, o->ndims);
+    print_json_descriptor_tail(o);
     printf(",\"allow_overlap\":%s}", o->allow_overlap ? "true" : "false");
 }
 
@@ -346,11 +430,19 @@ static void print_json_facts(const box_facts *f) {
     cli_json_string(f->wgmma);
 }
 
-static void print_json(const explain_options *o, const verdict *v, const box_facts *f) {
-    const bool valid = v->status == TMA_OK;
-    printf("{\"valid\":%s,\"status\":", valid ? "true" : "false");
+/* "{"valid":..,["mode":..,]"status":..," - the opening both modes share; mode NULL for tiled. */
+static void print_json_opening(const verdict *v, const char *mode) {
+    printf("{\"valid\":%s,", v->status == TMA_OK ? "true" : "false");
+    if (mode)
+        printf("\"mode\":\"%s\",", mode);
+    printf("\"status\":");
     cli_json_string(tma_status_name(v->status));
     putchar(',');
+}
+
+static void print_json(const explain_options *o, const verdict *v, const box_facts *f) {
+    const bool valid = v->status == TMA_OK;
+    print_json_opening(v, NULL);
     print_json_descriptor(o);
     putchar(',');
     print_json_errors(v);
@@ -370,7 +462,8 @@ static void text_list(const uint64_t *v, uint32_t n, const char *sep) {
         printf("%s%llu", i ? sep : "", (unsigned long long)v[i]);
 }
 
-static void print_text_descriptor(const explain_options *o) {
+/* The fields both modes have, before their own. */
+static void print_text_descriptor_head(const explain_options *o) {
     const uint32_t rank = o->ndims;
     printf("descriptor\n");
     printf("  dtype          %s (%llu bytes)\n", tma_dtype_name(o->dtype),
@@ -390,11 +483,12 @@ static void print_text_descriptor(const explain_options *o) {
         else
             printf("   (bytes, dimensions 1..%u)%s\n", rank - 1, dflt);
     }
-    printf("  box_dim        ");
-    text_list(o->box, rank, " x ");
-    printf("%s\n", o->nbox ? "" : "   (default)");
+}
+
+/* The fields both modes have, after their own. */
+static void print_text_descriptor_tail(const explain_options *o) {
     printf("  element_stride ");
-    text_list(o->estrides, rank, ", ");
+    text_list(o->estrides, o->ndims, ", ");
     printf("\n");
     printf("  swizzle        %s\n", tma_swizzle_name((tma_swizzle)o->swizzle));
     printf("  interleave     %s\n", interleave_names[o->interleave]);
@@ -403,6 +497,14 @@ static void print_text_descriptor(const explain_options *o) {
     if (o->allow_overlap)
         printf("  flags          TMA_DESC_ALLOW_OVERLAP\n");
     printf("\n");
+}
+
+static void print_text_descriptor(const explain_options *o) {
+    print_text_descriptor_head(o);
+    printf("  box_dim        ");
+    text_list(o->box, o->ndims, " x ");
+    printf("%s\n", o->nbox ? "" : "   (default)");
+    print_text_descriptor_tail(o);
 }
 
 static void print_text_errors(const verdict *v) {
@@ -459,9 +561,9 @@ static void print_text(const explain_options *o, const tma_tiled_desc *d, const 
 }
 
 /* The one-line summary on stderr; returns the exit status. */
-static int summarize(const verdict *v, const box_facts *f) {
+static int summarize(const verdict *v, size_t tx) {
     if (v->status == TMA_OK) {
-        fprintf(stderr, "tma-explain: valid descriptor (%zu bytes per copy)\n", f->tx);
+        fprintf(stderr, "tma-explain: valid descriptor (%zu bytes per copy)\n", tx);
         return 0;
     }
     fprintf(stderr, "tma-explain: invalid descriptor: %zu broken rule%s, first %s\n", v->count,
@@ -469,17 +571,130 @@ static int summarize(const verdict *v, const box_facts *f) {
     return 1;
 }
 
+static int explain_tiled(const explain_options *o) {
+    const tma_tiled_desc d = build_descriptor(o);
+    verdict v;
+    check_descriptor(&d, &v);
+    const box_facts f = facts_of(&d, v.status == TMA_OK);
+    if (o->json)
+        print_json(o, &v, &f);
+    else
+        print_text(o, &d, &v, &f);
+    return summarize(&v, f.tx);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * im2col (--mode im2col)
+ * ------------------------------------------------------------------------------------------- */
+
+static tma_im2col_desc build_im2col_descriptor(const explain_options *o) {
+    tma_im2col_desc d = {
+        .dtype = o->dtype,
+        .rank = o->ndims,
+        .global_address = (void *)(uintptr_t)o->address,
+        .channels_per_pixel = o->channels,
+        .pixels_per_column = o->pixels,
+        .interleave = (tma_interleave)o->interleave,
+        .swizzle = (tma_swizzle)o->swizzle,
+        .l2_promotion = (tma_l2_promotion)o->l2,
+        .oob_fill = (tma_oob_fill)o->oob,
+    };
+    for (uint32_t i = 0; i < o->ndims; i++) {
+        d.global_dim[i] = o->dims[i];
+        d.element_stride[i] = cli_to_u32("--estrides", o->estrides[i]);
+        if (i + 1 < o->ndims)
+            d.global_stride[i] = o->strides[i];
+    }
+    for (uint32_t i = 0; i < MAX_SPATIAL; i++) {
+        d.pixel_box_lower[i] = o->lower[i];
+        d.pixel_box_upper[i] = o->upper[i];
+    }
+    return d;
+}
+
+static void check_im2col_descriptor(const tma_im2col_desc *d, verdict *v) {
+    v->status = tma_check_im2col_all(d, v->diags, MAX_DIAGS, &v->count);
+    v->shown = v->count < MAX_DIAGS ? v->count : MAX_DIAGS;
+}
+
+static uint32_t spatial_dims(const explain_options *o) { return o->ndims > 2 ? o->ndims - 2 : 0; }
+
+static void print_i32_list(const int32_t *v, uint32_t n, const char *sep) {
+    for (uint32_t i = 0; i < n; i++)
+        printf("%s%d", i ? sep : "", v[i]);
+}
+
+static void print_text_im2col_descriptor(const explain_options *o) {
+    print_text_descriptor_head(o);
+    printf("  pixel_box_lower ");
+    print_i32_list(o->lower, spatial_dims(o), ", ");
+    printf("   (W first)%s\n", o->nlower ? "" : " (default)");
+    printf("  pixel_box_upper ");
+    print_i32_list(o->upper, spatial_dims(o), ", ");
+    printf("   (W first)%s\n", o->nupper ? "" : " (default)");
+    printf("  channels_per_pixel %u%s\n", o->channels, o->has_channels ? "" : " (default)");
+    printf("  pixels_per_column  %u\n", o->pixels);
+    print_text_descriptor_tail(o);
+}
+
+static void print_text_im2col_facts(const tma_im2col_desc *d) {
+    const tma_box_info b = tma_im2col_box_info_of(d);
+    const size_t row_bytes = (size_t)d->channels_per_pixel * tma_dtype_size(d->dtype);
+    printf("transaction bytes    %zu per copy (tma_im2col_tx_bytes)\n", tma_im2col_tx_bytes(d));
+    printf("shared memory        %zu bytes = %u rows (pixels) x %u-byte pitch", tma_im2col_smem_bytes(d), b.rows,
+           b.row_pitch);
+    if (b.row_pitch > row_bytes)
+        printf(" (row %zu bytes, padded by %zu to the %u-byte swizzle span)", row_bytes, b.row_pitch - row_bytes,
+               tma_swizzle_span(d->swizzle));
+    printf("\n");
+    printf("each row             one input pixel: channels c .. c+%u of it (coord[0] = c)\n",
+           d->channels_per_pixel - 1);
+    printf("start coordinates    spatial dimension i in [pixel_box_lower[i], global_dim[i+1] + pixel_box_upper[i] - 1]"
+           " (tma_check_im2col_coords)\n");
+}
+
+static void print_json_im2col(const explain_options *o, const tma_im2col_desc *d, const verdict *v) {
+    const bool valid = v->status == TMA_OK;
+    print_json_opening(v, "im2col");
+    print_json_descriptor_head(o);
+    printf(",\"pixel_box_lower\":[");
+    print_i32_list(o->lower, spatial_dims(o), ",");
+    printf("],\"pixel_box_upper\":[");
+    print_i32_list(o->upper, spatial_dims(o), ",");
+    printf("],\"channels_per_pixel\":%u,\"pixels_per_column\":%u", o->channels, o->pixels);
+    print_json_descriptor_tail(o);
+    printf("},");
+    print_json_errors(v);
+    if (valid) {
+        const tma_box_info b = tma_im2col_box_info_of(d);
+        printf(",\"tx_bytes\":%zu,\"smem_bytes\":%zu,\"smem_rows\":%u,\"smem_row_pitch\":%u",
+               tma_im2col_tx_bytes(d), tma_im2col_smem_bytes(d), b.rows, b.row_pitch);
+    }
+    printf("}\n");
+}
+
+static int explain_im2col(const explain_options *o) {
+    const tma_im2col_desc d = build_im2col_descriptor(o);
+    verdict v;
+    check_im2col_descriptor(&d, &v);
+    if (o->json) {
+        print_json_im2col(o, &d, &v);
+    } else {
+        print_text_im2col_descriptor(o);
+        if (v.status != TMA_OK)
+            print_text_errors(&v);
+        else {
+            printf("verdict: valid (TMA_OK)\n\n");
+            print_text_im2col_facts(&d);
+        }
+    }
+    return summarize(&v, tma_im2col_tx_bytes(&d));
+}
+
+
 int main(int argc, char **argv) {
     cli_program = "tma-explain";
     explain_options o = parse_options(argc, argv);
     fill_defaults(&o);
-    const tma_tiled_desc d = build_descriptor(&o);
-    verdict v;
-    check_descriptor(&d, &v);
-    const box_facts f = facts_of(&d, v.status == TMA_OK);
-    if (o.json)
-        print_json(&o, &v, &f);
-    else
-        print_text(&o, &d, &v, &f);
-    return summarize(&v, &f);
+    return o.im2col ? explain_im2col(&o) : explain_tiled(&o);
 }

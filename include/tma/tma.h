@@ -241,6 +241,10 @@ tma_status tma_model_bulk_reduce_cluster(void *dst, size_t dst_bytes, uint32_t d
  *  @return TMA_OK or the status of the first broken rule */
 tma_status tma_check_im2col(const tma_im2col_desc *d, tma_diag *diag);
 
+/** tma_check_im2col reporting every broken rule, as tma_check_tiled_all: the first `cap` into diags, the number of
+ *  them into *count (optional). @return the status of the first broken rule, or TMA_OK */
+tma_status tma_check_im2col_all(const tma_im2col_desc *d, tma_diag *diags, size_t cap, size_t *count);
+
 /** Check `d`, then encode it with cuTensorMapEncodeIm2col, found in the driver at run time (as tma_encode_tiled).
  *  @return as tma_encode_tiled */
 tma_status tma_encode_im2col(struct CUtensorMap_st *map, const tma_im2col_desc *d, tma_diag *diag);
