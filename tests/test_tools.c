@@ -290,6 +290,36 @@ Test(tma_explain, golden_im2col_invalid_json) {
     check_golden(TMA_EXPLAIN_PATH, IM2COL_INVALID_ARGS " --json", "explain_im2col_invalid.json", 1);
 }
 
+/* Drawings of im2col loads (tma-explain --coord): rows from the model. Rank 4, 128B swizzle: 8 rows of padding
+ * (h = -1), then image rows; rank 3, u8 (two digit passes): channels past C filled, the walk into the next image. */
+#define IM2COL_DRAW_ARGS                                                                                         \
+    "--mode im2col --dims 64,8,8,2 --lower -1,-1 --upper -1,-1 --channels 64 --pixels 12 --swizzle 128B "        \
+    "--coord 0,-1,-1,0 --offset 1,0"
+#define IM2COL_DRAW_U8_ARGS                                                                                      \
+    "--mode im2col --dtype u8 --dims 16,40,2 --channels 32 --pixels 6 --swizzle 32B --coord 0,37,0"
+
+Test(tma_explain, golden_im2col_draw) {
+    check_golden(TMA_EXPLAIN_PATH, IM2COL_DRAW_ARGS, "explain_im2col_draw.txt", 0);
+}
+Test(tma_explain, golden_im2col_draw_u8_next_image) {
+    check_golden(TMA_EXPLAIN_PATH, IM2COL_DRAW_U8_ARGS, "explain_im2col_draw_u8.txt", 0);
+}
+Test(tma_explain, golden_im2col_draw_start_outside_the_box) {
+    check_golden(TMA_EXPLAIN_PATH,
+                 "--mode im2col --dims 64,8,8,2 --lower -1,-1 --upper -1,-1 --channels 64 --pixels 12 "
+                 "--coord 0,-2,-1,0",
+                 "explain_im2col_draw_invalid.txt", 1);
+}
+
+/* Row r of a load at w = 37 of a 40-pixel row: pixel 37 + r of image 0, then pixels 0.. of image 1. */
+Test(tma_explain, im2col_draw_walks_into_the_next_image) {
+    run_result r = run_tool(TMA_EXPLAIN_PATH, IM2COL_DRAW_U8_ARGS);
+    cr_assert_eq(r.status, 0);
+    cr_assert_not_null(strstr(r.out, "   2     64    0    -    -   39     0..15   +16   |"), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "   3     96    1    -    -    0     0..15   +16   |"), "%s", r.out);
+    free(r.out);
+}
+
 Test(tma_explain, im2col_footprints_are_the_librarys) {
     const tma_im2col_desc d = {.dtype = TMA_DTYPE_BF16, .rank = 4, .global_address = (void *)0x7f0000000000ull,
                                .global_dim = {64, 56, 56, 32}, .global_stride = {128, 7168, 401408},
@@ -313,6 +343,10 @@ Test(tma_explain, options_of_the_other_mode_are_refused) {
         {"--mode im2col --dims 64,56,56,4 --lower -1", "--lower has 1 values"},
         {"--mode im2col --dims 64,56,4 --upper 1x", "'1x' is not a 32-bit signed number"},
         {"--mode conv --dims 64", "--mode 'conv': use tiled or im2col"},
+        {"--mode im2col --dims 64,8,8 --coord 0,0", "--coord has 2 values; --dims has 3"},
+        {"--mode im2col --dims 64,8,8 --offset 1", "--offset needs --coord"},
+        {"--mode im2col --dims 64,8,8 --coord 0,0,0 --json", "--coord draws text"},
+        {"--mode im2col --dims 64,8,8 --coord 0,0,0 --offset 70000", "does not fit in 16 bits"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_result r = run_tool_stderr(TMA_EXPLAIN_PATH, cases[i].args);

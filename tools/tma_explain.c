@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "im2col_rows.h"
 #include "tma/tma.h"
 #include "tma/wgmma.h"
 
@@ -50,6 +51,9 @@ static const char *const usage_text =
     "  --upper U0,...     pixelBoxUpperCorner, likewise (default 0,...)\n"
     "  --channels C       channels per pixel (default min(D0, 64))\n"
     "  --pixels P         pixels per column, the shared-memory rows of one copy (default 64)\n"
+    "  --coord C,W,...    also draw the load at these coordinates (one per dimension, channels first): the\n"
+    "                     input pixel and channels of every shared-memory row, from the CPU model (text only)\n"
+    "  --offset O0,...    the load's im2col offsets, one per spatial dimension, W first (default 0,...)\n"
     "  --json             print one JSON object instead of text\n"
     "  --help             this text\n"
     "  --version          print the version of tma-explain (libtma's)\n"
@@ -96,6 +100,8 @@ enum {
     OPT_UPPER,
     OPT_CHANNELS,
     OPT_PIXELS,
+    OPT_COORD,
+    OPT_OFFSET,
     OPT_COUNT
 };
 
@@ -119,6 +125,8 @@ static const cli_option option_table[OPT_COUNT] = {
     [OPT_UPPER] = {"--upper", NULL, true},
     [OPT_CHANNELS] = {"--channels", NULL, true},
     [OPT_PIXELS] = {"--pixels", NULL, true},
+    [OPT_COORD] = {"--coord", NULL, true},
+    [OPT_OFFSET] = {"--offset", NULL, true},
 };
 
 #define MAX_SPATIAL 3
@@ -135,6 +143,9 @@ typedef struct explain_options {
     bool im2col; /* --mode im2col; the fields below are its own */
     int32_t lower[MAX_SPATIAL], upper[MAX_SPATIAL];
     uint32_t nlower, nupper, channels, pixels;
+    int32_t coord[TMA_MAX_RANK];
+    uint64_t offset[MAX_SPATIAL];
+    uint32_t ncoord, noffset; /* ncoord 0: no drawing */
     bool has_channels;
 } explain_options;
 
@@ -163,6 +174,8 @@ static void set_im2col_option(explain_options *o, int id, const char *v) {
         o->has_channels = true;
         break;
     case OPT_PIXELS: o->pixels = u32_arg("--pixels", v); break;
+    case OPT_COORD: o->ncoord = cli_parse_i32_list("--coord", v, o->coord, TMA_MAX_RANK); break;
+    case OPT_OFFSET: o->noffset = cli_parse_list("--offset", v, o->offset, MAX_SPATIAL); break;
     }
 }
 
@@ -212,7 +225,7 @@ static void check_list_lengths(const explain_options *o) {
 /* The options of the other mode are refused, by name. */
 static void check_mode_options(const explain_options *o, const bool *given) {
     static const int tiled_only[] = {OPT_BOX, OPT_ALLOW_OVERLAP};
-    static const int im2col_only[] = {OPT_LOWER, OPT_UPPER, OPT_CHANNELS, OPT_PIXELS};
+    static const int im2col_only[] = {OPT_LOWER, OPT_UPPER, OPT_CHANNELS, OPT_PIXELS, OPT_COORD, OPT_OFFSET};
     const int *other = o->im2col ? tiled_only : im2col_only;
     const int n = o->im2col ? COUNT(tiled_only) : COUNT(im2col_only);
     for (int i = 0; i < n; i++)
@@ -228,6 +241,19 @@ static void check_corner_length(const char *opt, uint32_t n, uint32_t rank) {
         cli_bad_usage("%s has %u values; a rank-%u tensor has %u spatial dimensions", opt, n, rank, spatial);
 }
 
+/* --coord: one per dimension, text only; --offset only with it. */
+static void check_drawing(const explain_options *o) {
+    if (o->noffset != 0 && o->ncoord == 0)
+        cli_bad_usage("--offset needs --coord (the load to draw)");
+    if (o->ncoord != 0 && o->ncoord != o->ndims)
+        cli_bad_usage("--coord has %u values; --dims has %u", o->ncoord, o->ndims);
+    if (o->ncoord != 0 && o->json)
+        cli_bad_usage("--coord draws text: leave out --json");
+    for (uint32_t i = 0; i < o->noffset; i++)
+        if (o->offset[i] > UINT16_MAX)
+            cli_bad_usage("--offset: %llu does not fit in 16 bits", (unsigned long long)o->offset[i]);
+}
+
 static explain_options parse_options(int argc, char **argv) {
     explain_options o = {.dtype = TMA_DTYPE_BF16, .address = DEFAULT_ADDRESS, .pixels = 64};
     bool given[OPT_COUNT] = {false};
@@ -241,6 +267,8 @@ static explain_options parse_options(int argc, char **argv) {
     check_list_lengths(&o);
     check_corner_length("--lower", o.nlower, o.ndims);
     check_corner_length("--upper", o.nupper, o.ndims);
+    check_corner_length("--offset", o.noffset, o.ndims);
+    check_drawing(&o);
     return o;
 }
 
@@ -673,6 +701,23 @@ static void print_json_im2col(const explain_options *o, const tma_im2col_desc *d
     printf("}\n");
 }
 
+/* The rows of the load at --coord / --offset; the exit status (1 when the load breaks a per-copy rule). */
+static int draw_im2col_load(const explain_options *o, const tma_im2col_desc *d) {
+    uint16_t offset[MAX_SPATIAL] = {0};
+    for (uint32_t i = 0; i < o->noffset; i++)
+        offset[i] = (uint16_t)o->offset[i];
+    tma_diag diag;
+    printf("\n");
+    const tma_status st = im2col_rows_print(d, o->coord, offset, 0, &diag);
+    if (st == TMA_OK) {
+        fprintf(stderr, "tma-explain: valid descriptor and load (%zu bytes per copy)\n", tma_im2col_tx_bytes(d));
+        return 0;
+    }
+    printf("load: INVALID\n  %s: %s\n", tma_status_name(st), diag.message);
+    fprintf(stderr, "tma-explain: valid descriptor, invalid load: %s\n", tma_status_name(st));
+    return 1;
+}
+
 static int explain_im2col(const explain_options *o) {
     const tma_im2col_desc d = build_im2col_descriptor(o);
     verdict v;
@@ -688,6 +733,8 @@ static int explain_im2col(const explain_options *o) {
             print_text_im2col_facts(&d);
         }
     }
+    if (v.status == TMA_OK && o->ncoord != 0)
+        return draw_im2col_load(o, &d);
     return summarize(&v, tma_im2col_tx_bytes(&d));
 }
 
