@@ -301,6 +301,10 @@ Test(tma_explain, golden_im2col_invalid_json) {
 Test(tma_explain, golden_im2col_draw) {
     check_golden(TMA_EXPLAIN_PATH, IM2COL_DRAW_ARGS, "explain_im2col_draw.txt", 0);
 }
+/* At 384 the 128B pattern starts at phase 3, as in layout_bf16_128b_base384.txt. */
+Test(tma_explain, golden_im2col_draw_base384) {
+    check_golden(TMA_EXPLAIN_PATH, IM2COL_DRAW_ARGS " --base 384", "explain_im2col_draw_base384.txt", 0);
+}
 Test(tma_explain, golden_im2col_draw_u8_next_image) {
     check_golden(TMA_EXPLAIN_PATH, IM2COL_DRAW_U8_ARGS, "explain_im2col_draw_u8.txt", 0);
 }
@@ -347,6 +351,8 @@ Test(tma_explain, options_of_the_other_mode_are_refused) {
         {"--mode im2col --dims 64,8,8 --offset 1", "--offset needs --coord"},
         {"--mode im2col --dims 64,8,8 --coord 0,0,0 --json", "--coord draws text"},
         {"--mode im2col --dims 64,8,8 --coord 0,0,0 --offset 70000", "does not fit in 16 bits"},
+        {"--mode im2col --dims 64,8,8 --coord 0,0,0 --base 100", "--base 100: use a multiple of 128"},
+        {"--mode im2col --dims 64,8,8 --base 128", "--base needs --coord"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_result r = run_tool_stderr(TMA_EXPLAIN_PATH, cases[i].args);

@@ -44,9 +44,11 @@ static uint64_t element_offset(const tma_im2col_desc *d, uint64_t index, uint32_
 static uint64_t tensor_extent(const tma_im2col_desc *d, uint32_t esize, uint64_t *elements) {
     uint64_t extent = d->global_dim[0] * esize, n = d->global_dim[0];
     for (uint32_t i = 1; i < d->rank; i++) {
+        n *= d->global_dim[i]; /* each factor is at most 2^32 and n at most 2^28 before it: no overflow */
+        if (n > MAX_TENSOR_BYTES || d->global_stride[i - 1] > MAX_TENSOR_BYTES)
+            return 0;
         extent += (d->global_dim[i] - 1) * d->global_stride[i - 1];
-        n *= d->global_dim[i];
-        if (extent > MAX_TENSOR_BYTES || n > MAX_TENSOR_BYTES)
+        if (extent > MAX_TENSOR_BYTES)
             return 0;
     }
     *elements = n;
@@ -165,7 +167,10 @@ static void print_row(const model_run *m, uint32_t row, uint32_t pitch, int32_t 
         for (int i = 0; i < 4; i++)
             print_dim(pixel[i]);
         printf("  %4llu..%-4llu", (unsigned long long)lo, (unsigned long long)hi);
-        printf(filled ? " +%-4llu |" : "       |", (unsigned long long)filled);
+        if (filled)
+            printf(" +%-4llu |", (unsigned long long)filled);
+        else
+            printf("       |");
     }
     print_slots(m, row, pitch, c0);
     printf("\n");

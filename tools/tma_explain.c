@@ -54,6 +54,7 @@ static const char *const usage_text =
     "  --coord C,W,...    also draw the load at these coordinates (one per dimension, channels first): the\n"
     "                     input pixel and channels of every shared-memory row, from the CPU model (text only)\n"
     "  --offset O0,...    the load's im2col offsets, one per spatial dimension, W first (default 0,...)\n"
+    "  --base OFFSET      shared address of the drawn load, a multiple of 128; sets the swizzle phase (default 0)\n"
     "  --json             print one JSON object instead of text\n"
     "  --help             this text\n"
     "  --version          print the version of tma-explain (libtma's)\n"
@@ -102,6 +103,7 @@ enum {
     OPT_PIXELS,
     OPT_COORD,
     OPT_OFFSET,
+    OPT_BASE,
     OPT_COUNT
 };
 
@@ -127,6 +129,7 @@ static const cli_option option_table[OPT_COUNT] = {
     [OPT_PIXELS] = {"--pixels", NULL, true},
     [OPT_COORD] = {"--coord", NULL, true},
     [OPT_OFFSET] = {"--offset", NULL, true},
+    [OPT_BASE] = {"--base", NULL, true},
 };
 
 #define MAX_SPATIAL 3
@@ -146,6 +149,8 @@ typedef struct explain_options {
     int32_t coord[TMA_MAX_RANK];
     uint64_t offset[MAX_SPATIAL];
     uint32_t ncoord, noffset; /* ncoord 0: no drawing */
+    uint32_t base;
+    bool has_base;
     bool has_channels;
 } explain_options;
 
@@ -176,6 +181,10 @@ static void set_im2col_option(explain_options *o, int id, const char *v) {
     case OPT_PIXELS: o->pixels = u32_arg("--pixels", v); break;
     case OPT_COORD: o->ncoord = cli_parse_i32_list("--coord", v, o->coord, TMA_MAX_RANK); break;
     case OPT_OFFSET: o->noffset = cli_parse_list("--offset", v, o->offset, MAX_SPATIAL); break;
+    case OPT_BASE:
+        o->base = u32_arg("--base", v);
+        o->has_base = true;
+        break;
     }
 }
 
@@ -225,7 +234,7 @@ static void check_list_lengths(const explain_options *o) {
 /* The options of the other mode are refused, by name. */
 static void check_mode_options(const explain_options *o, const bool *given) {
     static const int tiled_only[] = {OPT_BOX, OPT_ALLOW_OVERLAP};
-    static const int im2col_only[] = {OPT_LOWER, OPT_UPPER, OPT_CHANNELS, OPT_PIXELS, OPT_COORD, OPT_OFFSET};
+    static const int im2col_only[] = {OPT_LOWER, OPT_UPPER, OPT_CHANNELS, OPT_PIXELS, OPT_COORD, OPT_OFFSET, OPT_BASE};
     const int *other = o->im2col ? tiled_only : im2col_only;
     const int n = o->im2col ? COUNT(tiled_only) : COUNT(im2col_only);
     for (int i = 0; i < n; i++)
@@ -243,8 +252,10 @@ static void check_corner_length(const char *opt, uint32_t n, uint32_t rank) {
 
 /* --coord: one per dimension, text only; --offset only with it. */
 static void check_drawing(const explain_options *o) {
-    if (o->noffset != 0 && o->ncoord == 0)
-        cli_bad_usage("--offset needs --coord (the load to draw)");
+    if ((o->noffset != 0 || o->has_base) && o->ncoord == 0)
+        cli_bad_usage("%s needs --coord (the load to draw)", o->has_base ? "--base" : "--offset");
+    if (o->base % TMA_SMEM_ALIGN != 0 || o->base > (1u << 20))
+        cli_bad_usage("--base %u: use a multiple of %u (TMA_SMEM_ALIGN), at most 1 MiB", o->base, TMA_SMEM_ALIGN);
     if (o->ncoord != 0 && o->ncoord != o->ndims)
         cli_bad_usage("--coord has %u values; --dims has %u", o->ncoord, o->ndims);
     if (o->ncoord != 0 && o->json)
@@ -708,13 +719,14 @@ static int draw_im2col_load(const explain_options *o, const tma_im2col_desc *d) 
         offset[i] = (uint16_t)o->offset[i];
     tma_diag diag;
     printf("\n");
-    const tma_status st = im2col_rows_print(d, o->coord, offset, 0, &diag);
+    const tma_status st = im2col_rows_print(d, o->coord, offset, o->base, &diag);
     if (st == TMA_OK) {
         fprintf(stderr, "tma-explain: valid descriptor and load (%zu bytes per copy)\n", tma_im2col_tx_bytes(d));
         return 0;
     }
-    printf("load: INVALID\n  %s: %s\n", tma_status_name(st), diag.message);
-    fprintf(stderr, "tma-explain: valid descriptor, invalid load: %s\n", tma_status_name(st));
+    const char *outcome = st == TMA_ERR_UNSUPPORTED ? "not drawn" : "INVALID";
+    printf("load: %s\n  %s: %s\n", outcome, tma_status_name(st), diag.message);
+    fprintf(stderr, "tma-explain: valid descriptor, load %s: %s\n", outcome, tma_status_name(st));
     return 1;
 }
 
