@@ -16,6 +16,8 @@
 _Static_assert(sizeof(tma_map) == sizeof(CUtensorMap), "tma_map holds a CUtensorMap");
 _Static_assert(_Alignof(tma_map) % _Alignof(CUtensorMap) == 0, "tma_map is at least as aligned as CUtensorMap");
 _Static_assert(sizeof(tma_tensor) == 256 && _Alignof(tma_tensor) == 128, "tma_tensor: 256 bytes, 128-aligned");
+_Static_assert(sizeof(tma_box_info) == 14 * 4 + 6 * 8, "tma_box_info has no padding bytes (box facts built on the "
+                                                      "device are compared with the host's byte for byte)");
 
 /* The tma_* enums are the driver's enums: a value passes straight through. */
 _Static_assert(TMA_DTYPE_U8 == (int)CU_TENSOR_MAP_DATA_TYPE_UINT8, "dtype");

@@ -1684,7 +1684,7 @@ TMA_HD tma_im2col_facts tma_rule_im2col_facts_of_box(const tma_box_info *b) {
     f.rank = b->rank;
     f.elem_bytes = b->elem_bytes;
     for (uint32_t i = 0; i < 3; i++) {
-        f.lo[i] = b->im2col_lo[i];
+        f.lo[i] = (int32_t)b->im2col_lo[i]; /* a pixel_box_lower: within 32 bits */
         f.hi[i] = b->im2col_hi[i];
     }
     return f;

@@ -48,7 +48,8 @@ typedef struct tma_box_info {
     uint32_t box_dim[5];    /**< the descriptor's box, in elements */
     uint32_t flags;         /**< TMA_BOX_* bits */
     uint32_t dtype;         /**< the map's element type (a tma_dtype): checked mode refuses reductions it lacks */
-    int32_t im2col_lo[3];   /**< im2col maps: the lowest start of each spatial dimension (pixel_box_lower) */
+    int64_t im2col_lo[3];   /**< im2col maps: the lowest start of each spatial dimension (pixel_box_lower); 64-bit so
+                                 the struct has no padding bytes (the box facts are compared with memcmp) */
     int64_t im2col_hi[3];   /**< im2col maps: the highest (global_dim + pixel_box_upper - 1) */
 } tma_box_info;
 
