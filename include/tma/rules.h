@@ -918,6 +918,47 @@ TMA_HD void tma_rule_report_overlap(const tma_tiled_desc *d, const tma_overlap *
  * independent mistake; a rule that reads a field another rule found invalid is skipped.
  * ------------------------------------------------------------------------------------------- */
 
+/* The element type: a packed sub-byte type of compute capability 10.x, or no type at all. Returns whether it is one
+ * libtma supports. The same rule for tiled and im2col maps. */
+TMA_HD int tma_rules_dtype_(tma_dtype dtype, tma_rule_sink *s) {
+    const int packed = (int)dtype >= (int)TMA_DTYPE_COUNT_ && (int)dtype <= (int)TMA_DTYPE_LAST_DRIVER_;
+    const int ok = (unsigned)dtype < (unsigned)TMA_DTYPE_COUNT_;
+    if (packed)
+        TMA_VIOLATE(s, DTYPE_PACKED, tma_arg_i((int)dtype));
+    else if (!ok)
+        TMA_VIOLATE(s, DTYPE_UNKNOWN, tma_arg_i((int)dtype));
+    return ok;
+}
+
+/* Which of the mode enumerations a descriptor holds valid values in. */
+typedef struct tma_mode_checks {
+    int il_ok, sw_enum_ok, sw_ok, oob_ok;
+} tma_mode_checks;
+
+/* The modes, each on its own (interleave, swizzle - Hopper's four -, L2 promotion, out-of-bounds fill), then NaN fill
+ * for an integer type. The same rules for tiled and im2col maps. */
+TMA_HD tma_mode_checks tma_rules_modes_(tma_dtype dtype, int dtype_ok, tma_interleave interleave, tma_swizzle swizzle,
+                                        tma_l2_promotion l2, tma_oob_fill oob, tma_rule_sink *s) {
+    tma_mode_checks m;
+    m.il_ok = (unsigned)interleave <= (unsigned)TMA_INTERLEAVE_32B;
+    if (!m.il_ok)
+        TMA_VIOLATE(s, INTERLEAVE_ENUM, tma_arg_i((int)interleave));
+    m.sw_enum_ok = (unsigned)swizzle <= (unsigned)TMA_SWIZZLE_128B_ATOM_64B;
+    m.sw_ok = (unsigned)swizzle <= (unsigned)TMA_SWIZZLE_128B;
+    if (!m.sw_enum_ok)
+        TMA_VIOLATE(s, SWIZZLE_ENUM, tma_arg_i((int)swizzle));
+    else if (!m.sw_ok)
+        TMA_VIOLATE(s, SWIZZLE_SM100, tma_arg_s(tma_rule_swizzle_name(swizzle)));
+    if ((unsigned)l2 > (unsigned)TMA_L2_256B)
+        TMA_VIOLATE(s, L2_ENUM, tma_arg_i((int)l2));
+    m.oob_ok = (unsigned)oob <= (unsigned)TMA_OOB_NAN;
+    if (!m.oob_ok)
+        TMA_VIOLATE(s, OOB_ENUM, tma_arg_i((int)oob));
+    if (dtype_ok && m.oob_ok && oob == TMA_OOB_NAN && !tma_rule_dtype_is_float(dtype))
+        TMA_VIOLATE(s, OOB_NAN_INTEGER, tma_arg_s(tma_rule_dtype_name(dtype)));
+    return m;
+}
+
 /* The rules of the tensor in global memory, the same for tiled and im2col maps: the address (not NULL; 16-byte
  * aligned, 32 with INTERLEAVE_32B) and, when the rank is valid, every dimension 1..2^32 and every stride aligned
  * like the address and below 2^40. *dims_ok / *strides_ok say whether those held. */
@@ -959,32 +1000,13 @@ TMA_HD tma_status tma_rules_tiled(const tma_tiled_desc *d, tma_rule_sink *s) {
         return s->first;
     }
     /* ---- kinds: each enumeration on its own ---- */
-    const int dtype_packed = (int)d->dtype >= (int)TMA_DTYPE_COUNT_ && (int)d->dtype <= (int)TMA_DTYPE_LAST_DRIVER_;
-    const int dtype_ok = (unsigned)d->dtype < (unsigned)TMA_DTYPE_COUNT_;
-    if (dtype_packed)
-        TMA_VIOLATE(s, DTYPE_PACKED, tma_arg_i((int)d->dtype));
-    else if (!dtype_ok)
-        TMA_VIOLATE(s, DTYPE_UNKNOWN, tma_arg_i((int)d->dtype));
+    const int dtype_ok = tma_rules_dtype_(d->dtype, s);
     const int rank_ok = d->rank >= 1u && d->rank <= (uint32_t)TMA_MAX_RANK;
     if (!rank_ok)
         TMA_VIOLATE(s, RANK, tma_arg_u(d->rank));
-    const int il_ok = (unsigned)d->interleave <= (unsigned)TMA_INTERLEAVE_32B;
-    if (!il_ok)
-        TMA_VIOLATE(s, INTERLEAVE_ENUM, tma_arg_i((int)d->interleave));
-    const int sw_enum_ok = (unsigned)d->swizzle <= (unsigned)TMA_SWIZZLE_128B_ATOM_64B;
-    const int sw_ok = (unsigned)d->swizzle <= (unsigned)TMA_SWIZZLE_128B;
-    if (!sw_enum_ok)
-        TMA_VIOLATE(s, SWIZZLE_ENUM, tma_arg_i((int)d->swizzle));
-    else if (!sw_ok)
-        TMA_VIOLATE(s, SWIZZLE_SM100, tma_arg_s(tma_rule_swizzle_name(d->swizzle)));
-    if ((unsigned)d->l2_promotion > (unsigned)TMA_L2_256B)
-        TMA_VIOLATE(s, L2_ENUM, tma_arg_i((int)d->l2_promotion));
-    const int oob_ok = (unsigned)d->oob_fill <= (unsigned)TMA_OOB_NAN;
-    if (!oob_ok)
-        TMA_VIOLATE(s, OOB_ENUM, tma_arg_i((int)d->oob_fill));
-
-    if (dtype_ok && oob_ok && d->oob_fill == TMA_OOB_NAN && !tma_rule_dtype_is_float(d->dtype))
-        TMA_VIOLATE(s, OOB_NAN_INTEGER, tma_arg_s(tma_rule_dtype_name(d->dtype)));
+    const tma_mode_checks modes = tma_rules_modes_(d->dtype, dtype_ok, d->interleave, d->swizzle, d->l2_promotion,
+                                                   d->oob_fill, s);
+    const int il_ok = modes.il_ok, sw_ok = modes.sw_ok;
     if (il_ok && rank_ok && d->interleave != TMA_INTERLEAVE_NONE && d->rank < 3u)
         TMA_VIOLATE(s, INTERLEAVE_RANK, tma_arg_u(d->rank), tma_arg_s(tma_rule_interleave_name(d->interleave)));
     /* No rule ties INTERLEAVE_32B to SWIZZLE_32B, although the documentation asks for it: measured on an H200, the
@@ -1526,31 +1548,13 @@ TMA_HD tma_status tma_rules_im2col(const tma_im2col_desc *d, tma_rule_sink *s) {
         return s->first;
     }
     /* ---- kinds ---- */
-    const int dtype_packed = (int)d->dtype >= (int)TMA_DTYPE_COUNT_ && (int)d->dtype <= (int)TMA_DTYPE_LAST_DRIVER_;
-    const int dtype_ok = (unsigned)d->dtype < (unsigned)TMA_DTYPE_COUNT_;
-    if (dtype_packed)
-        TMA_VIOLATE(s, DTYPE_PACKED, tma_arg_i((int)d->dtype));
-    else if (!dtype_ok)
-        TMA_VIOLATE(s, DTYPE_UNKNOWN, tma_arg_i((int)d->dtype));
+    const int dtype_ok = tma_rules_dtype_(d->dtype, s);
     const int rank_ok = d->rank >= TMA_IM2COL_MIN_RANK && d->rank <= (uint32_t)TMA_MAX_RANK;
     if (!rank_ok)
         TMA_VIOLATE(s, IM2COL_RANK, tma_arg_u(d->rank));
-    const int il_ok = (unsigned)d->interleave <= (unsigned)TMA_INTERLEAVE_32B;
-    if (!il_ok)
-        TMA_VIOLATE(s, INTERLEAVE_ENUM, tma_arg_i((int)d->interleave));
-    const int sw_enum_ok = (unsigned)d->swizzle <= (unsigned)TMA_SWIZZLE_128B_ATOM_64B;
-    const int sw_ok = (unsigned)d->swizzle <= (unsigned)TMA_SWIZZLE_128B;
-    if (!sw_enum_ok)
-        TMA_VIOLATE(s, SWIZZLE_ENUM, tma_arg_i((int)d->swizzle));
-    else if (!sw_ok)
-        TMA_VIOLATE(s, SWIZZLE_SM100, tma_arg_s(tma_rule_swizzle_name(d->swizzle)));
-    if ((unsigned)d->l2_promotion > (unsigned)TMA_L2_256B)
-        TMA_VIOLATE(s, L2_ENUM, tma_arg_i((int)d->l2_promotion));
-    const int oob_ok = (unsigned)d->oob_fill <= (unsigned)TMA_OOB_NAN;
-    if (!oob_ok)
-        TMA_VIOLATE(s, OOB_ENUM, tma_arg_i((int)d->oob_fill));
-    if (dtype_ok && oob_ok && d->oob_fill == TMA_OOB_NAN && !tma_rule_dtype_is_float(d->dtype))
-        TMA_VIOLATE(s, OOB_NAN_INTEGER, tma_arg_s(tma_rule_dtype_name(d->dtype)));
+    const tma_mode_checks modes = tma_rules_modes_(d->dtype, dtype_ok, d->interleave, d->swizzle, d->l2_promotion,
+                                                   d->oob_fill, s);
+    const int il_ok = modes.il_ok, sw_ok = modes.sw_ok;
     /* measured: INTERLEAVE_32B does not require SWIZZLE_32B here either (the documentation says it does). */
 
     /* ---- the tensor in global memory ---- */
