@@ -4,33 +4,16 @@
 
 #include "tma/device.cuh"
 
+#include "conformance_arena.cuh"
 #include "reduce_dispatch.cuh"
-
-/* The arena starts at the first 1024-byte aligned shared address of the dynamic allocation: the same offset in every
- * block of a launch, as multicast needs, and the swizzle phase of the CPU model's 1024-aligned buffer. */
-static __device__ uint8_t *aligned_arena(uint8_t *dyn) {
-    uint32_t a = tma_smem_addr(dyn);
-    return dyn + ((1024u - a % 1024u) % 1024u);
-}
-
-static __device__ void fill_arena(uint8_t *arena, const uint8_t *src, uint32_t bytes) {
-    for (uint32_t i = threadIdx.x; i < bytes; i += blockDim.x)
-        arena[i] = src[i];
-    tma_fence_proxy_async(); /* ordinary shared writes before the copy engine's accesses */
-}
 
 __global__ void bconf_load_kernel(const uint8_t *global, const bulk_job *jobs, const uint8_t *poison,
                                   uint32_t arena_bytes, uint8_t *out) {
     extern __shared__ uint8_t dyn[];
     __shared__ uint64_t bar;
-    uint8_t *arena = aligned_arena(dyn);
+    uint8_t *arena = conf_arena(dyn);
     const bulk_job j = jobs[blockIdx.x];
-    fill_arena(arena, poison, arena_bytes);
-    if (threadIdx.x == 0) {
-        tma_mbar_init(&bar, 1);
-        tma_fence_mbar_init();
-    }
-    __syncthreads();
+    conf_fill_arena_and_barrier(arena, poison, arena_bytes, &bar);
     if (threadIdx.x == 0) {
         if (blockIdx.x % 2 == 1)
             tma_bulk_prefetch_l2(global + j.global_offset, j.bytes);
@@ -45,9 +28,9 @@ __global__ void bconf_load_kernel(const uint8_t *global, const bulk_job *jobs, c
 __global__ void bconf_store_kernel(uint8_t *global, const bulk_job *jobs, const uint8_t *images, uint32_t arena_bytes,
                                    tma_dtype dtype, int reduce) {
     extern __shared__ uint8_t dyn[];
-    uint8_t *arena = aligned_arena(dyn);
+    uint8_t *arena = conf_arena(dyn);
     const bulk_job j = jobs[blockIdx.x];
-    fill_arena(arena, images + (size_t)blockIdx.x * arena_bytes, arena_bytes);
+    conf_fill_arena(arena, images + (size_t)blockIdx.x * arena_bytes, arena_bytes);
     __syncthreads();
     if (threadIdx.x == 0) {
         if (reduce < 0)
@@ -77,14 +60,9 @@ __global__ void bconf_multicast_kernel(const __grid_constant__ tma_tensor t, con
                                        const uint8_t *poison, uint32_t arena_bytes, uint8_t *out) {
     extern __shared__ uint8_t dyn[];
     __shared__ uint64_t bar;
-    uint8_t *arena = aligned_arena(dyn);
+    uint8_t *arena = conf_arena(dyn);
     const uint32_t rank = tma_cluster_ctarank(), blocks = tma_cluster_blocks();
-    fill_arena(arena, poison, arena_bytes);
-    if (threadIdx.x == 0) {
-        tma_mbar_init(&bar, 1);
-        tma_fence_mbar_init();
-    }
-    __syncthreads();
+    conf_fill_arena_and_barrier(arena, poison, arena_bytes, &bar);
     tma_cluster_arrive(); /* every block's barrier is initialised before any copy can reach it */
     tma_cluster_wait();
     if (threadIdx.x == 0) {
@@ -121,15 +99,10 @@ __global__ void bconf_cluster_kernel(const bulk_job *jobs, const uint8_t *images
                                      int reduce, uint8_t *out) {
     extern __shared__ uint8_t dyn[];
     __shared__ uint64_t bar;
-    uint8_t *arena = aligned_arena(dyn);
+    uint8_t *arena = conf_arena(dyn);
     const uint32_t rank = tma_cluster_ctarank(), blocks = tma_cluster_blocks();
     const uint32_t first = blockIdx.x - rank, to = (rank + 1u) % blocks, from = (rank + blocks - 1u) % blocks;
-    fill_arena(arena, images + (size_t)blockIdx.x * arena_bytes, arena_bytes);
-    if (threadIdx.x == 0) {
-        tma_mbar_init(&bar, 1);
-        tma_fence_mbar_init();
-    }
-    __syncthreads();
+    conf_fill_arena_and_barrier(arena, images + (size_t)blockIdx.x * arena_bytes, arena_bytes, &bar);
     tma_cluster_arrive(); /* every barrier initialised, every arena filled, before any copy reaches it */
     tma_cluster_wait();
     if (threadIdx.x == 0) {

@@ -4,14 +4,8 @@
 
 #include "tma/device.cuh"
 
+#include "conformance_arena.cuh"
 #include "reduce_dispatch.cuh"
-
-/* The arena starts at the first 1024-byte aligned shared address of the dynamic allocation, so an
- * arena offset has the same swizzle phase as the CPU model's offset into its 1024-aligned buffer. */
-static __device__ uint8_t *aligned_arena(uint8_t *dyn) {
-    uint32_t a = tma_smem_addr(dyn);
-    return dyn + ((1024u - a % 1024u) % 1024u);
-}
 
 /* Odd blocks take the other load path: descriptor and tile prefetch, then the L2-hinted load. The bytes
  * that land must be the same. */
@@ -31,17 +25,10 @@ __global__ void conf_load_kernel(const __grid_constant__ tma_tensor t, const int
                                  const uint32_t *offsets, const uint8_t *poison, uint32_t arena_bytes, uint8_t *out) {
     extern __shared__ uint8_t dyn[];
     __shared__ uint64_t bar;
-    uint8_t *arena = aligned_arena(dyn);
+    uint8_t *arena = conf_arena(dyn);
     const int b = blockIdx.x;
 
-    for (uint32_t i = threadIdx.x; i < arena_bytes; i += blockDim.x)
-        arena[i] = poison[i];
-    tma_fence_proxy_async(); /* the poison (generic proxy) is ordered before the copy's writes */
-    if (threadIdx.x == 0) {
-        tma_mbar_init(&bar, 1);
-        tma_fence_mbar_init();
-    }
-    __syncthreads();
+    conf_fill_arena_and_barrier(arena, poison, arena_bytes, &bar);
 
     if (threadIdx.x == 0) {
         int32_t c[5] = {coords[b][0], coords[b][1], coords[b][2], coords[b][3], coords[b][4]};
@@ -72,10 +59,8 @@ __global__ void conf_store_kernel(const __grid_constant__ tma_tensor t, int32_t 
                                   int32_t c3, int32_t c4, uint32_t offset, const uint8_t *image, uint32_t arena_bytes,
                                   int reduce) {
     extern __shared__ uint8_t dyn[];
-    uint8_t *arena = aligned_arena(dyn);
-    for (uint32_t i = threadIdx.x; i < arena_bytes; i += blockDim.x)
-        arena[i] = image[i];
-    tma_fence_proxy_async(); /* ordinary shared writes -> visible to the copy engine's reads */
+    uint8_t *arena = conf_arena(dyn);
+    conf_fill_arena(arena, image, arena_bytes);
     __syncthreads();
     if (threadIdx.x == 0) {
         int32_t c[5] = {c0, c1, c2, c3, c4};

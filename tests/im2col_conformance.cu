@@ -4,11 +4,7 @@
 
 #include "tma/device.cuh"
 
-/* The arena starts at the first 1024-byte aligned shared address, so arena offsets have the model's swizzle phase. */
-static __device__ uint8_t *i2c_arena(uint8_t *dyn) {
-    const uint32_t a = tma_smem_addr(dyn);
-    return dyn + ((1024u - a % 1024u) % 1024u);
-}
+#include "conformance_arena.cuh"
 
 template <int Rank>
 static __device__ void i2c_issue(uint8_t *dst, const tma_tensor *t, uint64_t *bar, const int32_t (&c)[5],
@@ -27,16 +23,9 @@ __global__ void i2c_load_kernel(const __grid_constant__ tma_tensor t, const int3
                                 uint32_t arena_bytes, uint8_t *out, int tiled) {
     extern __shared__ uint8_t dyn[];
     __shared__ uint64_t bar;
-    uint8_t *arena = i2c_arena(dyn);
+    uint8_t *arena = conf_arena(dyn);
     const int b = blockIdx.x;
-    for (uint32_t i = threadIdx.x; i < arena_bytes; i += blockDim.x)
-        arena[i] = poison[i];
-    tma_fence_proxy_async(); /* the poison (generic proxy) is ordered before the copy's writes */
-    if (threadIdx.x == 0) {
-        tma_mbar_init(&bar, 1);
-        tma_fence_mbar_init();
-    }
-    __syncthreads();
+    conf_fill_arena_and_barrier(arena, poison, arena_bytes, &bar);
     if (threadIdx.x == 0) {
         const int32_t c[5] = {coords[b][0], coords[b][1], coords[b][2], coords[b][3], coords[b][4]};
         const uint16_t o[3] = {offs[b][0], offs[b][1], offs[b][2]};

@@ -4,11 +4,7 @@
 
 #include "tma/device.cuh"
 
-/* The arena starts at the first 1024-byte aligned shared address, as the CPU model's buffer does. */
-static __device__ uint8_t *conf_il_arena(uint8_t *dyn) {
-    const uint32_t a = tma_smem_addr(dyn);
-    return dyn + ((1024u - a % 1024u) % 1024u);
-}
+#include "conformance_arena.cuh"
 
 template <int Rank>
 static __device__ void conf_il_issue(uint8_t *dst, const tma_tensor *t, uint64_t *bar, const int32_t (&c)[5]) {
@@ -22,17 +18,10 @@ __global__ void conf_il_load_kernel(const __grid_constant__ tma_tensor t, const 
     extern __shared__ uint8_t dyn[];
     __shared__ uint64_t bar;
     __shared__ uint32_t completed;
-    uint8_t *arena = conf_il_arena(dyn);
+    uint8_t *arena = conf_arena(dyn);
     const int b = blockIdx.x;
 
-    for (uint32_t i = threadIdx.x; i < arena_bytes; i += blockDim.x)
-        arena[i] = poison[i];
-    tma_fence_proxy_async(); /* the poison (generic proxy) is ordered before the copy's writes */
-    if (threadIdx.x == 0) {
-        tma_mbar_init(&bar, 1);
-        tma_fence_mbar_init();
-    }
-    __syncthreads();
+    conf_fill_arena_and_barrier(arena, poison, arena_bytes, &bar);
 
     if (threadIdx.x == 0) {
         const int32_t c[5] = {coords[b][0], coords[b][1], coords[b][2], coords[b][3], coords[b][4]};

@@ -4,12 +4,7 @@
 
 #include "tma/tile_plan.cuh"
 
-/* The first 1024-byte aligned shared address of the dynamic allocation: an offset from it has the swizzle phase of
- * the same offset into the model's buffer, which stands for 1024-aligned shared memory. */
-static __device__ uint8_t *aligned_arena(uint8_t *dyn) {
-    const uint32_t a = tma_smem_addr(dyn);
-    return dyn + ((1024u - a % 1024u) % 1024u);
-}
+#include "conformance_arena.cuh"
 
 template <int Rank>
 static __device__ void issue(uint8_t *win, const tma_tensor *t, const tma_tile_plan *p, uint64_t *bar,
@@ -25,7 +20,7 @@ __global__ void conf_tile_load_kernel(const __grid_constant__ tma_tensor t, cons
                                       const uint8_t *poison, uint8_t *out) {
     extern __shared__ uint8_t dyn[];
     __shared__ uint64_t bar;
-    uint8_t *win = aligned_arena(dyn) + offset;
+    uint8_t *win = conf_arena(dyn) + offset;
     const int b = blockIdx.x;
     const int32_t origin[5] = {origins[b][0], origins[b][1], origins[b][2], origins[b][3], origins[b][4]};
     uint8_t *image = out + (size_t)b * p.smem_bytes;
