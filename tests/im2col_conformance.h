@@ -21,6 +21,13 @@ extern "C" {
 cudaError_t i2c_load(const tma_tensor *t, const int32_t (*coords)[5], const uint16_t (*offs)[3], const uint32_t *dst,
                      int n, const uint8_t *poison, uint32_t arena_bytes, uint8_t *out, int tiled);
 
+/** Two im2col loads of t multicast in a cluster of two blocks: block r loads at coords[r] / offs[r] into arena
+ *  offset r * slot_bytes of both blocks (mask 0b11). Each block fills its arena (arena_bytes, at least 2 *
+ *  slot_bytes) with `poison`, waits for both copies and copies the arena to out + r * arena_bytes (device memory).
+ *  @return the first CUDA error of the launch and its completion */
+cudaError_t i2c_load_multicast(const tma_tensor *t, const int32_t (*coords)[5], const uint16_t (*offs)[3],
+                               uint32_t slot_bytes, const uint8_t *poison, uint32_t arena_bytes, uint8_t *out);
+
 #ifdef __cplusplus
 }
 #endif

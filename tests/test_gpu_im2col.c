@@ -1,12 +1,19 @@
-/* gpu: im2col loads on the silicon against tma_model_load_im2col, byte for byte over a poisoned arena; the checker
- * tma_check_im2col against the driver's cuTensorMapEncodeIm2col near every limit; checked mode's refusal of a start
- * outside the bounding box. Random configurations; the seed is logged and TMA_TEST_SEED replays it. */
+/* gpu: im2col loads on the silicon against tma_model_load_im2col, byte for byte over a poisoned arena (plain,
+ * L2-hinted, and multicast in a cluster of two); the checker tma_check_im2col against the driver's
+ * cuTensorMapEncodeIm2col near every limit; checked mode's refusal of a start outside the bounding box; and the
+ * loads the PTX ISA leaves open (offsets past its ranges, negative channel and image starts), each in a child process
+ * (im2col_probe), held to tma_check_im2col_coords: it must refuse what faults and accept what works. Random
+ * configurations; the seed is logged and TMA_TEST_SEED replays it. */
+#define _POSIX_C_SOURCE 200809L /* fork, execv, waitpid, readlink, mkstemp */
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cuda.h> /* the driver API, called directly by the agreement test */
 
 #include "gpu_common.h"
 #include "im2col_conformance.h"
+#include "im2col_probe.h"
 
 enum { LOADS_PER_CONFIG = 4 };
 
@@ -427,4 +434,254 @@ Test(gpu_im2col, checked_mode_refuses_a_tiled_load_through_an_im2col_map, .init 
     cr_assert(strstr(text, "tiled load of rank 4 through an im2col map") != NULL,
               "checked mode did not refuse the tiled load (CUDA said %s); device output:\n%s", cudaGetErrorString(e),
               text);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Multicast: two loads in a cluster of two blocks, each delivered to both.
+ * ------------------------------------------------------------------------------------------- */
+
+Test(gpu_im2col, multicast_in_a_cluster_of_two_matches_model, .timeout = 300) {
+    require_sm90();
+    const uint64_t seed = seed_rng("gpu_im2col.multicast_in_a_cluster_of_two_matches_model");
+    const int configs = config_count(200);
+    int per_rank[6] = {0};
+    for (int k = 0; k < configs; k++) {
+        const tma_im2col_desc d = random_im2col();
+        placed p;
+        place(&p, &d);
+        const uint32_t slot = (uint32_t)((tma_im2col_smem_bytes(&d) + 127) / 128 * 128) + 128u * (uint32_t)rnd_in(0, 7);
+        const uint32_t arena = 2 * slot + 128;
+        int32_t c[2][5];
+        uint16_t o[2][3];
+        for (int r = 0; r < 2; r++)
+            random_copy(&d, c[r], o[r]);
+        uint8_t *poison = malloc(arena), *got = malloc(2 * (size_t)arena), *want = malloc(arena);
+        cr_assert(poison && got && want, "out of host memory");
+        rnd_bytes(poison, arena);
+        memcpy(want, poison, arena);
+        for (int r = 0; r < 2; r++) {
+            const tma_status st = tma_model_load_im2col(&p.host, c[r], o[r], want, arena, (uint32_t)r * slot);
+            cr_assert(st == TMA_OK, "the model refused load %d: %s", r, tma_status_name(st));
+        }
+        uint8_t *dpoison, *dout;
+        CUDA_OK(cudaMalloc((void **)&dpoison, arena));
+        CUDA_OK(cudaMalloc((void **)&dout, 2 * (size_t)arena));
+        CUDA_OK(cudaMemcpy(dpoison, poison, arena, cudaMemcpyHostToDevice));
+        CUDA_OK(i2c_load_multicast(&p.dev, (const int32_t(*)[5])c, (const uint16_t(*)[3])o, slot, dpoison, arena, dout));
+        CUDA_OK(cudaMemcpy(got, dout, 2 * (size_t)arena, cudaMemcpyDeviceToHost));
+        for (int b = 0; b < 2; b++)
+            for (size_t i = 0; i < arena; i++)
+                if (got[(size_t)b * arena + i] != want[i]) {
+                    char what[2][768];
+                    describe_im2col(&d, c[0], o[0], what[0], sizeof what[0]);
+                    describe_im2col(&d, c[1], o[1], what[1], sizeof what[1]);
+                    cr_assert_fail("seed %llu config %d: block %d of the cluster differs from the model at arena byte "
+                                   "%zu (slot %u): GPU 0x%02x, model 0x%02x, poison 0x%02x; load 0: %s; load 1: %s",
+                                   (unsigned long long)seed, k, b, i, slot, got[(size_t)b * arena + i], want[i],
+                                   poison[i], what[0], what[1]);
+                }
+        per_rank[d.rank]++;
+        cudaFree(dpoison);
+        cudaFree(dout);
+        free(poison);
+        free(got);
+        free(want);
+        unplace(&p);
+    }
+    cr_log_info("im2col multicast: seed %llu: %d clusters of 2 blocks, 2 loads each to both blocks (mask 0b11): every "
+                "byte of both poisoned arenas equal to the model; ranks 3/4/5: %d/%d/%d",
+                (unsigned long long)seed, configs, per_rank[3], per_rank[4], per_rank[5]);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * What the PTX ISA leaves open, measured one load per process (im2col_probe.h's table).
+ * ------------------------------------------------------------------------------------------- */
+
+/* The probe program: $TMA_IM2COL_PROBE, or im2col_probe beside this test binary. */
+static void probe_path(char *out, size_t n) {
+    const char *env = getenv("TMA_IM2COL_PROBE");
+    if (env != NULL) {
+        snprintf(out, n, "%s", env);
+        return;
+    }
+    char self[4096];
+    const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    cr_assert(len > 0, "cannot read /proc/self/exe to find im2col_probe: set TMA_IM2COL_PROBE");
+    self[len] = '\0';
+    char *slash = strrchr(self, '/');
+    cr_assert(slash != NULL, "odd /proc/self/exe: %s", self);
+    slash[1] = '\0';
+    snprintf(out, n, "%sim2col_probe", self);
+}
+
+/* Run case `index` in a fresh process (fork + exec: a faulted context does not survive a plain fork). The result:
+ * *status the CUDA error of the load (0 completed), bytes the arena (arena_bytes). */
+static void run_probe(const char *probe, int index, uint64_t seed, int32_t *status, uint8_t *bytes,
+                      uint32_t arena_bytes) {
+    char file[] = "/tmp/tma_im2col_probe_XXXXXX";
+    const int fd = mkstemp(file);
+    cr_assert(fd >= 0, "mkstemp failed");
+    close(fd);
+    char a_index[16], a_seed[32];
+    snprintf(a_index, sizeof a_index, "%d", index);
+    snprintf(a_seed, sizeof a_seed, "%llu", (unsigned long long)seed);
+    fflush(NULL);
+    const pid_t pid = fork();
+    cr_assert(pid >= 0, "fork failed");
+    if (pid == 0) {
+        char *args[] = {(char *)probe, a_index, a_seed, file, NULL};
+        execv(probe, args);
+        _exit(127);
+    }
+    int wst = 0;
+    cr_assert(waitpid(pid, &wst, 0) == pid, "waitpid failed");
+    cr_assert(WIFEXITED(wst) && WEXITSTATUS(wst) == 0,
+              "im2col_probe %d %llu did not run (%s %d; exit 127: %s not found or not executable)", index,
+              (unsigned long long)seed, WIFEXITED(wst) ? "exit" : "signal",
+              WIFEXITED(wst) ? WEXITSTATUS(wst) : WTERMSIG(wst), probe);
+    FILE *f = fopen(file, "rb");
+    cr_assert(f != NULL, "im2col_probe wrote no %s", file);
+    uint32_t arena = 0;
+    const int ok = fread(status, sizeof *status, 1, f) == 1 && fread(&arena, sizeof arena, 1, f) == 1 &&
+                   arena == arena_bytes && fread(bytes, 1, arena, f) == arena;
+    fclose(f);
+    remove(file);
+    cr_assert(ok, "im2col_probe case %d: short or odd output (arena %u, expected %u)", index, arena, arena_bytes);
+}
+
+/* The model's bytes for case pc read with effective offsets shift[0 .. rank-3]: the start moved by them and the
+ * offsets 0 (the walk of an offset case never carries, so the two are the same pixels). 0 when the moved start
+ * leaves the bounding box (no prediction). */
+static int predict_shifted(const i2c_probe_case *pc, const tma_im2col_desc *host, const int64_t shift[3],
+                           const uint8_t *poison, uint8_t *want, uint32_t arena) {
+    int32_t c[5];
+    const uint16_t o[3] = {0, 0, 0};
+    memcpy(c, pc->coord, sizeof c);
+    for (uint32_t j = 0; j + 2 < host->rank; j++) {
+        const int64_t start = (int64_t)c[j + 1] + shift[j];
+        if (start < INT32_MIN || start > INT32_MAX)
+            return 0;
+        c[j + 1] = (int32_t)start;
+    }
+    if (tma_check_im2col_coords(host, c, o) != TMA_OK)
+        return 0;
+    memcpy(want, poison, arena);
+    return tma_model_load_im2col(host, c, o, want, arena, I2C_PROBE_DST) == TMA_OK;
+}
+
+/* The readings of offset[dim] = v that the probe tells apart: the full value; v mod 2^bits; v's low bits as a
+ * signed number; and v spilling into the next offsets' bits (the offsets packed as fields of `bits` bits each,
+ * innermost lowest, with nothing masked). */
+enum { READINGS = 4 };
+static const char *const reading_names[READINGS] = {"the full value", "the value mod 2^bits", "a signed bits-bit value",
+                                                    "spilling into the next offsets' bits"};
+
+static void reading_shifts(const i2c_probe_case *pc, uint32_t rank, int r, int64_t shift[3]) {
+    const uint32_t v = pc->offset[pc->dim], b = pc->bits, mask = (1u << b) - 1u, m = v & mask;
+    shift[0] = shift[1] = shift[2] = 0;
+    switch (r) {
+    case 0: shift[pc->dim] = v; break;
+    case 1: shift[pc->dim] = m; break;
+    case 2: shift[pc->dim] = m >= (1u << (b - 1)) ? (int64_t)m - (int64_t)(1u << b) : (int64_t)m; break;
+    default: {
+        const uint64_t packed = ((uint64_t)v << (b * pc->dim)) & ((1ull << (b * (rank - 2))) - 1u);
+        for (uint32_t j = 0; j + 2 < rank; j++)
+            shift[j] = (int64_t)((packed >> (b * j)) & mask);
+        break;
+    }
+    }
+}
+
+static size_t first_difference(const uint8_t *a, const uint8_t *b, size_t n) {
+    size_t i = 0;
+    while (i < n && a[i] == b[i])
+        i++;
+    return i;
+}
+
+Test(gpu_im2col, probe_offsets_and_negative_starts, .timeout = 300) {
+    require_sm90();
+    const uint64_t seed = seed_rng("gpu_im2col.probe_offsets_and_negative_starts");
+    char probe[4200];
+    probe_path(probe, sizeof probe);
+    cr_assert(access(probe, X_OK) == 0, "%s is not there or not executable (set TMA_IM2COL_PROBE)", probe);
+    i2c_probe_case cases[I2C_PROBE_MAX];
+    const int n = i2c_probe_cases(cases);
+    int faults = 0, completed = 0, wrong = 0;
+    for (int k = 0; k < n; k++) {
+        const i2c_probe_case *pc = &cases[k];
+        tma_im2col_desc host = pc->d;
+        const size_t extent = i2c_probe_extent(&host);
+        const uint32_t arena = i2c_probe_arena(&host);
+        uint8_t *image = malloc(extent), *poison = malloc(arena), *got = malloc(arena), *want = malloc(arena);
+        cr_assert(image && poison && got && want, "out of host memory");
+        i2c_probe_bytes(seed, 2u * (uint64_t)k, image, extent);
+        i2c_probe_bytes(seed, 2u * (uint64_t)k + 1u, poison, arena);
+        host.global_address = image;
+        tma_diag diag;
+        const tma_status ours = tma_check_im2col_coords_diag(&host, pc->coord, pc->offset, &diag);
+        int32_t status = 0;
+        run_probe(probe, k, seed, &status, got, arena);
+
+        char what[160], outcome[400];
+        if (pc->kind == I2C_PROBE_OFFSET)
+            snprintf(what, sizeof what, "rank %u offset[%u] = %u (start %d)", host.rank, pc->dim, pc->offset[pc->dim],
+                     pc->coord[pc->dim + 1]);
+        else
+            snprintf(what, sizeof what, "rank %u %s start %d", host.rank, pc->kind == I2C_PROBE_CHANNEL ? "channel" : "n",
+                     pc->kind == I2C_PROBE_CHANNEL ? pc->coord[0] : pc->coord[host.rank - 1]);
+        /* does what the user asked: the full offset, or the model as given */
+        int as_asked = 0;
+        if (status != 0) {
+            faults++;
+            snprintf(outcome, sizeof outcome, "faults (%s)", cudaGetErrorName((cudaError_t)status));
+        } else if (pc->kind == I2C_PROBE_OFFSET) {
+            completed++;
+            size_t len = (size_t)snprintf(outcome, sizeof outcome, "completed, read as");
+            int any = 0;
+            for (int r = 0; r < READINGS; r++) {
+                int64_t shift[3];
+                reading_shifts(pc, host.rank, r, shift);
+                if (predict_shifted(pc, &host, shift, poison, want, arena) && memcmp(got, want, arena) == 0) {
+                    len += (size_t)snprintf(outcome + len, sizeof outcome - len, "%s %s (%lld, %lld, %lld)",
+                                            any ? "," : "", reading_names[r], (long long)shift[0], (long long)shift[1],
+                                            (long long)shift[2]);
+                    any = 1;
+                    as_asked |= r == 0;
+                }
+            }
+            if (!any) {
+                int64_t full[3];
+                reading_shifts(pc, host.rank, 0, full);
+                const int have = predict_shifted(pc, &host, full, poison, want, arena);
+                snprintf(outcome + len, sizeof outcome - len, " none of the readings (first difference from the full "
+                         "value at arena byte %zu)", have ? first_difference(got, want, arena) : 0);
+            }
+        } else {
+            completed++;
+            memcpy(want, poison, arena);
+            const tma_status st = tma_model_load_im2col(&host, pc->coord, pc->offset, want, arena, I2C_PROBE_DST);
+            cr_assert(st == TMA_OK, "the model refused probe case %d: %s", k, tma_status_name(st));
+            as_asked = memcmp(got, want, arena) == 0;
+            if (as_asked)
+                snprintf(outcome, sizeof outcome, "completed, every byte equal to the model");
+            else {
+                snprintf(outcome, sizeof outcome, "completed, differs from the model from arena byte %zu",
+                         first_difference(got, want, arena));
+            }
+        }
+        wrong += status == 0 && !as_asked;
+        cr_log_info("probe %2d: %-44s %s; libtma %s", k, what, outcome,
+                    ours == TMA_OK ? "accepts" : tma_status_name(ours));
+        /* the rules hold to the measurement: accept exactly what does what it was asked */
+        cr_expect(ours != TMA_OK || as_asked, "probe %d (%s): libtma accepts a load that %s", k, what, outcome);
+        cr_expect(ours == TMA_OK || !as_asked, "probe %d (%s): libtma refuses a load that works (%s): %s", k, what,
+                  outcome, diag.message);
+        free(image);
+        free(poison);
+        free(got);
+        free(want);
+    }
+    cr_log_info("im2col probe: seed %llu: %d loads in their own processes: %d faulted, %d completed (%d of them not as "
+                "asked: other pixels)", (unsigned long long)seed, n, faults, completed, wrong);
 }

@@ -267,10 +267,14 @@ extern "C" {
       "im2col load at coord[{0}] = {1}: the start must lie in the bounding box [{2}, {3}] of that dimension "   \
       "(pixel_box_lower .. global_dim + pixel_box_upper - 1; outside it the copy raises \"illegal "            \
       "instruction\"): start the walk inside the box and reach further pixels with the im2col offsets")        \
-    /* PTX: im2col offsets of rank 3: 0..65535; rank 4: 0..255; rank 5: 0..31. Not measured past them. */      \
+    /* PTX: im2col offsets of rank 3: 0..65535; rank 4: 0..255; rank 5: 0..31. Measured past them (H200, CUDA    \
+       13.0, gpu_im2col/probe_*): no fault, other pixels: ptxas packs the offsets into one 16-bit field, rank 4 as   \
+       two bytes (each offset mod 256), rank 5 as o0 + (o1 << 5) + (o2 << 10) (bits past 5 add into the next    \
+       offset). Rank 3's whole 16 bits are positive shifts. */                                                  \
     X(IM2COL_OFFSET, ERR_IM2COL_OFFSET,                                                                        \
-      "im2col load with offset[{0}] = {1}: a rank-{2} im2col copy takes offsets 0..{3}: use a smaller filter "  \
-      "tap, or a lower rank (rank 3 takes 16-bit offsets)")                                                    \
+      "im2col load with offset[{0}] = {1}: a rank-{2} im2col copy takes offsets 0..{3} (past it the copy does "  \
+      "not fault: the offset loses its high bits and other pixels are loaded): use a smaller filter tap, or a "  \
+      "lower rank (rank 3 takes 16-bit offsets)")                                                              \
     X(IM2COL_NULL_OFFSETS, ERR_NULL_ARG,                                                                       \
       "offset = NULL: pass the copy's rank - 2 im2col offsets (innermost spatial dimension first)")           \
     X(MAP_NOT_IM2COL, ERR_ARG,                                                                                 \
@@ -1465,7 +1469,8 @@ TMA_HD uint64_t tma_rule_edit_operand(tma_map_edit e, uint32_t cuda_version) {
  *     element_stride[2]; H carries into D the same way; a carry out of the outermost spatial dimension steps n
  *     by element_stride[rank - 1]; element_stride[0] is ignored (channels stay contiguous);
  *   - the pixel fetched is the walked pixel plus the copy's offset, per spatial dimension; a fetched pixel
- *     outside the tensor (any spatial coordinate, or n) is filled whole, channels >= global_dim[0] per element;
+ *     outside the tensor (any spatial coordinate, or n, n < 0 too) is filled whole, channels < 0 or >=
+ *     global_dim[0] per element (a negative channel start and a negative n: measured, loads complete as modelled);
  *     past the last image the walk goes on writing fill rows;
  *   - a walked start outside the bounding box [lower_i, global_dim + upper_i - 1] raises "illegal instruction".
  * ------------------------------------------------------------------------------------------- */
@@ -1698,7 +1703,9 @@ TMA_HD tma_im2col_facts tma_rule_im2col_facts_of_box(const tma_box_info *b) {
  *  (d,)) n}, off its rank - 2 offsets, smem_addr its shared address or ~0u where unknown (host).
  *  Rules: the shared address 128-byte aligned; coord[0] * elem a multiple of 16 (measured for tiled loads: the
  *  channel offset is the same dimension-0 rule); each spatial start inside the bounding box (measured); each
- *  offset in the PTX range. @return the first violation's status, or TMA_OK */
+ *  offset in the PTX range (measured: past it the copy silently loads other pixels). A negative channel start and a
+ *  negative n are allowed: measured, they fill (per element, whole rows) as the model says.
+ *  @return the first violation's status, or TMA_OK */
 TMA_HD tma_status tma_rules_im2col_copy(const tma_im2col_facts *f, uint32_t copy_rank, const int32_t *c,
                                         const uint16_t *off, uint32_t smem_addr, tma_rule_sink *s) {
     const char *what = "load_im2col";

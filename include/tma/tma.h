@@ -260,7 +260,8 @@ size_t tma_im2col_smem_bytes(const tma_im2col_desc *d);
 /** The per-copy rules of an im2col load through a descriptor that passes tma_check_im2col: coord[0] * elem a multiple
  *  of 16, each spatial start coordinate (coord[1 .. rank-2]) inside the bounding box [pixel_box_lower[i],
  *  global_dim[i+1] + pixel_box_upper[i] - 1] (measured: otherwise "illegal instruction"), each of the rank - 2
- *  offsets within the PTX range (rank 3: 0..65535, 4: 0..255, 5: 0..31).
+ *  offsets within the PTX range (rank 3: 0..65535, 4: 0..255, 5: 0..31; measured: past it the copy does not fault
+ *  but loads other pixels). A negative channel start or n is allowed (measured: filled, as the model does).
  *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_COORD_ALIGN, TMA_ERR_IM2COL_START, TMA_ERR_IM2COL_OFFSET, or the
  *          descriptor's own error */
 tma_status tma_check_im2col_coords(const tma_im2col_desc *d, const int32_t coord[5], const uint16_t offset[3]);
