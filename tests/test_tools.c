@@ -572,6 +572,101 @@ Test(tma_layout, exit_codes) {
     check_exit_cases(TMA_LAYOUT_PATH, cases, sizeof cases / sizeof cases[0]);
 }
 
+/* --mode im2col: one load drawn with tma-explain's drawing (im2col_rows.c), then the bank patterns over its rows.
+ * The first is tma-explain's IM2COL_DRAW_ARGS load; the second a rank-5 f32 load at base 384 with an element stride
+ * and offsets at the box's corner (no --coord); then a broken descriptor and a load outside the box. */
+#define LAYOUT_IM2COL_ARGS \
+    "--mode im2col --dims 64,8,8,2 --lower -1,-1 --upper -1,-1 --pixels 12 --coord 0,-1,-1,0 --offset 1,0"
+#define LAYOUT_IM2COL_5D_ARGS                                                                                       \
+    "--mode im2col --dtype f32 --swizzle 64B --dims 16,5,3,2,2 --lower 0,-1,0 --upper 0,0,0 --pixels 20 "          \
+    "--estrides 1,2,1,1,1 --offset 1,1,0 --base 384"
+
+Test(tma_layout, golden_im2col) { check_golden(TMA_LAYOUT_PATH, LAYOUT_IM2COL_ARGS, "layout_im2col.txt", 0); }
+Test(tma_layout, golden_im2col_5d_base384) {
+    check_golden(TMA_LAYOUT_PATH, LAYOUT_IM2COL_5D_ARGS, "layout_im2col_5d.txt", 0);
+}
+Test(tma_layout, golden_im2col_invalid) {
+    check_golden(TMA_LAYOUT_PATH, "--mode im2col --dims 60,56,56,32 --lower 2,-1 --upper -70,-1 --channels 300",
+                 "layout_im2col_invalid.txt", 1);
+}
+Test(tma_layout, golden_im2col_load_outside_the_box) {
+    check_golden(TMA_LAYOUT_PATH, "--mode im2col --dims 64,8,8,2 --lower -1,-1 --upper -1,-1 --coord 0,7,0,0",
+                 "layout_im2col_load_invalid.txt", 1);
+}
+
+/* The text from "im2col load at" to the end of the row table (the first blank line after it). */
+static char *drawing_of(const char *out) {
+    const char *from = strstr(out, "im2col load at");
+    cr_assert_not_null(from, "no drawing in:\n%s", out);
+    const char *table = strstr(from, "\n row ");
+    cr_assert_not_null(table, "no row table in:\n%s", out);
+    const char *end = strstr(table + 1, "\n\n");
+    const size_t n = end ? (size_t)(end - from) + 1 : strlen(from); /* through the last row's newline */
+    char *d = malloc(n + 1);
+    cr_assert_not_null(d);
+    memcpy(d, from, n);
+    d[n] = '\0';
+    return d;
+}
+
+/* One drawing, two tools: tma-layout's rows are tma-explain's --coord rows, byte for byte. */
+Test(tma_layout, im2col_drawing_is_tma_explains) {
+    static const char *const loads[] = {
+        "--dims 64,8,8,2 --lower -1,-1 --upper -1,-1 --pixels 12 --coord 0,-1,-1,0 --offset 1,0 --swizzle 128B",
+        "--dtype u8 --dims 16,40,2 --channels 32 --pixels 6 --swizzle 32B --coord 0,37,0 --base 384",
+        "--dtype f32 --dims 16,5,3,2,2 --lower 0,-1,0 --upper 0,0,0 --channels 16 --pixels 20 --estrides 1,2,1,1,1 "
+        "--coord 0,0,-1,0,1 --offset 1,1,0 --swizzle 64B",
+    };
+    for (size_t i = 0; i < sizeof loads / sizeof loads[0]; i++) {
+        char args[512];
+        snprintf(args, sizeof args, "--mode im2col %s", loads[i]);
+        run_result e = run_tool(TMA_EXPLAIN_PATH, args), l = run_tool(TMA_LAYOUT_PATH, args);
+        cr_assert_eq(e.status, 0, "tma-explain %s: status %d", args, e.status);
+        cr_assert_eq(l.status, 0, "tma-layout %s: status %d", args, l.status);
+        char *de = drawing_of(e.out), *dl = drawing_of(l.out);
+        cr_assert_str_eq(dl, de, "%s: the tools draw the load differently", args);
+        free(de);
+        free(dl);
+        free(e.out);
+        free(l.out);
+    }
+}
+
+/* The bank patterns of an im2col load are those of the tiled box of channels x pixels with the same pitch. */
+Test(tma_layout, im2col_banks_are_the_boxs) {
+    run_result i = run_tool(TMA_LAYOUT_PATH, "--mode im2col --dims 64,8,8,2 --pixels 16 --swizzle 128B");
+    run_result t = run_tool(TMA_LAYOUT_PATH, "--box 64,16 --swizzle 128B");
+    cr_assert_eq(i.status, 0);
+    cr_assert_eq(t.status, 0);
+    const char *bi = strstr(i.out, "bank conflicts, CPU model"), *bt = strstr(t.out, "bank conflicts, CPU model");
+    cr_assert(bi != NULL && bt != NULL, "no bank table:\n%s\n%s", i.out, t.out);
+    cr_assert_str_eq(bi, bt, "the same rows, different bank costs");
+    free(i.out);
+    free(t.out);
+}
+
+Test(tma_layout, im2col_exit_codes) {
+    static const exit_case cases[] = {
+        {"--mode im2col --dims 64,8,8,2 --pixels 12", 0, "im2col load of 12 rows x 8 slots drawn"},
+        {"--mode im2col --dims 64,8,8 --pixels 0", 1, "TMA_ERR_IM2COL_PIXELS"},
+        {"--mode im2col --dims 64,8,8 --coord 0,9,0", 1, "load INVALID: TMA_ERR_IM2COL_START"},
+        {"--mode im2col --dims 64,8,8 --coord 0,0,0 --offset 256", 0, "drawn"},
+        {"--mode im2col --dims 64,8,8,2 --coord 0,0,0,0 --offset 256,0", 1, "TMA_ERR_IM2COL_OFFSET"},
+        {"--mode im2col", 2, "--mode im2col needs --dims"},
+        {"--mode im2col --dims 64,8,8 --box 8,8", 2, "--box is not an option of --mode im2col"},
+        {"--mode im2col --dims 64,8,8 --json", 2, "--json is not an option of --mode im2col"},
+        {"--mode im2col --dims 64,8,8 --svg x.svg", 2, "--svg is not an option of --mode im2col"},
+        {"--dims 64,8,8", 2, "--dims is not an option of --mode tiled"},
+        {"--coord 0,0,0", 2, "--coord is not an option of --mode tiled"},
+        {"--mode im2col --dims 64,8,8 --coord 0,0", 2, "--coord has 2 values; a rank-3 image (--dims) needs 3"},
+        {"--mode im2col --dims 64,8,8,2 --lower -1", 2, "--lower has 1 values"},
+        {"--mode im2col --dims 64,8,8 --offset 70000", 2, "does not fit in 16 bits"},
+        {"--mode im2col --dims 64,8,8 --base 100", 2, "multiple of 128"},
+        {"--mode conv", 2, "--mode 'conv': use tiled or im2col"},
+    };
+    check_exit_cases(TMA_LAYOUT_PATH, cases, sizeof cases / sizeof cases[0]);
+}
+
 Test(tma_layout, golden_invalid_box_json) {
     check_golden(TMA_LAYOUT_PATH, "--swizzle 128B --dtype bf16 --box 128,300 --json", "layout_invalid.json", 1);
 }

@@ -1,6 +1,11 @@
 /* tma-layout: print a TMA box as it lands in shared memory, and the bank conflicts of common reads.
  *
  *   tma-layout --swizzle 128B --dtype bf16 --box 64,64 --base 0 [--pitch BYTES] [--svg FILE] [--json]
+ *   tma-layout --mode im2col --dims 64,8,8,2 --lower -1,-1 --upper -1,-1 --pixels 12 --coord 0,-1,-1,0 --offset 1,0
+ *
+ * With --mode im2col the image is one im2col load: the rows are its pixels, drawn by im2col_rows.c (the drawing
+ * tma-explain --coord prints: which input pixel and channels each row holds, and the chunk in each slot, read back
+ * from tma_model_load_im2col), then the same bank-conflict patterns over those rows (text only).
  *
  * The grid has one line per box row and one cell per physical 16-byte slot of that row: the logical
  * (row.chunk) that TMA stores there, found with tma_swizzle_addr on base + row*pitch + chunk*16
@@ -18,6 +23,7 @@
 
 #include "bank_model.h"
 #include "cli.h"
+#include "im2col_rows.h"
 #include "tma/tma.h"
 
 #define STANDIN_ADDRESS 0x7f0000000000ull
@@ -26,12 +32,19 @@
 static const char *const usage_text =
     "usage: tma-layout [--swizzle MODE] [--dtype T] [--box COLS,ROWS] [--base OFFSET] [--pitch BYTES]\n"
     "                  [--svg FILE] [--requests FILE] [--json]\n"
+    "       tma-layout --mode im2col --dims C,W,...,N [--lower L0,...] [--upper U0,...] [--channels C]\n"
+    "                  [--pixels P] [--estrides E0,...] [--coord C,W,...,N] [--offset O0,...]\n"
+    "                  [--swizzle MODE] [--dtype T] [--base OFFSET]\n"
     "\n"
     "Print a TMA box as it lands in shared memory: one line per box row, one cell per physical 16-byte\n"
     "slot holding the logical row.chunk stored there (chunk = 16 bytes of the box row), and the banks\n"
     "each row covers; then the bank conflicts of common access patterns (32 banks x 4 bytes).\n"
+    "With --mode im2col, one im2col load instead: each row is one pixel, with the input pixel (n, d, h, w)\n"
+    "and channels it holds and the logical chunk in each physical slot (from the CPU model); then the\n"
+    "same bank conflicts over those rows.\n"
     "\n"
     "options (a value may follow as the next argument or after '=': --box 64,64 or --box=64,64):\n"
+    "  --mode MODE      tiled im2col (default tiled)\n"
     "  --swizzle MODE   none 32B 64B 128B (default 128B)\n"
     "  --dtype T        u8 u16 u32 i32 u64 i64 f16 f32 f64 bf16 f32_ftz tf32 tf32_ftz (default bf16)\n"
     "  --box COLS,ROWS  box in elements: COLS along the contiguous dimension (default: one swizzle span\n"
@@ -45,6 +58,16 @@ static const char *const usage_text =
     "  --json           print one JSON object instead of text, for an invalid box too\n"
     "  --help           this text\n"
     "  --version        print the version of tma-layout (libtma's)\n"
+    "im2col only (text only: no --box, --pitch, --svg, --requests, --json):\n"
+    "  --dims C,W,N     the image, channels first: C,W,N / C,W,H,N / C,W,H,D,N (required; dense rows)\n"
+    "  --lower L0,...   pixelBoxLowerCorner, one per spatial dimension, W first (default 0,...)\n"
+    "  --upper U0,...   pixelBoxUpperCorner, likewise (default 0,...)\n"
+    "  --channels C     channels per pixel (default min(C, one swizzle span of elements))\n"
+    "  --pixels P       pixels per column: the rows of one load (default 8)\n"
+    "  --estrides E,... element strides, one per dimension (default 1,...)\n"
+    "  --coord C,W,...  the load's coordinates, channels first (default: channel 0, the box's lower\n"
+    "                   corner, image 0)\n"
+    "  --offset O0,...  the load's im2col offsets, one per spatial dimension, W first (default 0,...)\n"
     "  --               end of the options (tma-layout takes no other arguments)\n"
     "Numbers are decimal, or hexadecimal after 0x (a leading 0 is still decimal).\n"
     "\n"
@@ -52,15 +75,17 @@ static const char *const usage_text =
     "report, and nothing is printed there for an invalid box. So at most one of --svg and --requests may be\n"
     "-, and not with --json.\n"
     "\n"
-    "exit status: 0 printed, 1 not a valid TMA box (the broken rules are printed), 2 bad usage or an output\n"
-    "file that cannot be written\n"
+    "exit status: 0 printed, 1 not a valid TMA box (the broken rules are printed; im2col: an invalid\n"
+    "descriptor or load, or one the model does not draw), 2 bad usage or an output file that cannot be written\n"
     "\n"
     "examples:\n"
     "  tma-layout --swizzle 128B --dtype bf16 --box 64,64\n"
     "  tma-layout --swizzle none --dtype f32 --box 32,32 --svg none.svg\n"
     "  tma-layout --swizzle 128B --dtype bf16 --box 64,8 --base 384\n"
     "  tma-layout --swizzle 64B --dtype f32 --box 16,8 --pitch 128     # 2-way conflicts\n"
-    "  tma-layout --swizzle 32B --dtype f32 --box 8,8 --svg - > tile.svg\n";
+    "  tma-layout --swizzle 32B --dtype f32 --box 8,8 --svg - > tile.svg\n"
+    "  tma-layout --mode im2col --dims 64,8,8,2 --lower -1,-1 --upper -1,-1 --pixels 12 \\\n"
+    "             --coord 0,-1,-1,0 --offset 1,0      # a 3x3 filter's tap (1, 0), padding 1\n";
 
 /* ---------------------------------------------------------------------------------------------
  * Options
@@ -77,6 +102,15 @@ enum {
     OPT_PITCH,
     OPT_SVG,
     OPT_REQUESTS,
+    OPT_MODE,
+    OPT_DIMS,
+    OPT_LOWER,
+    OPT_UPPER,
+    OPT_CHANNELS,
+    OPT_PIXELS,
+    OPT_ESTRIDES,
+    OPT_COORD,
+    OPT_OFFSET,
     OPT_COUNT
 };
 
@@ -91,7 +125,28 @@ static const cli_option option_table[OPT_COUNT] = {
     [OPT_PITCH] = {"--pitch", NULL, true},
     [OPT_SVG] = {"--svg", NULL, true},
     [OPT_REQUESTS] = {"--requests", NULL, true},
+    [OPT_MODE] = {"--mode", NULL, true},
+    [OPT_DIMS] = {"--dims", NULL, true},
+    [OPT_LOWER] = {"--lower", NULL, true},
+    [OPT_UPPER] = {"--upper", NULL, true},
+    [OPT_CHANNELS] = {"--channels", NULL, true},
+    [OPT_PIXELS] = {"--pixels", NULL, true},
+    [OPT_ESTRIDES] = {"--estrides", NULL, true},
+    [OPT_COORD] = {"--coord", NULL, true},
+    [OPT_OFFSET] = {"--offset", NULL, true},
 };
+
+#define MAX_SPATIAL 3
+
+/* --mode im2col: the load to draw. Counts stay 0 for a list that was not given. */
+typedef struct im2col_options {
+    bool on;
+    uint64_t dims[TMA_MAX_RANK], estrides[TMA_MAX_RANK], offset[MAX_SPATIAL];
+    int32_t lower[MAX_SPATIAL], upper[MAX_SPATIAL], coord[TMA_MAX_RANK];
+    uint32_t ndims, nestrides, nlower, nupper, ncoord, noffset;
+    uint32_t channels, pixels;
+    bool has_channels, has_pixels; /* otherwise the defaults */
+} im2col_options;
 
 typedef struct layout_options {
     tma_swizzle mode;
@@ -102,6 +157,7 @@ typedef struct layout_options {
     uint32_t pitch;      /* 0: tma_box_row_pitch */
     bool json;
     const char *svg, *requests; /* NULL: not written; "-": stdout */
+    im2col_options im2col;
 } layout_options;
 
 static void parse_box(layout_options *o, const char *v) {
@@ -119,6 +175,41 @@ static const char *output_file_arg(const char *opt, const char *v) {
     if (*v == '\0')
         cli_bad_usage("%s '': give a file name, or - for stdout", opt);
     return v;
+}
+
+/* A count the descriptor's checker judges (0 included: it says why). */
+static uint32_t count_u32(const char *opt, const char *v) {
+    uint32_t n;
+    if (!cli_parse_u32(v, &n))
+        cli_bad_usage("%s '%s': not an unsigned 32-bit number", opt, v);
+    return n;
+}
+
+static void set_im2col_option(im2col_options *m, int id, const char *v) {
+    static const char *const modes[] = {"tiled", "im2col"};
+    int mode;
+    switch (id) {
+    case OPT_MODE:
+        mode = cli_parse_name(v, "", modes, 2);
+        if (mode < 0)
+            cli_bad_usage("--mode '%s': use tiled or im2col", v);
+        m->on = mode == 1;
+        break;
+    case OPT_DIMS: m->ndims = cli_parse_list("--dims", v, m->dims, TMA_MAX_RANK); break;
+    case OPT_LOWER: m->nlower = cli_parse_i32_list("--lower", v, m->lower, MAX_SPATIAL); break;
+    case OPT_UPPER: m->nupper = cli_parse_i32_list("--upper", v, m->upper, MAX_SPATIAL); break;
+    case OPT_CHANNELS:
+        m->channels = count_u32("--channels", v);
+        m->has_channels = true;
+        break;
+    case OPT_PIXELS:
+        m->pixels = count_u32("--pixels", v);
+        m->has_pixels = true;
+        break;
+    case OPT_ESTRIDES: m->nestrides = cli_parse_list("--estrides", v, m->estrides, TMA_MAX_RANK); break;
+    case OPT_COORD: m->ncoord = cli_parse_i32_list("--coord", v, m->coord, TMA_MAX_RANK); break;
+    case OPT_OFFSET: m->noffset = cli_parse_list("--offset", v, m->offset, MAX_SPATIAL); break;
+    }
 }
 
 static void set_option(layout_options *o, int id, const char *v) {
@@ -145,6 +236,7 @@ static void set_option(layout_options *o, int id, const char *v) {
         break;
     case OPT_SVG: o->svg = output_file_arg("--svg", v); break;
     case OPT_REQUESTS: o->requests = output_file_arg("--requests", v); break;
+    default: set_im2col_option(&o->im2col, id, v); break;
     }
 }
 
@@ -175,12 +267,51 @@ static uint32_t default_cols(const layout_options *o) {
     return (span ? span : 128u) / (uint32_t)tma_dtype_size(o->dtype);
 }
 
+/* The options of the other mode are refused, by name. */
+static void check_mode_options(const layout_options *o, const bool *given) {
+    static const int tiled_only[] = {OPT_BOX, OPT_PITCH, OPT_SVG, OPT_REQUESTS, OPT_JSON};
+    static const int im2col_only[] = {OPT_DIMS,   OPT_LOWER,    OPT_UPPER, OPT_CHANNELS,
+                                      OPT_PIXELS, OPT_ESTRIDES, OPT_COORD, OPT_OFFSET};
+    const bool im2col = o->im2col.on;
+    const int *other = im2col ? tiled_only : im2col_only;
+    const size_t n = im2col ? sizeof tiled_only / sizeof tiled_only[0] : sizeof im2col_only / sizeof im2col_only[0];
+    for (size_t i = 0; i < n; i++)
+        if (given[other[i]])
+            cli_bad_usage("%s is not an option of --mode %s%s", option_table[other[i]].name, im2col ? "im2col" : "tiled",
+                          im2col ? " (it draws text)" : "");
+}
+
+/* One value per dimension (--coord, --estrides), per spatial dimension (--lower, --upper, --offset). */
+static void check_im2col_lists(const im2col_options *m) {
+    const uint32_t rank = m->ndims, spatial = rank > 2 ? rank - 2 : 0;
+    if (rank == 0)
+        cli_bad_usage("--mode im2col needs --dims (C,W,N / C,W,H,N / C,W,H,D,N, channels first)");
+    const struct {
+        const char *name;
+        uint32_t given, want;
+    } lists[] = {{"--lower", m->nlower, spatial}, {"--upper", m->nupper, spatial}, {"--offset", m->noffset, spatial},
+                 {"--coord", m->ncoord, rank},    {"--estrides", m->nestrides, rank}};
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
+        if (lists[i].given != 0 && spatial != 0 && lists[i].given != lists[i].want)
+            cli_bad_usage("%s has %u values; a rank-%u image (--dims) needs %u", lists[i].name, lists[i].given, rank,
+                          lists[i].want);
+    for (uint32_t i = 0; i < m->noffset; i++)
+        if (m->offset[i] > UINT16_MAX)
+            cli_bad_usage("--offset: %llu does not fit in 16 bits", (unsigned long long)m->offset[i]);
+}
+
 static layout_options parse_options(int argc, char **argv) {
     layout_options o = {.mode = TMA_SWIZZLE_128B, .dtype = TMA_DTYPE_BF16, .rows = 8};
+    bool given[OPT_COUNT] = {false};
     cli_args args = cli_args_start(option_table, OPT_COUNT, argc, argv);
     const char *value;
-    for (int id; (id = cli_next_option(&args, &value)) != CLI_DONE;)
+    for (int id; (id = cli_next_option(&args, &value)) != CLI_DONE;) {
         set_option(&o, id, value);
+        given[id] = true;
+    }
+    check_mode_options(&o, given);
+    if (o.im2col.on)
+        check_im2col_lists(&o.im2col);
     check_stdout_users(&o);
     if (!o.have_box)
         o.cols = default_cols(&o);
@@ -663,9 +794,113 @@ static void summarize(const tile *t, const pattern_result *p, size_t np) {
             t->slots, conflicts, np);
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * --mode im2col: one load, drawn by im2col_rows.c, then the bank patterns over its rows
+ * ------------------------------------------------------------------------------------------- */
+
+/* The descriptor of the options: dense rows (each rounded up to 16 bytes), a stand-in address. */
+static tma_im2col_desc im2col_descriptor(const layout_options *o) {
+    const im2col_options *m = &o->im2col;
+    const uint64_t esize = tma_dtype_size(o->dtype);
+    tma_im2col_desc d = {.dtype = o->dtype, .rank = m->ndims, .global_address = (void *)(uintptr_t)STANDIN_ADDRESS,
+                         .swizzle = o->mode};
+    const uint32_t span_cols = default_cols(o);
+    d.channels_per_pixel = m->has_channels ? m->channels : m->dims[0] < span_cols ? (uint32_t)m->dims[0] : span_cols;
+    d.pixels_per_column = m->has_pixels ? m->pixels : 8u;
+    uint64_t stride = tma_rule_round_up(m->dims[0] * esize, TMA_GLOBAL_ALIGN);
+    for (uint32_t i = 0; i < m->ndims; i++) {
+        d.global_dim[i] = m->dims[i];
+        d.element_stride[i] = m->nestrides ? cli_to_u32("--estrides", m->estrides[i]) : 1u;
+        if (i + 1 < m->ndims) {
+            d.global_stride[i] = stride;
+            stride *= m->dims[i + 1] ? m->dims[i + 1] : 1u;
+        }
+    }
+    for (uint32_t i = 0; i < MAX_SPATIAL; i++) {
+        d.pixel_box_lower[i] = m->lower[i];
+        d.pixel_box_upper[i] = m->upper[i];
+    }
+    return d;
+}
+
+static void print_dims(const char *what, const uint64_t *v, uint32_t n) {
+    printf("%s", what);
+    for (uint32_t i = 0; i < n; i++)
+        printf("%s%llu", i ? " x " : " ", (unsigned long long)v[i]);
+}
+
+static void print_corner(const char *what, const int32_t *v, uint32_t n) {
+    printf("%s {", what);
+    for (uint32_t i = 0; i < n; i++)
+        printf("%s%d", i ? ", " : "", v[i]);
+    printf("}");
+}
+
+static int report_invalid_im2col(const tma_im2col_desc *d, const box_check *c) {
+    printf("im2col descriptor (%s, rank %u, %u channels x %u pixels, %s) is not valid:\n", tma_dtype_name(d->dtype),
+           d->rank, d->channels_per_pixel, d->pixels_per_column, tma_swizzle_name(d->swizzle));
+    for (size_t i = 0; i < shown_diags(c); i++)
+        printf("  %zu. %s: %s\n", i + 1, tma_status_name(c->diags[i].status), c->diags[i].message);
+    fprintf(stderr, "tma-layout: invalid im2col descriptor: %zu broken rule%s, first %s\n", c->count,
+            c->count == 1 ? "" : "s", tma_status_name(c->status));
+    return 1;
+}
+
+static int layout_im2col(const layout_options *o) {
+    const im2col_options *m = &o->im2col;
+    const tma_im2col_desc d = im2col_descriptor(o);
+    box_check check;
+    check.status = tma_check_im2col_all(&d, check.diags, MAX_DIAGS, &check.count);
+    if (check.status != TMA_OK)
+        return report_invalid_im2col(&d, &check);
+    const uint32_t spatial = d.rank - 2;
+    int32_t coord[TMA_MAX_RANK] = {0};
+    uint16_t offset[MAX_SPATIAL] = {0};
+    for (uint32_t i = 0; i < d.rank; i++)
+        coord[i] = m->ncoord ? m->coord[i] : i >= 1 && i <= spatial ? d.pixel_box_lower[i - 1] : 0;
+    for (uint32_t i = 0; i < m->noffset; i++)
+        offset[i] = (uint16_t)m->offset[i];
+
+    const tma_box_info b = tma_im2col_box_info_of(&d);
+    print_dims("im2col image:", d.global_dim, d.rank);
+    printf(" %s (channels first; dense rows)", tma_dtype_name(d.dtype));
+    print_corner(", box lower", d.pixel_box_lower, spatial);
+    print_corner(" upper", d.pixel_box_upper, spatial);
+    printf(" (W first)\n");
+    printf("one load: %u channels x %u pixels, %s, row pitch %u bytes, %zu bytes of shared memory (%zu transferred)%s\n",
+           d.channels_per_pixel, d.pixels_per_column, tma_swizzle_name(d.swizzle), b.row_pitch,
+           tma_im2col_smem_bytes(&d), tma_im2col_tx_bytes(&d), m->ncoord ? "" : "; --coord not given: the box's corner");
+    printf("\n");
+    tma_diag diag;
+    const tma_status st = im2col_rows_print(&d, coord, offset, o->base, &diag);
+    if (st != TMA_OK) {
+        const char *outcome = st == TMA_ERR_UNSUPPORTED ? "not drawn" : "INVALID";
+        printf("load: %s\n  %s: %s\n", outcome, tma_status_name(st), diag.message);
+        fprintf(stderr, "tma-layout: valid im2col descriptor, load %s: %s\n", outcome, tma_status_name(st));
+        return 1;
+    }
+    /* The rows of an im2col load sit in shared memory as the rows of a box of channels x pixels with the same
+     * pitch and swizzle: the bank patterns are those of that tile. */
+    const uint32_t esize = (uint32_t)tma_dtype_size(d.dtype);
+    const tile t = {d.swizzle, d.dtype, esize, d.channels_per_pixel, d.pixels_per_column, o->base, b.row_pitch,
+                    d.channels_per_pixel * esize / 16u, b.row_pitch / 16u};
+    pattern_result results[NPATTERNS];
+    model_patterns(&t, results, NULL);
+    printf("\n");
+    print_text_patterns(results, NPATTERNS);
+    uint32_t conflicts = 0;
+    for (size_t i = 0; i < NPATTERNS; i++)
+        conflicts += results[i].cost.conflicts;
+    fprintf(stderr, "tma-layout: im2col load of %u rows x %u slots drawn; %u modelled bank conflicts over %zu patterns\n",
+            t.rows, t.slots, conflicts, (size_t)NPATTERNS);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     cli_program = "tma-layout";
     const layout_options o = parse_options(argc, argv);
+    if (o.im2col.on)
+        return layout_im2col(&o);
 
     const tma_tiled_desc d = box_descriptor(&o);
     box_check check;
