@@ -614,8 +614,8 @@ Test(tma_layout, im2col_drawing_is_tma_explains) {
     static const char *const loads[] = {
         "--dims 64,8,8,2 --lower -1,-1 --upper -1,-1 --pixels 12 --coord 0,-1,-1,0 --offset 1,0 --swizzle 128B",
         "--dtype u8 --dims 16,40,2 --channels 32 --pixels 6 --swizzle 32B --coord 0,37,0 --base 384",
-        "--dtype f32 --dims 16,5,3,2,2 --lower 0,-1,0 --upper 0,0,0 --channels 16 --pixels 20 --estrides 1,2,1,1,1 "
-        "--coord 0,0,-1,0,1 --offset 1,1,0 --swizzle 64B",
+        ("--dtype f32 --dims 16,5,3,2,2 --lower 0,-1,0 --upper 0,0,0 --channels 16 --pixels 20 --estrides 1,2,1,1,1 "
+         "--coord 0,0,-1,0,1 --offset 1,1,0 --swizzle 64B"),
     };
     for (size_t i = 0; i < sizeof loads / sizeof loads[0]; i++) {
         char args[512];
