@@ -18,112 +18,33 @@
 
 #include "tma/wgmma.cuh"
 
-/* CL = 1: one block per tile. CL = 2: clusters of two blocks on vertically adjacent tiles (tile rows
- * 2 * i and 2 * i + 1, same tile column) that share B: each block loads its own A box and one half (128
- * rows) of the B tile, multicast into both blocks; a stage is free when the consumers of BOTH blocks
- * have released it (empty[s] counts 16 arrivals, made with cluster-scope arrives).
- * TMA_EPI: the epilogue through shared memory and TMA stores (epilogue_tma), else epilogue_direct.
- * OutT: C's element type, __nv_bfloat16 or float. */
-template <int CL, bool TMA_EPI, typename OutT>
-__global__ void __launch_bounds__(THREADS, 1)
-    gm_kernel(const __grid_constant__ tma_tensor ta, const __grid_constant__ tma_tensor tb,
-                    const __grid_constant__ tma_tensor tc, OutT *__restrict__ c, int M, int N, int K,
-                    uint32_t group_m, uint32_t no_store) {
-    extern __shared__ uint8_t dyn[];
-    uint8_t *base = dyn + ((1024u - tma_smem_addr(dyn) % 1024u) % 1024u);
-    uint8_t *sa = base;                    /* STAGES A boxes */
-    uint8_t *sb = base + STAGES * A_BYTES; /* STAGES B tiles (one box, or two half boxes with CL = 2) */
-    uint8_t *se = sb + STAGES * B_BYTES;   /* 2 consumers x EPI_BUFS epilogue boxes */
-    uint64_t *full = (uint64_t *)(se + 2u * EPI_BUFS * EPI_BYTES);
-    uint64_t *empty = full + STAGES;
-
-    const uint32_t wg = threadIdx.x / 128u;
-    const uint32_t rank = CL == 2 ? tma_cluster_ctarank() : 0u;
-    const uint32_t cluster_id = blockIdx.x / CL, clusters = gridDim.x / CL;
-    const uint32_t tiles_m = ((uint32_t)M + BM - 1) / BM, tiles_n = ((uint32_t)N + BN - 1) / BN;
-    const uint32_t groups_m = (tiles_m + CL - 1) / CL; /* cluster tile rows */
-    const uint32_t units = groups_m * tiles_n;
-    const uint32_t nk = ((uint32_t)K + BK - 1) / BK;
-    group_m = group_m / CL > 0 ? group_m / CL : 1u; /* in cluster tile rows */
-
-    if (threadIdx.x == 0) {
-        for (uint32_t s = 0; s < STAGES; s++) {
-            tma_mbar_init(&full[s], 1);
-            tma_mbar_init(&empty[s], CONSUMER_WARPS * CL);
-        }
-        tma_fence_mbar_init();
+/* The GEMM's operands for gm_pipeline_kernel (gemm_device.cuh): A (M x K) in 128 x 64 boxes, B (N x K) in 256 x 64
+ * boxes, or 128 x 64 halves that the two blocks of a cluster multicast to each other. */
+struct GemmOps {
+    static constexpr uint32_t BN = ::BN;
+    tma_tensor a, b; /* b: the whole B box (no clusters) or the half box (clusters of two) */
+    uint32_t m, n, k;
+    __device__ uint32_t rows() const { return m; }
+    __device__ uint32_t cols() const { return n; }
+    __device__ uint32_t k_blocks() const { return (k + BK - 1u) / BK; }
+    __device__ const tma_box_info &a_box() const { return a.box; }
+    __device__ const tma_box_info &b_box() const { return b.box; }
+    __device__ uint32_t tx_bytes(int cl) const { return a.box.tx_bytes + b.box.tx_bytes * (uint32_t)cl; }
+    __device__ void prefetch() const {
+        tma_prefetch_desc(&a);
+        tma_prefetch_desc(&b);
     }
-    if (CL == 2) {
-        tma_cluster_arrive(); /* the peer's barriers are initialised before any multicast or remote arrive */
-        tma_cluster_wait();
-    } else {
-        __syncthreads();
+    template <int CL>
+    __device__ void load(uint8_t *sa, uint8_t *sb, uint64_t *bar, uint32_t kb, uint32_t tm, uint32_t tn,
+                         uint32_t rank) const {
+        tma_load_2d(sa, &a, bar, (int32_t)(kb * BK), (int32_t)(tm * BM));
+        if (CL == 2)
+            tma_load_multicast<2>(sb + rank * (B_BYTES / 2), &b, bar,
+                                  {(int32_t)(kb * BK), (int32_t)(tn * BN + rank * (BN / 2)), 0, 0, 0}, (uint16_t)0x3);
+        else
+            tma_load_2d(sb, &b, bar, (int32_t)(kb * BK), (int32_t)(tn * BN));
     }
-
-    if (wg == 0) {
-        /* ---- producer ---- */
-        tma_setmaxnreg_dec<40>();
-        if (threadIdx.x == 0) {
-            tma_prefetch_desc(&ta);
-            tma_prefetch_desc(&tb);
-            const uint32_t tx = ta.box.tx_bytes + tb.box.tx_bytes * CL; /* A + the whole B tile */
-            uint32_t s = 0, phase = 0;
-            for (uint32_t u = cluster_id; u < units; u += clusters) {
-                uint32_t gm, tn;
-                gm_tile_of(u, groups_m, tiles_n, group_m, &gm, &tn);
-                const uint32_t tm = gm * CL + rank;
-                for (uint32_t kb = 0; kb < nk; kb++) {
-                    tma_mbar_wait_quiet(&empty[s], phase ^ 1u); /* a fresh barrier passes parity 1 at once */
-                    tma_mbar_arrive_expect_tx(&full[s], tx);
-                    tma_load_2d(sa + s * A_BYTES, &ta, &full[s], (int32_t)(kb * BK), (int32_t)(tm * BM));
-                    if (CL == 2)
-                        tma_load_multicast<2>(sb + s * B_BYTES + rank * (B_BYTES / 2), &tb, &full[s],
-                                              {(int32_t)(kb * BK), (int32_t)(tn * BN + rank * (BN / 2)), 0, 0, 0},
-                                              (uint16_t)0x3);
-                    else
-                        tma_load_2d(sb + s * B_BYTES, &tb, &full[s], (int32_t)(kb * BK), (int32_t)(tn * BN));
-                    if (++s == STAGES) {
-                        s = 0;
-                        phase ^= 1u;
-                    }
-                }
-            }
-        }
-    } else {
-        /* ---- consumers ---- */
-        tma_setmaxnreg_inc<232>();
-        const uint32_t cw = wg - 1u; /* rows 64 * cw .. of the tile */
-        const uint32_t lane = threadIdx.x % 32u;
-        const bool issuer = threadIdx.x % 128u == 0; /* issues this warpgroup's epilogue stores */
-        if (TMA_EPI && issuer)
-            tma_prefetch_desc(&tc);
-        float acc[128];
-        uint64_t da0[BK / 16u], db0[BK / 16u];
-        gm_stage0_descs(&ta.box, &tb.box, tma_smem_addr(sa), tma_smem_addr(sb), cw, da0, db0);
-        uint32_t s = 0, phase = 0;
-        for (uint32_t u = cluster_id; u < units; u += clusters) {
-            uint32_t gm, tn;
-            gm_tile_of(u, groups_m, tiles_n, group_m, &gm, &tn);
-            const uint32_t tm = gm * CL + rank; /* may be past the last tile row: loads fill zeros, no store */
-            gm_mainloop<CL>(acc, da0, db0, full, empty, nk, s, phase, lane == 0);
-
-            const uint32_t row0 = tm * BM + cw * 64u, col0 = tn * BN;
-            if (row0 >= (uint32_t)M)
-                continue; /* a cluster's second tile row past the end of C (uniform in the warpgroup) */
-            if (TMA_EPI)
-                epilogue_tma<OutT>(acc, &tc, se + cw * EPI_BUFS * EPI_BYTES, row0, col0, 1u + cw, issuer,
-                                   no_store != 0);
-            else if (!no_store)
-                epilogue_direct(acc, c, M, N, row0, col0);
-        }
-        if (TMA_EPI && issuer)
-            tma_store_wait<0>(); /* the block's shared memory stays until the last store has read it */
-    }
-    if (CL == 2) {
-        tma_cluster_arrive(); /* no block leaves while its peer may still arrive on its barriers */
-        tma_cluster_wait();
-    }
-}
+};
 
 /* Every instance of the kernel, for attributes and occupancy queries. */
 #define GM_INSTANCES(X)                                                                               \
@@ -204,19 +125,15 @@ extern "C" tma_status tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const 
     if ((st = kd_require_sm90(diag, "tma_gemm", &p->sms)) != TMA_OK || (st = gm_make_maps(p, a, b, diag)) != TMA_OK)
         return st;
     cudaError_t e = cudaSuccess;
-#define GM_SET_SMEM_(CL, EPI_TMA, T)                                                                \
-    if (e == cudaSuccess)                                                                                 \
-        e = cudaFuncSetAttribute(gm_kernel<CL, EPI_TMA, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, \
-                                 (int)SMEM_BYTES);
+#define GM_SET_SMEM_(CL, EPI_TMA, T)                                                                      \
+    if (e == cudaSuccess)                                                                                       \
+        e = cudaFuncSetAttribute(gm_pipeline_kernel<GemmOps, CL, EPI_TMA, T>,                                   \
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM_BYTES);
     GM_INSTANCES(GM_SET_SMEM_)
 #undef GM_SET_SMEM_
     if ((st = kd_cuda(diag, e, "cudaFuncSetAttribute")) != TMA_OK)
         return st;
-    /* Clusters of two sharing B where each block has more than one tile. Measured on an H200 (docs/GEMM.md,
-     * interleaved timing): within 1% at 4096^3, 4000^3 and 8192^3, +29-36% at 8192 x 8192 x 1000; 5-6%
-     * slower at 2048^3, where each block has one tile. */
-    const long tiles_m = (m + (long)BM - 1) / (long)BM, tiles_n = (n + (long)BN - 1) / (long)BN;
-    p->cluster = tiles_m >= 2 && tiles_m * tiles_n > p->sms ? 2 : 1;
+    p->cluster = gm_default_cluster((m + (long)BM - 1) / (long)BM, (n + (long)BN - 1) / (long)BN, p->sms);
     return kd_ok(diag);
 }
 
@@ -224,34 +141,9 @@ extern "C" tma_status tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const 
 static int launch_config(const tma_gemm_plan *p, cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr) {
     if (p->m == 0 || p->n == 0 || p->k == 0)
         return 0;
-    const int cl = p->cluster == 2 ? 2 : 1;
     const long tiles_m = (p->m + (long)BM - 1) / (long)BM, tiles_n = (p->n + (long)BN - 1) / (long)BN;
-    const long units = (tiles_m + cl - 1) / cl * tiles_n; /* clusters' worth of work */
-    memset(cfg, 0, sizeof *cfg);
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = (unsigned)cl;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg->blockDim = dim3(THREADS, 1, 1);
-    cfg->dynamicSmemBytes = p->smem;
-    cfg->attrs = attr;
-    cfg->numAttrs = 1;
-    long clusters = p->sms / cl;
-    if (cl == 2) {
-        int active = 0; /* co-resident clusters: GPCs with an odd SM count leave an SM out */
-        cfg->gridDim = dim3((unsigned)(2 * clusters), 1, 1);
-        if (cudaOccupancyMaxActiveClusters(&active, gm_kernel<2, true, __nv_bfloat16>, cfg) == cudaSuccess &&
-            active > 0)
-            clusters = active;
-        else
-            (void)cudaGetLastError(); /* the query's own error: the estimate p->sms / 2 stands */
-    }
-    if (p->grid_blocks > 0)
-        clusters = p->grid_blocks / cl > 0 ? p->grid_blocks / cl : 1;
-    if (clusters > units)
-        clusters = units;
-    cfg->gridDim = dim3((unsigned)(clusters * cl), 1, 1);
-    return (int)(clusters * cl);
+    return gm_launch_config(tiles_m, tiles_n, p->cluster, p->sms, p->grid_blocks, p->smem,
+                            (const void *)gm_pipeline_kernel<GemmOps, 2, true, __nv_bfloat16>, cfg, attr);
 }
 
 extern "C" int tma_gemm_grid(const tma_gemm_plan *p) {
@@ -294,13 +186,13 @@ extern "C" tma_status tma_gemm_run(const tma_gemm_plan *p, tma_stream stream, tm
     cfg.stream = (cudaStream_t)stream;
     const uint32_t group = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
     const uint32_t no_store = p->diag_no_store ? 1u : 0u;
-    const tma_tensor *tb = p->cluster == 2 ? &p->b_half : &p->b;
+    const GemmOps ops = {p->a, p->cluster == 2 ? p->b_half : p->b, (uint32_t)p->m, (uint32_t)p->n, (uint32_t)p->k};
     const bool f32 = p->out == TMA_GEMM_OUT_F32, tma_epi = p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE;
     cudaError_t e = cudaErrorInvalidValue; /* not kept: the instances cover every case */
-#define GM_LAUNCH_(CL, EPI_TMA, T)                                                                  \
-    if (p->cluster == CL && tma_epi == EPI_TMA && f32 == (sizeof(T) == 4))                                \
-        e = cudaLaunchKernelEx(&cfg, gm_kernel<CL, EPI_TMA, T>, p->a, *tb, p->c_map, (T *)p->c, p->m, p->n, \
-                               p->k, group, no_store);
+#define GM_LAUNCH_(CL, EPI_TMA, T)                                                                        \
+    if (p->cluster == CL && tma_epi == EPI_TMA && f32 == (sizeof(T) == 4))                                      \
+        e = cudaLaunchKernelEx(&cfg, gm_pipeline_kernel<GemmOps, CL, EPI_TMA, T>, ops, p->c_map, (T *)p->c,     \
+                               group, no_store, 1u);
     GM_INSTANCES(GM_LAUNCH_)
 #undef GM_LAUNCH_
     st = kd_cuda(diag, e, "tma_gemm kernel launch (cudaLaunchKernelEx)");

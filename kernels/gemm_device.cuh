@@ -3,6 +3,8 @@
 #ifndef KERNELS_GEMM_DEVICE_CUH
 #define KERNELS_GEMM_DEVICE_CUH
 
+#include <string.h>
+
 #include <cuda_bf16.h>
 
 #include "gemm_tiles.h"
@@ -12,19 +14,33 @@
 #include "tma/wgmma.cuh"
 
 namespace {
-constexpr uint32_t BM = TMA_GEMM_BM, BN = TMA_GEMM_BN, BK = TMA_GEMM_BK, STAGES = TMA_GEMM_STAGES;
+constexpr uint32_t BM = TMA_GEMM_BM, BN = TMA_GEMM_BN, BK = TMA_GEMM_BK;
 constexpr uint32_t THREADS = 384;
 constexpr uint32_t CONSUMER_WARPS = 8;
-constexpr uint32_t A_BYTES = BM * BK * 2u, B_BYTES = BN * BK * 2u;
 /* The epilogue box: EPI_ROWS rows of 128 bytes = the 128B swizzle span. The host encodes C's map with
  * EPI_SWIZZLE; the kernel addresses the box through gm_epi_offset (gemm_tiles.h), which uses it too. */
 constexpr uint32_t EPI_ROWS = GM_EPI_ROWS, EPI_ROW_BYTES = GM_EPI_ROW_BYTES;
 constexpr uint32_t EPI_BYTES = EPI_ROWS * EPI_ROW_BYTES, EPI_BUFS = 2;
 constexpr tma_swizzle EPI_SWIZZLE = GM_EPI_SWIZZLE;
 static_assert(BM / 2u == EPI_ROWS && EPI_ROW_BYTES == 128u, "a consumer's 64 rows, 128-byte box rows");
-constexpr size_t SMEM_BYTES =
-    1024 + STAGES * (A_BYTES + B_BYTES) + 2u * EPI_BUFS * EPI_BYTES + 2u * STAGES * sizeof(uint64_t);
-static_assert(SMEM_BYTES <= TMA_MAX_SMEM_PER_BLOCK, "over the 227 KiB a block may have on sm_90");
+
+/* A block's shared memory for output tiles of BM x TBN (TBN = 256, 128 or 64: one m64nTBNk16 wgmma per consumer
+ * warpgroup and K step): as many stages of an A box (BM rows x BK) and a B box (TBN rows x BK) as fit beside the
+ * epilogue boxes and the barriers, at most 8. 256: 4 stages (225 KiB), 128: 6, 64: 8. */
+template <uint32_t TBN>
+struct GmShape {
+    static constexpr uint32_t A_BYTES = BM * BK * 2u, B_BYTES = TBN * BK * 2u;
+    static constexpr uint32_t FIXED = 1024u + 2u * EPI_BUFS * EPI_BYTES + 2u * 8u * (uint32_t)sizeof(uint64_t);
+    static constexpr uint32_t FIT = (TMA_MAX_SMEM_PER_BLOCK - FIXED) / (A_BYTES + B_BYTES);
+    static constexpr uint32_t STAGES = FIT < 8u ? FIT : 8u;
+    static constexpr size_t SMEM_BYTES =
+        1024 + STAGES * (A_BYTES + B_BYTES) + 2u * EPI_BUFS * EPI_BYTES + 2u * STAGES * sizeof(uint64_t);
+    static_assert(SMEM_BYTES <= TMA_MAX_SMEM_PER_BLOCK, "over the 227 KiB a block may have on sm_90");
+};
+/* The GEMMs' tile, 128 x 256. */
+constexpr uint32_t A_BYTES = GmShape<BN>::A_BYTES, B_BYTES = GmShape<BN>::B_BYTES, STAGES = GmShape<BN>::STAGES;
+constexpr size_t SMEM_BYTES = GmShape<BN>::SMEM_BYTES;
+static_assert(STAGES == TMA_GEMM_STAGES, "the GEMM's documented ring");
 } // namespace
 
 /* A consumer warp releases a stage: on its own block's empty barrier, and with CL = 2 on the peer's too
@@ -40,37 +56,38 @@ static __device__ __forceinline__ void release_stage(uint64_t *empty_bar) {
 }
 
 /* A consumer warpgroup's main loop for one tile: acc = the sum over nk stages of the ring, starting at stage s
- * with parity `phase` (both advanced past the tile), of A's 64 rows x B's 256 rows (wgmma m64n256k16, four per
- * stage). da0 / db0: the descriptors of stage 0, one per 16-wide K step; stage s's are these plus s * bytes-per-box
+ * with parity `phase` (both advanced past the tile), of A's 64 rows x B's TBN = 2 R rows (wgmma m64nTBNk16, four
+ * per stage). da0 / db0: the descriptors of stage 0, one per 16-wide K step; stage s's are these plus s * bytes-per-box
  * in the start-address field (deriving all eight in the loop cost ~270 instructions per warp per stage, a serial
  * chain longer than the previous stage's wgmma group: ncu, tensor pipe ~69% busy). One wgmma group stays in
  * flight; a stage is released (by `releaser`, one lane per warp) when the group that read it has completed. */
-template <int CL>
-static __device__ __forceinline__ void gm_mainloop(float (&acc)[128], const uint64_t (&da0)[BK / 16u],
+template <int CL, uint32_t R>
+static __device__ __forceinline__ void gm_mainloop(float (&acc)[R], const uint64_t (&da0)[BK / 16u],
                                                    const uint64_t (&db0)[BK / 16u], uint64_t *full, uint64_t *empty,
                                                    uint32_t nk, uint32_t &s, uint32_t &phase, bool releaser) {
 #pragma unroll
-    for (int i = 0; i < 128; i++)
+    for (uint32_t i = 0; i < R; i++)
         acc[i] = 0.f;
+    using Shape = GmShape<2u * R>;
     uint32_t prev = 0;
     for (uint32_t kb = 0; kb < nk; kb++) {
         tma_mbar_wait_quiet(&full[s], phase);
         uint64_t da[BK / 16u], db[BK / 16u]; /* all descriptors before the fence (ptxas C7519) */
 #pragma unroll
         for (uint32_t kk = 0; kk < BK / 16u; kk++) {
-            da[kk] = tma_wgmma_desc_advance(da0[kk], s * A_BYTES);
-            db[kk] = tma_wgmma_desc_advance(db0[kk], s * B_BYTES);
+            da[kk] = tma_wgmma_desc_advance(da0[kk], s * Shape::A_BYTES);
+            db[kk] = tma_wgmma_desc_advance(db0[kk], s * Shape::B_BYTES);
         }
         tma_wgmma_fence();
 #pragma unroll
         for (uint32_t kk = 0; kk < BK / 16u; kk++)
-            tma_wgmma_m64n256k16_bf16(acc, da[kk], db[kk]);
+            tma_wgmma_m64nk16_bf16<2u * R>(acc, da[kk], db[kk]);
         tma_wgmma_commit();
         tma_wgmma_wait<1>(); /* the group of the previous stage is done: release that stage */
         if (kb > 0 && releaser)
             release_stage<CL>(&empty[prev]);
         prev = s;
-        if (++s == STAGES) {
+        if (++s == Shape::STAGES) {
             s = 0;
             phase ^= 1u;
         }
@@ -116,7 +133,7 @@ static __device__ __forceinline__ void box_store_pair(uint8_t *box, uint32_t row
     }
 }
 
-/* Epilogue through shared memory: this consumer warpgroup's 64 x 256 accumulators (wgmma fragment: row
+/* Epilogue through shared memory: this consumer warpgroup's 64 x 2R accumulators (wgmma fragment: row
  * 16 * warp + lane / 4 + 8 h, column 8 j + 2 (lane % 4) + {0, 1} in acc[4 j + 2 h + {0, 1}]) become boxes
  * of 64 rows x 128 bytes (64 bf16 or 32 fp32 columns), written in turn into the warpgroup's two buffers and
  * TMA-stored at (row0, col0 + q * box columns) by thread 0 of the warpgroup (the `issuer`). One named
@@ -127,14 +144,14 @@ static __device__ __forceinline__ void box_store_pair(uint8_t *box, uint32_t row
  * Writes: 4-byte stores, each warp store 8 rows (lane / 4, all different mod 8) x 16 bytes; the 128B
  * swizzle and, for fp32, the element order of gm_epi_store_col put them in 32 different banks (the
  * sample's CPU self-check counts it). */
-template <typename OutT>
-static __device__ __forceinline__ void epilogue_tma(const float (&acc)[128], const tma_tensor *tc, uint8_t *bufs,
+template <typename OutT, bool REDUCE = false, uint32_t R>
+static __device__ __forceinline__ void epilogue_tma(const float (&acc)[R], const tma_tensor *tc, uint8_t *bufs,
                                                     uint32_t row0, uint32_t col0, uint32_t barrier_id, bool issuer,
                                                     bool no_store) {
     constexpr uint32_t COLS = EPI_ROW_BYTES / sizeof(OutT), GROUPS = COLS / 8u; /* 8-column groups per box */
     const uint32_t warp = (threadIdx.x % 128u) / 32u, lane = threadIdx.x % 32u;
 #pragma unroll
-    for (uint32_t q = 0; q < BN / COLS; q++) {
+    for (uint32_t q = 0; q < 2u * R / COLS; q++) {
         uint8_t *buf = bufs + (q % EPI_BUFS) * EPI_BYTES;
 #pragma unroll
         for (uint32_t jj = 0; jj < GROUPS; jj++) {
@@ -150,7 +167,10 @@ static __device__ __forceinline__ void epilogue_tma(const float (&acc)[128], con
             tma_store_wait_read<0>(); /* box q - 1 has left the other buffer */
         tma_named_barrier_sync(barrier_id, 128);
         if (issuer && !no_store) {
-            tma_store_2d(tc, buf, (int32_t)(col0 + q * COLS), (int32_t)row0);
+            if (REDUCE) /* a split of K: add into C (fp32) */
+                tma_reduce_store<2, TMA_REDUCE_ADD>(tc, buf, {(int32_t)(col0 + q * COLS), (int32_t)row0, 0, 0, 0});
+            else
+                tma_store_2d(tc, buf, (int32_t)(col0 + q * COLS), (int32_t)row0);
             tma_store_commit();
         }
     }
@@ -158,15 +178,15 @@ static __device__ __forceinline__ void epilogue_tma(const float (&acc)[128], con
 
 /* Epilogue from registers: pairs straight to global memory where N is even and C aligned to a pair,
  * single elements otherwise, clipped to M x N (any N). */
-template <typename OutT>
-static __device__ __forceinline__ void epilogue_direct(const float (&acc)[128], OutT *__restrict__ c, int M, int N,
+template <typename OutT, uint32_t R>
+static __device__ __forceinline__ void epilogue_direct(const float (&acc)[R], OutT *__restrict__ c, int M, int N,
                                                        uint32_t row_base, uint32_t col_base) {
     const uint32_t warp = (threadIdx.x % 128u) / 32u, lane = threadIdx.x % 32u;
     const uint32_t row0 = row_base + warp * 16u + lane / 4u;
     const uint32_t col0 = col_base + 2u * (lane % 4u);
     const bool pairs = (N % 2) == 0 && (uintptr_t)c % (2u * sizeof(OutT)) == 0;
 #pragma unroll
-    for (uint32_t j = 0; j < 32; j++) {
+    for (uint32_t j = 0; j < R / 4u; j++) {
         const uint32_t col = col0 + 8u * j;
 #pragma unroll
         for (uint32_t h = 0; h < 2; h++) {
@@ -184,6 +204,188 @@ static __device__ __forceinline__ void epilogue_direct(const float (&acc)[128], 
             }
         }
     }
+}
+
+/* Unit u of the kernel's work: its tile (gm_tile_of order) and its range [kb0, kb1) of the nk stages. With SPLIT,
+ * unit u is split u % splits of tile u / splits (the splits of a tile run side by side: they read the same rows of
+ * A from L2), each split nk / splits stages or one more. */
+template <bool SPLIT>
+static __device__ __forceinline__ void gm_unit_of(uint32_t u, uint32_t groups_m, uint32_t tiles_n, uint32_t group_m,
+                                                  uint32_t nk, uint32_t splits, uint32_t *gm, uint32_t *tn,
+                                                  uint32_t *kb0, uint32_t *kb1) {
+    uint32_t t = u, k = 0;
+    if (SPLIT) {
+        t = u / splits;
+        k = u - t * splits;
+    }
+    gm_tile_of(t, groups_m, tiles_n, group_m, gm, tn);
+    *kb0 = SPLIT ? (uint32_t)((uint64_t)nk * k / splits) : 0u;
+    *kb1 = SPLIT ? (uint32_t)((uint64_t)nk * (k + 1u) / splits) : nk;
+}
+
+/* The block's pipeline for C = A * B^T on tiles of BM x Ops::BN, whatever fills the stages. Ops (a struct passed
+ * to the kernel as a __grid_constant__ parameter) says where the operands come from:
+ *     static constexpr uint32_t BN;            the tile width (256, 128 or 64)
+ *     uint32_t rows() const, cols() const;     M and N of the product (C is M x N, row-major)
+ *     uint32_t k_blocks() const;               the pipeline stages of one tile (BK-wide steps of K)
+ *     const tma_box_info &a_box() const, &b_box() const;   the boxes that fill a stage (wgmma descriptors)
+ *     uint32_t tx_bytes(int cl) const;         what one stage's loads deliver into a block
+ *     void prefetch() const;                   prefetch the maps
+ *     template <int CL> void load(uint8_t *sa, uint8_t *sb, uint64_t *bar, uint32_t kb, uint32_t tm,
+ *                                 uint32_t tn, uint32_t rank) const;
+ *                                              issue stage kb of tile (tm, tn): A's BM rows into sa, B's rows into
+ *                                              sb (with CL = 2, this block's half of them, multicast to both)
+ * The GEMM's Ops reads A and B through tiled maps (gemm.cu); the convolution's gathers A through an im2col map
+ * (conv.cu). Everything else is this one kernel.
+ *
+ * CL = 1: one block per tile. CL = 2: clusters of two blocks on vertically adjacent tiles (tile rows
+ * 2 * i and 2 * i + 1, same tile column) that share B: each block loads its own A box and one half (BN / 2
+ * rows) of the B tile, multicast into both blocks; a stage is free when the consumers of BOTH blocks
+ * have released it (empty[s] counts 16 arrivals, made with cluster-scope arrives).
+ * TMA_EPI: the epilogue through shared memory and TMA stores (epilogue_tma), else epilogue_direct.
+ * OutT: C's element type, __nv_bfloat16 or float.
+ * SPLIT: K is split into `splits` ranges of stages, each a unit of work of its own, whose partial sums are added
+ * into C (fp32, zeroed first) with TMA reduce-adds (cp.reduce.async.bulk.tensor .add.f32): more units for
+ * problems with fewer tiles than SMs. */
+template <typename Ops, int CL, bool TMA_EPI, typename OutT, bool SPLIT = false>
+__global__ void __launch_bounds__(THREADS, 1)
+    gm_pipeline_kernel(const __grid_constant__ Ops ops, const __grid_constant__ tma_tensor tc, OutT *__restrict__ c,
+                       uint32_t group_m, uint32_t no_store, uint32_t splits = 1) {
+    static_assert(!SPLIT || (CL == 1 && TMA_EPI && sizeof(OutT) == 4), "a split of K reduce-adds fp32 tiles");
+    using Shape = GmShape<Ops::BN>;
+    constexpr uint32_t TBN = Ops::BN, NSTAGES = Shape::STAGES;
+    extern __shared__ uint8_t dyn[];
+    uint8_t *base = dyn + ((1024u - tma_smem_addr(dyn) % 1024u) % 1024u);
+    uint8_t *sa = base;                             /* NSTAGES A boxes */
+    uint8_t *sb = base + NSTAGES * Shape::A_BYTES;  /* NSTAGES B tiles (one box, or two half boxes with CL = 2) */
+    uint8_t *se = sb + NSTAGES * Shape::B_BYTES;    /* 2 consumers x EPI_BUFS epilogue boxes */
+    uint64_t *full = (uint64_t *)(se + 2u * EPI_BUFS * EPI_BYTES);
+    uint64_t *empty = full + NSTAGES;
+
+    const uint32_t M = ops.rows(), N = ops.cols();
+    const uint32_t wg = threadIdx.x / 128u;
+    const uint32_t rank = CL == 2 ? tma_cluster_ctarank() : 0u;
+    const uint32_t cluster_id = blockIdx.x / CL, clusters = gridDim.x / CL;
+    const uint32_t tiles_m = (M + BM - 1) / BM, tiles_n = (N + TBN - 1) / TBN;
+    const uint32_t groups_m = (tiles_m + CL - 1) / CL; /* cluster tile rows */
+    const uint32_t units = groups_m * tiles_n * (SPLIT ? splits : 1u);
+    const uint32_t nk_all = ops.k_blocks();
+    group_m = group_m / CL > 0 ? group_m / CL : 1u; /* in cluster tile rows */
+
+    if (threadIdx.x == 0) {
+        for (uint32_t s = 0; s < NSTAGES; s++) {
+            tma_mbar_init(&full[s], 1);
+            tma_mbar_init(&empty[s], CONSUMER_WARPS * CL);
+        }
+        tma_fence_mbar_init();
+    }
+    if (CL == 2) {
+        tma_cluster_arrive(); /* the peer's barriers are initialised before any multicast or remote arrive */
+        tma_cluster_wait();
+    } else {
+        __syncthreads();
+    }
+
+    if (wg == 0) {
+        /* ---- producer ---- */
+        tma_setmaxnreg_dec<40>();
+        if (threadIdx.x == 0) {
+            ops.prefetch();
+            const uint32_t tx = ops.tx_bytes(CL);
+            uint32_t s = 0, phase = 0;
+            for (uint32_t u = cluster_id; u < units; u += clusters) {
+                uint32_t gm, tn, kb0, kb1;
+                gm_unit_of<SPLIT>(u, groups_m, tiles_n, group_m, nk_all, splits, &gm, &tn, &kb0, &kb1);
+                const uint32_t tm = gm * CL + rank;
+                for (uint32_t kb = kb0; kb < kb1; kb++) {
+                    tma_mbar_wait_quiet(&empty[s], phase ^ 1u); /* a fresh barrier passes parity 1 at once */
+                    tma_mbar_arrive_expect_tx(&full[s], tx);
+                    ops.template load<CL>(sa + s * Shape::A_BYTES, sb + s * Shape::B_BYTES, &full[s], kb, tm, tn,
+                                          rank);
+                    if (++s == NSTAGES) {
+                        s = 0;
+                        phase ^= 1u;
+                    }
+                }
+            }
+        }
+    } else {
+        /* ---- consumers ---- */
+        tma_setmaxnreg_inc<232>();
+        const uint32_t cw = wg - 1u; /* rows 64 * cw .. of the tile */
+        const uint32_t lane = threadIdx.x % 32u;
+        const bool issuer = threadIdx.x % 128u == 0; /* issues this warpgroup's epilogue stores */
+        if (TMA_EPI && issuer)
+            tma_prefetch_desc(&tc);
+        float acc[TBN / 2u];
+        uint64_t da0[BK / 16u], db0[BK / 16u];
+        gm_stage0_descs(&ops.a_box(), &ops.b_box(), tma_smem_addr(sa), tma_smem_addr(sb), cw, da0, db0);
+        uint32_t s = 0, phase = 0;
+        for (uint32_t u = cluster_id; u < units; u += clusters) {
+            uint32_t gm, tn, kb0, kb1;
+            gm_unit_of<SPLIT>(u, groups_m, tiles_n, group_m, nk_all, splits, &gm, &tn, &kb0, &kb1);
+            const uint32_t tm = gm * CL + rank; /* may be past the last tile row: loads fill zeros, no store */
+            gm_mainloop<CL>(acc, da0, db0, full, empty, kb1 - kb0, s, phase, lane == 0);
+
+            const uint32_t row0 = tm * BM + cw * 64u, col0 = tn * TBN;
+            if (row0 >= M)
+                continue; /* a cluster's second tile row past the end of C (uniform in the warpgroup) */
+            if (TMA_EPI)
+                epilogue_tma<OutT, SPLIT>(acc, &tc, se + cw * EPI_BUFS * EPI_BYTES, row0, col0, 1u + cw, issuer,
+                                          no_store != 0);
+            else if (!no_store)
+                epilogue_direct(acc, c, (int)M, (int)N, row0, col0);
+        }
+        if (TMA_EPI && issuer)
+            tma_store_wait<0>(); /* the block's shared memory stays until the last store has read it */
+    }
+    if (CL == 2) {
+        tma_cluster_arrive(); /* no block leaves while its peer may still arrive on its barriers */
+        tma_cluster_wait();
+    }
+}
+
+/* ---- host side of gm_pipeline_kernel ---- */
+
+/* Clusters of two sharing B where each block has more than one tile. Measured on an H200 for the GEMM
+ * (docs/GEMM.md, interleaved timing): within 1% at 4096^3, 4000^3 and 8192^3, +29-36% at 8192 x 8192 x 1000;
+ * 5-6% slower at 2048^3, where each block has one tile. */
+static inline int gm_default_cluster(long tiles_m, long tiles_n, int sms) {
+    return tiles_m >= 2 && tiles_m * tiles_n > sms ? 2 : 1;
+}
+
+/* The launch configuration of gm_pipeline_kernel on tiles_m x tiles_n tiles (x splits of K): a persistent grid of
+ * min(co-resident blocks, work) blocks, or grid_blocks (rounded down to whole clusters, at least one) when > 0. cluster_kernel: an
+ * instance with CL = 2, for the co-residency query. @return the blocks */
+static inline int gm_launch_config(long tiles_m, long tiles_n, int cluster, int sms, int grid_blocks, size_t smem,
+                                   const void *cluster_kernel, cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr,
+                                   long splits = 1) {
+    const int cl = cluster == 2 ? 2 : 1;
+    const long units = (tiles_m + cl - 1) / cl * tiles_n * splits; /* clusters' worth of work */
+    memset(cfg, 0, sizeof *cfg);
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = (unsigned)cl;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg->blockDim = dim3(THREADS, 1, 1);
+    cfg->dynamicSmemBytes = smem;
+    cfg->attrs = attr;
+    cfg->numAttrs = 1;
+    long clusters = sms / cl;
+    if (cl == 2) {
+        int active = 0; /* co-resident clusters: GPCs with an odd SM count leave an SM out */
+        cfg->gridDim = dim3((unsigned)(2 * clusters), 1, 1);
+        if (cudaOccupancyMaxActiveClusters(&active, cluster_kernel, cfg) == cudaSuccess && active > 0)
+            clusters = active;
+        else
+            (void)cudaGetLastError(); /* the query's own error: the estimate sms / 2 stands */
+    }
+    if (grid_blocks > 0)
+        clusters = grid_blocks / cl > 0 ? grid_blocks / cl : 1;
+    if (clusters > units)
+        clusters = units;
+    cfg->gridDim = dim3((unsigned)(clusters * cl), 1, 1);
+    return (int)(clusters * cl);
 }
 
 #endif /* KERNELS_GEMM_DEVICE_CUH */

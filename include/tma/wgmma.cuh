@@ -50,6 +50,34 @@ TMA_DEV void tma_wgmma_m64n256k16_bf16(float (&d)[128], uint64_t desc_a, uint64_
                  : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
+/** The same for m64n128k16: d holds 64 accumulators (same fragment, column = 8 * (i / 4) + 2 * (lane % 4) + i % 2). */
+TMA_DEV void tma_wgmma_m64n128k16_bf16(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int scale_d = 1) {
+    TMA_PTX_SM90A("{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"
+                 " wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+/** The same for m64n64k16: d holds 32 accumulators (same fragment, column = 8 * (i / 4) + 2 * (lane % 4) + i % 2). */
+TMA_DEV void tma_wgmma_m64n64k16_bf16(float (&d)[32], uint64_t desc_a, uint64_t desc_b, int scale_d = 1) {
+    TMA_PTX_SM90A("{\n .reg .pred p;\n setp.ne.b32 p, %34, 0;\n"
+                 " wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+/** wgmma m64nNk16 for N = 256, 128 or 64 (the tile width of a kernel template): d holds N / 2 accumulators. */
+template <uint32_t N>
+TMA_DEV void tma_wgmma_m64nk16_bf16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b) {
+    static_assert(N == 256 || N == 128 || N == 64, "libtma has the m64n256k16, m64n128k16 and m64n64k16 forms");
+    if constexpr (N == 256)
+        tma_wgmma_m64n256k16_bf16(d, desc_a, desc_b);
+    else if constexpr (N == 128)
+        tma_wgmma_m64n128k16_bf16(d, desc_a, desc_b);
+    else
+        tma_wgmma_m64n64k16_bf16(d, desc_a, desc_b);
+}
+
 /** setmaxnreg.inc.sync.aligned.u32 R: raise this warpgroup's register budget to R (a multiple of 8, 24..256).
  *  Takes effect only in kernels with a register cap at entry (__launch_bounds__(threads, 1)). */
 template <int R>
