@@ -29,6 +29,7 @@ run gpu_tensormap "$build/tests/test_gpu_tensormap" --verbose=1 --jobs=1
 run gpu_transpose "$build/tests/test_gpu_transpose" --verbose=1 --jobs=1
 run gpu_gemm "$build/tests/test_gpu_gemm" --verbose=1 --jobs=1
 run gpu_grouped "$build/tests/test_gpu_grouped" --verbose=1 --jobs=1
+run gpu_conv "$build/tests/test_gpu_conv" --verbose=1 --jobs=1
 for tool in memcheck racecheck synccheck; do
     run "sanitizer_$tool" env TMA_GPU_CONFIGS=${SANITIZER_CONFIGS:-40} \
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
@@ -51,6 +52,9 @@ for tool in memcheck racecheck synccheck; do
     run "sanitizer_${tool}_grouped" env TMA_GPU_CONFIGS=4 \
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
         "$build/tests/test_gpu_grouped" --jobs=1 --filter='gpu_grouped/[rb]*'
+    run "sanitizer_${tool}_conv" env TMA_GPU_CONFIGS=4 \
+        compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
+        "$build/tests/test_gpu_conv" --jobs=1 --filter='gpu_conv/fixed'
     run "sanitizer_${tool}_tensormap" env TMA_GPU_CONFIGS=${SANITIZER_CONFIGS:-40} \
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
         "$build/tests/test_gpu_tensormap" --jobs=1 --filter='gpu_tensormap/[ls]*'

@@ -6,6 +6,8 @@
  *     by multicast), 98-106% of cuBLAS on an H200 (docs/GEMM.md).
  *   - Grouped C_g = A_g * B_g^T (mixture-of-experts layers) with each group's tensor maps built on the device
  *     from arrays the GPU may write (docs/GROUPED_GEMM.md).
+ *   - 2-D convolution forward (bf16 NHWC) as an implicit GEMM whose activations come through im2col TMA loads
+ *     (docs/CONV.md).
  *
  * Every kernel has the same shape: a plan (arguments checked, tensor maps encoded, kernel attributes set,
  * once), a run (an asynchronous launch on a stream), and a one-call form that does both. Every function
@@ -246,6 +248,98 @@ tma_status tma_grouped_gemm_plan_free(tma_grouped_gemm_plan *p, tma_diag *diag);
  *  @return the first failing step's status */
 tma_status tma_grouped_gemm(int groups, int n, int k, const void *const *a, const void *const *b, void *const *c,
                             const int32_t *m, tma_stream stream, tma_diag *diag);
+
+/* =============================================================================================
+ * Convolution: y = conv2d(x, w), forward (fprop), as an implicit GEMM. x: N x H x W x C (NHWC) bf16, w: K x R x S x C
+ * (KRSC) bf16, y: N x P x Q x K (NHWC) bf16, fp32 accumulation. The GEMM is M = N * P * Q output pixels by K output
+ * channels over R * S * C; its A operand (the im2col matrix) is never written out: for each filter tap (r, s) and
+ * block of 64 channels, one im2col TMA load gathers the 128 pixels a tile needs straight into swizzled shared memory,
+ * padding included (out-of-bounds fill), and the filters come through a tiled map. The pipeline is the GEMM's (TMA
+ * producer warp, two wgmma consumer warpgroups, clusters sharing the filters by multicast). docs/CONV.md.
+ * ============================================================================================= */
+
+/** A 2-D convolution: sizes, stride, padding, dilation. y[n, p, q, k] = sum over r, s, c of
+ *  x[n, p * stride_h - pad_h + r * dilation_h, q * stride_w - pad_w + s * dilation_w, c] * w[k, r, s, c], x taken
+ *  as 0 outside the image; P = (H + 2 pad_h - dilation_h (R - 1) - 1) / stride_h + 1, Q likewise. */
+typedef struct tma_conv2d_shape {
+    int n, h, w, c;              /**< input: images, rows, columns, channels (C a multiple of 8: 16-byte pixels) */
+    int k, r, s;                 /**< filters: output channels, filter rows, filter columns */
+    int stride_h, stride_w;      /**< 1..8 (TMA's traversal stride, the map's element stride) */
+    int pad_h, pad_w;            /**< rows / columns of zeros added on each side (negative: cropped) */
+    int dilation_h, dilation_w;  /**< >= 1 */
+} tma_conv2d_shape;
+
+/** Everything one launch needs, prepared once by tma_conv2d_plan_make. Fields marked "may be changed" may be set
+ *  between make and run; run checks them. */
+typedef struct tma_conv2d_plan {
+    tma_tensor x_map;          /**< im2col map of x: 128 pixels x 64 channels per load, 128B swizzle */
+    tma_tensor w_map;          /**< tiled map of w as {C, S, R, K}: boxes of 64 channels x block_n filters */
+    tma_tensor w_half;         /**< the same with block_n / 2 filters (each block of a cluster loads one) */
+    tma_tensor y_map;          /**< y as an (N P Q) x K matrix: 64 rows x 128-byte boxes (TMA-store epilogue) */
+    const void *x, *w;         /**< x's and w's device addresses */
+    void *y;                   /**< y's device address */
+    tma_conv2d_shape shape;    /**< the convolution */
+    int p, q;                  /**< output rows and columns */
+    int block_n;               /**< output channels per tile: 64, 128 or 256 (set by tma_conv2d_plan_tiles) */
+    int cluster;               /**< may be changed: 1, or 2 (pairs of blocks on adjacent pixel tiles share the
+                                    filter tile through multicast); default as tma_gemm_plan's */
+    int group_m;               /**< may be changed: pixel-tile rows per rasterization group */
+    int sms;                   /**< multiprocessors of the device */
+    int grid_blocks;           /**< may be changed: 0 (default) as many blocks as can be co-resident, else this many */
+    tma_gemm_epilogue epilogue; /**< may be changed: TMA_STORE (default where K * 2 and y are 16-byte multiples) or
+                                    DIRECT */
+    size_t smem;               /**< dynamic shared memory per block, bytes */
+    int stages;                /**< pipeline stages of a tile: R * S * ceil(C / 64) */
+    int split_k;               /**< set by tma_conv2d_plan_tiles: 1, or the splits of the stages (small outputs) */
+    void *workspace;           /**< with split_k > 1: fp32 (N P Q) x K partial sums (cudaMalloc), else NULL */
+    size_t workspace_pitch;    /**< bytes between the workspace's rows: K * 4 rounded up to 16 */
+    tma_tensor workspace_map;  /**< the workspace as 64 rows x 32 fp32 boxes: the split epilogue's reduce-adds */
+} tma_conv2d_plan;
+
+/** Output rows and columns of a shape (0 where the filter does not fit). */
+void tma_conv2d_out_size(const tma_conv2d_shape *shape, int *p, int *q);
+
+/** Check a convolution without a GPU: every argument rule and every TMA rule of the maps it needs (the im2col
+ *  bounding box and offset ranges, the strides of x, w and y), with a message naming the argument, its value, the
+ *  limit and a fix. x, w, y may be NULL here (only their alignment is checked when given).
+ *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_ARG, or the refusing map's status */
+tma_status tma_conv2d_check(const tma_conv2d_shape *shape, const void *x, const void *w, const void *y,
+                            tma_diag *diag);
+
+/** Prepare y = conv2d(x, w) on the current device for device pointers x, w (16-byte aligned) and y (2-byte aligned).
+ *  @return as tma_conv2d_check; TMA_ERR_DEVICE without an sm_90 device; TMA_ERR_CUDA */
+tma_status tma_conv2d_plan_make(tma_conv2d_plan *p, const tma_conv2d_shape *shape, const void *x, const void *w,
+                                void *y, tma_diag *diag);
+
+/** Choose the plan's tiles: block_n output channels per tile (64, 128 or 256; 0: the plan's choice) and each tile's
+ *  stages (filter taps x channel blocks) split into `splits` units of work (1 .. stages; 0: the plan's choice), for
+ *  outputs with fewer tiles than the GPU has multiprocessors: the units add their partial sums into an fp32
+ *  workspace with TMA reduce-adds, zeroed before and converted into y after the kernel (two more launches).
+ *  splits > 1 allocates the workspace (cudaMalloc: synchronous), 1 frees it. tma_conv2d_plan_make calls it with
+ *  0, 0 (docs/CONV.md says how it chooses).
+ *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_ARG (a width or split out of range), TMA_ERR_CUDA */
+tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_n, int splits, tma_diag *diag);
+
+/** Launch a prepared plan on `stream` (asynchronous).
+ *  @return TMA_OK; TMA_ERR_NULL_ARG; TMA_ERR_ARG for fields changed to something it cannot run; TMA_ERR_CUDA */
+tma_status tma_conv2d_run(const tma_conv2d_plan *p, tma_stream stream, tma_diag *diag);
+
+/** Release a plan's workspace (cudaFree: waits for the device; nothing when it has none). @return TMA_OK or
+ *  TMA_ERR_CUDA */
+tma_status tma_conv2d_plan_free(tma_conv2d_plan *p, tma_diag *diag);
+
+/** Plan and run in one call; asynchronous on `stream`. It does not split K (that needs a workspace to outlive the
+ *  launch): for small outputs, keep a plan. @return as the two */
+tma_status tma_conv2d(const tma_conv2d_shape *shape, const void *x, const void *w, void *y, tma_stream stream,
+                      tma_diag *diag);
+
+/** The kernel's tile pipeline on libtma's CPU model of the copy engine, no GPU: for every 128-pixel tile and every
+ *  stage (filter tap, 64-channel block), the same im2col load (tma_model_load_im2col) and filter load
+ *  (tma_model_load_tiled) at the same coordinates as the kernel, into 128B-swizzled buffers, then the products read
+ *  back through tma_swizzle_elem, summed in fp32 (in the stage order of the kernel), rounded to bf16 into y. x, w, y
+ *  are host memory laid out as for tma_conv2d_plan_make. Slow: for small shapes.
+ *  @return as tma_conv2d_check, or the model's first refusal */
+tma_status tma_conv2d_model(const tma_conv2d_shape *shape, const void *x, const void *w, void *y, tma_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,302 @@
+/* The convolution's argument rules, its four maps, and its tile pipeline on the CPU model (conv_plan.h,
+ * tma/kernels.h). Plain C: part of the CPU-model objects, so the rules and the pipeline are tested without a GPU. */
+#include "conv_plan.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel_diag.h"
+
+#include "tma/swizzle.h"
+
+/* Stand-in addresses for the checks without pointers: 1024-aligned, distinct. */
+#define STANDIN_X ((const void *)(uintptr_t)0x7f0000000000ull)
+#define STANDIN_W ((const void *)(uintptr_t)0x7f4000000000ull)
+#define STANDIN_Y ((const void *)(uintptr_t)0x7f8000000000ull)
+
+static long out_extent(long in, long pad, long filter, long dil, long stride) {
+    const long span = in + 2 * pad - dil * (filter - 1);
+    return span >= 1 && stride >= 1 ? (span - 1) / stride + 1 : 0;
+}
+
+void tma_conv2d_out_size(const tma_conv2d_shape *sh, int *p, int *q) {
+    const long pp = sh ? out_extent(sh->h, sh->pad_h, sh->r, sh->dilation_h, sh->stride_h) : 0;
+    const long qq = sh ? out_extent(sh->w, sh->pad_w, sh->s, sh->dilation_w, sh->stride_w) : 0;
+    if (p)
+        *p = pp > INT32_MAX ? 0 : (int)pp;
+    if (q)
+        *q = qq > INT32_MAX ? 0 : (int)qq;
+}
+
+/* The shape's own rules (no maps yet), each with its message. */
+static tma_status check_shape(const tma_conv2d_shape *sh, tma_diag *diag) {
+    const struct { const char *name; int value; } sizes[] = {
+        {"n", sh->n}, {"h", sh->h}, {"w", sh->w}, {"c", sh->c}, {"k", sh->k}, {"r", sh->r}, {"s", sh->s},
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (sizes[i].value < 1)
+            return kd_fail(diag, TMA_ERR_ARG, "shape.%s = %d: every size of the convolution must be >= 1",
+                           sizes[i].name, sizes[i].value);
+    if (sh->c % 8 != 0)
+        return kd_fail(diag, TMA_ERR_ARG,
+                       "shape.c = %d: a pixel of bf16 channels must be a multiple of 16 bytes (TMA's stride rule for "
+                       "x and w): pad the channels with zeros to a multiple of 8 (%d)", sh->c, (sh->c + 7) / 8 * 8);
+    const struct { const char *name; int value; } strides[] = {{"stride_h", sh->stride_h}, {"stride_w", sh->stride_w}};
+    for (size_t i = 0; i < 2; i++)
+        if (strides[i].value < 1 || strides[i].value > 8)
+            return kd_fail(diag, TMA_ERR_ARG,
+                           "shape.%s = %d: the im2col copy steps through the output pixels with the map's element "
+                           "stride, which TMA limits to 1..8: use a stride of 1..8", strides[i].name, strides[i].value);
+    if (sh->dilation_h < 1 || sh->dilation_w < 1)
+        return kd_fail(diag, TMA_ERR_ARG, "shape.dilation_%s = %d: dilation must be >= 1 (1: none)",
+                       sh->dilation_h < 1 ? "h" : "w", sh->dilation_h < 1 ? sh->dilation_h : sh->dilation_w);
+    int p, q;
+    tma_conv2d_out_size(sh, &p, &q);
+    if (p < 1 || q < 1) {
+        const int rows = p < 1;
+        return kd_fail(diag, TMA_ERR_ARG,
+                       "the filter (%s = %d, dilation_%s = %d) is larger than the padded input (%s = %d, pad_%s = %d): "
+                       "no output %s; pad more or use a smaller filter",
+                       rows ? "r" : "s", rows ? sh->r : sh->s, rows ? "h" : "w", rows ? sh->dilation_h : sh->dilation_w,
+                       rows ? "h" : "w", rows ? sh->h : sh->w, rows ? "h" : "w", rows ? sh->pad_h : sh->pad_w,
+                       rows ? "rows" : "columns");
+    }
+    const uint64_t m = (uint64_t)sh->n * (uint64_t)p * (uint64_t)q;
+    if (m > INT32_MAX)
+        return kd_fail(diag, TMA_ERR_ARG,
+                       "N * P * Q = %llu output pixels: at most 2^31 - 1 (the kernel indexes pixels in 32 bits): "
+                       "split the batch", (unsigned long long)m);
+    return TMA_OK;
+}
+
+static tma_status check_pointers(const void *x, const void *w, const void *y, tma_diag *diag) {
+    if ((uintptr_t)x % TMA_GLOBAL_ALIGN != 0 || (uintptr_t)w % TMA_GLOBAL_ALIGN != 0)
+        return kd_fail(diag, TMA_ERR_ARG,
+                       "%s = %p is not %u-byte aligned (TMA's address rule): use an aligned allocation (cudaMalloc "
+                       "gives 256 bytes)", (uintptr_t)x % TMA_GLOBAL_ALIGN ? "x" : "w",
+                       (uintptr_t)x % TMA_GLOBAL_ALIGN ? x : w, TMA_GLOBAL_ALIGN);
+    if ((uintptr_t)y % 2u != 0)
+        return kd_fail(diag, TMA_ERR_ARG, "y = %p is not aligned to its 2-byte elements", y);
+    return TMA_OK;
+}
+
+/* Output channels per tile: the width of {256, 128, 64} that pads K the least (ties: the wider). */
+static int pick_block_n(int k) {
+    int best = 256;
+    long best_pad = (k + 255L) / 256 * 256;
+    for (int bn = 128; bn >= 64; bn /= 2) {
+        const long pad = (k + (long)bn - 1) / bn * bn;
+        if (pad < best_pad)
+            best = bn, best_pad = pad;
+    }
+    return best;
+}
+
+/* x as an im2col map: {C, W, H, N}; the bounding box [-pad, dim + pad - dil (filter - 1) - 1] per spatial
+ * dimension and the traversal strides make one load walk CONV_BM consecutive output pixels (conv_tiles.h). */
+static tma_im2col_desc x_desc(const tma_conv2d_shape *sh, const void *x) {
+    tma_im2col_desc d;
+    memset(&d, 0, sizeof d);
+    d.dtype = TMA_DTYPE_BF16;
+    d.rank = 4;
+    d.global_address = x;
+    d.global_dim[0] = (uint64_t)sh->c;
+    d.global_dim[1] = (uint64_t)sh->w;
+    d.global_dim[2] = (uint64_t)sh->h;
+    d.global_dim[3] = (uint64_t)sh->n;
+    d.global_stride[0] = (uint64_t)sh->c * 2u;
+    d.global_stride[1] = d.global_stride[0] * (uint64_t)sh->w;
+    d.global_stride[2] = d.global_stride[1] * (uint64_t)sh->h;
+    d.pixel_box_lower[0] = -sh->pad_w;
+    d.pixel_box_lower[1] = -sh->pad_h;
+    d.pixel_box_upper[0] = (int32_t)((long)sh->pad_w - (long)sh->dilation_w * (sh->s - 1));
+    d.pixel_box_upper[1] = (int32_t)((long)sh->pad_h - (long)sh->dilation_h * (sh->r - 1));
+    d.channels_per_pixel = CONV_BK;
+    d.pixels_per_column = CONV_BM;
+    d.element_stride[0] = 1;
+    d.element_stride[1] = (uint32_t)sh->stride_w;
+    d.element_stride[2] = (uint32_t)sh->stride_h;
+    d.element_stride[3] = 1;
+    d.interleave = TMA_INTERLEAVE_NONE;
+    d.swizzle = TMA_SWIZZLE_128B;
+    d.l2_promotion = TMA_L2_256B;
+    d.oob_fill = TMA_OOB_ZERO;
+    return d;
+}
+
+/* w as a tiled map {C, S, R, K}: boxes of CONV_BK channels of one tap of `filters` filters. */
+static tma_tiled_desc w_desc(const tma_conv2d_shape *sh, const void *w, uint32_t filters) {
+    tma_tiled_desc d;
+    memset(&d, 0, sizeof d);
+    d.dtype = TMA_DTYPE_BF16;
+    d.rank = 4;
+    d.global_address = (void *)(uintptr_t)w;
+    d.global_dim[0] = (uint64_t)sh->c;
+    d.global_dim[1] = (uint64_t)sh->s;
+    d.global_dim[2] = (uint64_t)sh->r;
+    d.global_dim[3] = (uint64_t)sh->k;
+    d.global_stride[0] = (uint64_t)sh->c * 2u;
+    d.global_stride[1] = d.global_stride[0] * (uint64_t)sh->s;
+    d.global_stride[2] = d.global_stride[1] * (uint64_t)sh->r;
+    d.box_dim[0] = CONV_BK;
+    d.box_dim[1] = 1;
+    d.box_dim[2] = 1;
+    d.box_dim[3] = filters;
+    d.swizzle = TMA_SWIZZLE_128B;
+    d.l2_promotion = TMA_L2_256B;
+    d.oob_fill = TMA_OOB_ZERO;
+    return d;
+}
+
+/* A map's refusal, said in the convolution's terms: which map, from which fields, then the map rule's message. */
+static tma_status map_refused(tma_diag *diag, tma_status st, const char *map, const char *from, const tma_diag *why) {
+    return kd_fail(diag, st, "%s (made from %s) is refused: %s", map, from, why->message);
+}
+
+static tma_status check_maps(const tma_conv2d_shape *sh, conv_descs *d, tma_diag *diag) {
+    tma_diag why;
+    tma_status st = tma_check_im2col(&d->x, &why);
+    if (st != TMA_OK)
+        return map_refused(diag, st, "x's im2col map", "pixel_box_lower = -pad, pixel_box_upper = pad - dilation * "
+                           "(filter - 1), strides, x's sizes", &why);
+    /* The farthest tap's offsets, from the first tile's start: the offset range of a rank-4 im2col copy. */
+    const long far_w = (long)sh->dilation_w * (sh->s - 1), far_h = (long)sh->dilation_h * (sh->r - 1);
+    if (far_w > UINT16_MAX || far_h > UINT16_MAX)
+        return kd_fail(diag, TMA_ERR_IM2COL_OFFSET,
+                       "dilation_%s * (%s - 1) = %ld: the im2col offset of the last filter tap is past a rank-4 copy's "
+                       "offset range 0..255: use a smaller dilation or filter", far_w > UINT16_MAX ? "w" : "h",
+                       far_w > UINT16_MAX ? "s" : "r", far_w > UINT16_MAX ? far_w : far_h);
+    const int32_t start[5] = {0, -sh->pad_w, -sh->pad_h, 0, 0};
+    const uint16_t far[3] = {(uint16_t)far_w, (uint16_t)far_h, 0};
+    if ((st = tma_check_im2col_coords_diag(&d->x, start, far, &why)) != TMA_OK)
+        return map_refused(diag, st, "the last filter tap's im2col load", "dilation * (filter - 1) as the offset",
+                           &why);
+    if ((st = tma_check_tiled(&d->w, &why)) != TMA_OK || (st = tma_check_tiled(&d->w_half, &why)) != TMA_OK)
+        return map_refused(diag, st, "w's tiled map", "w as {C, S, R, K}", &why);
+    if (d->y_tma && (st = tma_check_tiled(&d->y, &why)) != TMA_OK)
+        d->y_tma = 0; /* the epilogue stores from registers instead: any y */
+    return TMA_OK;
+}
+
+tma_status conv_prepare(const tma_conv2d_shape *sh, const void *x, const void *w, const void *y, conv_descs *d,
+                        conv_geom *g, int *block_n, tma_diag *diag) {
+    if (sh == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "shape = NULL: pass the address of a tma_conv2d_shape");
+    tma_status st = check_shape(sh, diag);
+    if (st != TMA_OK || (st = check_pointers(x, w, y, diag)) != TMA_OK)
+        return st;
+    if (*block_n != 0 && *block_n != 64 && *block_n != 128 && *block_n != 256)
+        return kd_fail(diag, TMA_ERR_ARG, "block_n = %d: the tile is 64, 128 or 256 output channels wide (the "
+                       "m64n64k16, m64n128k16 and m64n256k16 wgmma forms)", *block_n);
+    int p, q;
+    tma_conv2d_out_size(sh, &p, &q);
+    const int bn = *block_n ? *block_n : pick_block_n(sh->k);
+    const uint64_t m = (uint64_t)sh->n * (uint64_t)p * (uint64_t)q;
+    memset(d, 0, sizeof *d);
+    d->x = x_desc(sh, x ? x : STANDIN_X);
+    d->w = w_desc(sh, w ? w : STANDIN_W, (uint32_t)bn);
+    d->w_half = w_desc(sh, w ? w : STANDIN_W, (uint32_t)bn / 2u);
+    const void *ya = y ? y : STANDIN_Y;
+    d->y = tma_desc_2d(TMA_DTYPE_BF16, (void *)(uintptr_t)ya, m, (uint64_t)sh->k, (uint64_t)sh->k * 2u, CONV_BM / 2u,
+                       64u, TMA_SWIZZLE_128B);
+    d->y_tma = (uint64_t)sh->k * 2u % TMA_GLOBAL_ALIGN == 0 && (uintptr_t)ya % TMA_GLOBAL_ALIGN == 0;
+    if ((st = check_maps(sh, d, diag)) != TMA_OK)
+        return st;
+    g->m = (uint32_t)m;
+    g->pq = (uint32_t)p * (uint32_t)q;
+    g->q = (uint32_t)q;
+    g->s = (uint32_t)sh->s;
+    g->c_blocks = ((uint32_t)sh->c + CONV_BK - 1u) / CONV_BK;
+    g->stages = (uint32_t)sh->r * (uint32_t)sh->s * g->c_blocks;
+    g->stride_h = sh->stride_h, g->stride_w = sh->stride_w;
+    g->pad_h = sh->pad_h, g->pad_w = sh->pad_w;
+    g->dil_h = (uint32_t)sh->dilation_h, g->dil_w = (uint32_t)sh->dilation_w;
+    *block_n = bn;
+    return kd_ok(diag);
+}
+
+tma_status tma_conv2d_check(const tma_conv2d_shape *shape, const void *x, const void *w, const void *y,
+                            tma_diag *diag) {
+    conv_descs d;
+    conv_geom g;
+    int bn = 0;
+    return conv_prepare(shape, x, w, y, &d, &g, &bn, diag);
+}
+
+/* bf16 <-> float on the host (round to nearest even; NaN stays NaN). */
+static float bf16_to_float(uint16_t h) {
+    const uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+static uint16_t float_to_bf16(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((u >> 16) | 0x40u);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* One tile of the model pipeline: rows m0.., filters k0.. (block_n of them), every stage. */
+static tma_status model_tile(const conv_descs *d, const conv_geom *g, uint32_t m0, uint32_t k0, uint32_t bn,
+                             uint8_t *sa, uint8_t *sb, float *acc, uint16_t *y, uint32_t k, tma_diag *diag) {
+    const size_t a_bytes = (size_t)CONV_BM * CONV_BK * 2u, b_bytes = (size_t)bn * CONV_BK * 2u;
+    int32_t start[5];
+    conv_tile_start(g, m0, start);
+    memset(acc, 0, sizeof(float) * CONV_BM * bn);
+    for (uint32_t kb = 0; kb < g->stages; kb++) {
+        uint32_t c0, r, s;
+        conv_stage(g, kb, &c0, &r, &s);
+        uint16_t off[3];
+        conv_tap_offsets(g, r, s, off);
+        const int32_t ac[5] = {(int32_t)c0, start[1], start[2], start[3], 0};
+        const int32_t bc[5] = {(int32_t)c0, (int32_t)s, (int32_t)r, (int32_t)k0, 0};
+        tma_status st = tma_model_load_im2col(&d->x, ac, off, sa, a_bytes, 0);
+        if (st == TMA_OK)
+            st = tma_model_load_tiled(&d->w, bc, sb, b_bytes, 0);
+        if (st != TMA_OK)
+            return kd_fail(diag, st, "model load of tile m0 = %u, stage %u (tap %u, %u; channel %u): %s", m0, kb, r, s,
+                           c0, tma_status_name(st));
+        for (uint32_t i = 0; i < CONV_BM; i++)
+            for (uint32_t j = 0; j < bn; j++) {
+                float sum = 0.f;
+                for (uint32_t c = 0; c < CONV_BK; c++) {
+                    uint16_t a, b;
+                    memcpy(&a, sa + tma_swizzle_elem(TMA_SWIZZLE_128B, 0, 128, 2, i, c), 2);
+                    memcpy(&b, sb + tma_swizzle_elem(TMA_SWIZZLE_128B, 0, 128, 2, j, c), 2);
+                    sum += bf16_to_float(a) * bf16_to_float(b);
+                }
+                acc[i * bn + j] += sum;
+            }
+    }
+    for (uint32_t i = 0; i < CONV_BM && m0 + i < g->m; i++)
+        for (uint32_t j = 0; j < bn && k0 + j < k; j++)
+            y[(size_t)(m0 + i) * k + k0 + j] = float_to_bf16(acc[i * bn + j]);
+    return TMA_OK;
+}
+
+tma_status tma_conv2d_model(const tma_conv2d_shape *shape, const void *x, const void *w, void *y, tma_diag *diag) {
+    if (x == NULL || w == NULL || y == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "%s = NULL: pass host memory", x == NULL ? "x" : w == NULL ? "w" : "y");
+    conv_descs d;
+    conv_geom g;
+    int bn = 0;
+    tma_status st = conv_prepare(shape, x, w, y, &d, &g, &bn, diag);
+    if (st != TMA_OK)
+        return st;
+    uint8_t *sa = aligned_alloc(1024, (size_t)CONV_BM * CONV_BK * 2u);
+    uint8_t *sb = aligned_alloc(1024, (size_t)bn * CONV_BK * 2u);
+    float *acc = malloc(sizeof(float) * CONV_BM * (size_t)bn);
+    if (sa == NULL || sb == NULL || acc == NULL)
+        st = kd_fail(diag, TMA_ERR_ARG, "out of host memory for the model's buffers");
+    for (uint32_t m0 = 0; st == TMA_OK && m0 < g.m; m0 += CONV_BM)
+        for (uint32_t k0 = 0; st == TMA_OK && k0 < (uint32_t)shape->k; k0 += (uint32_t)bn)
+            st = model_tile(&d, &g, m0, k0, (uint32_t)bn, sa, sb, acc, y, (uint32_t)shape->k, diag);
+    free(sa);
+    free(sb);
+    free(acc);
+    return st == TMA_OK ? kd_ok(diag) : st;
+}

@@ -1,0 +1,32 @@
+/* Private to libtma_kernels: the convolution's argument rules and descriptors (conv_plan.c, plain C), used by the
+ * kernel's host code (conv.cu), the CPU-model pipeline and the tests. Not installed. */
+#ifndef KERNELS_CONV_PLAN_H
+#define KERNELS_CONV_PLAN_H
+
+#include "conv_tiles.h"
+
+#include "tma/kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The maps a convolution needs: x (im2col), w (tiled, whole and half filter tiles), y (tiled, the TMA-store
+ *  epilogue's boxes; only meaningful where y_tma is set). */
+typedef struct conv_descs {
+    tma_im2col_desc x;
+    tma_tiled_desc w, w_half, y;
+    int y_tma; /* 1 where TMA can describe y (K * 2 and y's address multiples of 16) */
+} conv_descs;
+
+/** Check `shape` and the pointers (tma_conv2d_check's rules) and, when they pass, fill the descriptors and the
+ *  geometry for tiles of *block_n output channels (64, 128 or 256; 0: the width that pads K the least, written
+ *  back). NULL pointers become stand-in addresses. */
+tma_status conv_prepare(const tma_conv2d_shape *shape, const void *x, const void *w, const void *y, conv_descs *d,
+                        conv_geom *g, int *block_n, tma_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KERNELS_CONV_PLAN_H */

@@ -1,0 +1,62 @@
+/* Private to libtma_kernels (and its tests): where the convolution's copies go, shared by the kernel (conv.cu), the
+ * CPU-model pipeline and the plan (conv_plan.c). Not installed.
+ *
+ * The implicit GEMM: row m of A is output pixel (n, p, q) = m in N x P x Q order, which is also y's row; column
+ * (r, s, c) of A is input pixel (p * stride_h - pad_h + r * dil_h, q * stride_w - pad_w + s * dil_w) channel c.
+ * One stage of a tile = one filter tap (r, s) and one block of CONV_BK channels:
+ *  - A: one im2col load of CONV_BM pixels x CONV_BK channels. Its start is the tile's first output pixel, written
+ *    as the walked coordinate (w, h, n) = (q * stride_w - pad_w, p * stride_h - pad_h, n); the map's bounding box
+ *    [-pad, dim + pad - dil (R - 1) - 1] and traversal strides (the element strides) make the walk visit exactly
+ *    the output pixels in order, carrying from q into p into n; the tap is the im2col offset (s * dil_w, r * dil_h).
+ *    Pixels outside the image (padding) and channels past C are filled with zeros by the copy engine.
+ *  - B: one tiled load of w viewed as {C, S, R, K}: box {CONV_BK, 1, 1, block_n} at (c0, s, r, k0); filters past K
+ *    and channels past C are zeros.
+ * Stage kb = tap * c_blocks + channel block. */
+#ifndef KERNELS_CONV_TILES_H
+#define KERNELS_CONV_TILES_H
+
+#include <stdint.h>
+
+#include "tma/hd.h"
+
+#define CONV_BM 128u /* output pixels per tile (the GEMM's BM) */
+#define CONV_BK 64u  /* channels per stage: one 128-byte swizzle span of bf16 (the GEMM's BK) */
+
+/** The integers the copies need, from a checked tma_conv2d_shape (conv_plan.c). */
+typedef struct conv_geom {
+    uint32_t m;                /* N * P * Q */
+    uint32_t pq, q;            /* P * Q, Q */
+    uint32_t s;                /* filter columns */
+    uint32_t c_blocks;         /* ceil(C / CONV_BK) */
+    uint32_t stages;           /* R * S * c_blocks */
+    int32_t stride_h, stride_w, pad_h, pad_w;
+    uint32_t dil_h, dil_w;
+} conv_geom;
+
+/** The im2col start of the tile whose first output pixel is m0 (m0 < m): {0, w, h, n, 0}; the stage adds the
+ *  channel. */
+TMA_HD void conv_tile_start(const conv_geom *g, uint32_t m0, int32_t start[5]) {
+    const uint32_t n = m0 / g->pq, rem = m0 - n * g->pq, p = rem / g->q, q = rem - p * g->q;
+    start[0] = 0;
+    start[1] = (int32_t)q * g->stride_w - g->pad_w;
+    start[2] = (int32_t)p * g->stride_h - g->pad_h;
+    start[3] = (int32_t)n;
+    start[4] = 0;
+}
+
+/** Stage kb of a tile: the first channel c0, and the filter tap (r, s). */
+TMA_HD void conv_stage(const conv_geom *g, uint32_t kb, uint32_t *c0, uint32_t *r, uint32_t *s) {
+    const uint32_t tap = kb / g->c_blocks;
+    *c0 = (kb - tap * g->c_blocks) * CONV_BK;
+    *r = tap / g->s;
+    *s = tap - *r * g->s;
+}
+
+/** The im2col offsets of tap (r, s): {s * dil_w, r * dil_h}. */
+TMA_HD void conv_tap_offsets(const conv_geom *g, uint32_t r, uint32_t s, uint16_t off[3]) {
+    off[0] = (uint16_t)(s * g->dil_w);
+    off[1] = (uint16_t)(r * g->dil_h);
+    off[2] = 0;
+}
+
+#endif /* KERNELS_CONV_TILES_H */

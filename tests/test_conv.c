@@ -1,0 +1,132 @@
+/* The convolution without a GPU (tma/kernels.h: tma_conv2d_check, tma_conv2d_out_size, tma_conv2d_model):
+ *   out_size       - P and Q by hand for padding, stride, dilation and a filter larger than the input.
+ *   model_fixed    - the kernel's tile pipeline on the CPU model (the same im2col and filter loads at the same
+ *                    coordinates, conv_tiles.h) against the fp64 direct convolution, every element, y poisoned
+ *                    first: shapes chosen for each corner (partial channel blocks, K past a tile, strides,
+ *                    dilations, negative padding, 1x1).
+ *   model_random   - the same on random shapes (TMA_TEST_SEED replays them).
+ *   refused        - each argument rule and each map rule that a shape can break: the status and a message
+ *                    naming the field, its value and the limit; valid shapes at the edges accepted. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+
+#include "conv_ref.h"
+#include "tma/kernels.h"
+
+static tma_conv2d_shape shape_of(int n, int h, int w, int c, int k, int r, int s, int stride, int pad, int dil) {
+    const tma_conv2d_shape sh = {n, h, w, c, k, r, s, stride, stride, pad, pad, dil, dil};
+    return sh;
+}
+
+Test(conv, out_size) {
+    int p, q;
+    tma_conv2d_shape sh = shape_of(1, 56, 56, 64, 64, 3, 3, 1, 1, 1);
+    tma_conv2d_out_size(&sh, &p, &q);
+    cr_expect(p == 56 && q == 56, "3x3 pad 1 keeps 56: %d x %d", p, q);
+    sh = shape_of(1, 56, 56, 64, 64, 3, 3, 2, 1, 1);
+    tma_conv2d_out_size(&sh, &p, &q);
+    cr_expect(p == 28 && q == 28, "stride 2: (56 + 2 - 2 - 1) / 2 + 1 = 28: %d x %d", p, q);
+    sh = shape_of(1, 12, 12, 8, 8, 3, 3, 3, 2, 2);
+    tma_conv2d_out_size(&sh, &p, &q);
+    cr_expect(p == 4 && q == 4, "(12 + 4 - 4 - 1) / 3 + 1 = 4: %d x %d", p, q);
+    sh = shape_of(1, 2, 2, 8, 8, 5, 5, 1, 0, 1);
+    tma_conv2d_out_size(&sh, &p, &q);
+    cr_expect(p == 0 && q == 0, "a 5x5 filter on 2x2 without padding: no output, %d x %d", p, q);
+}
+
+/* The model pipeline on one shape against the fp64 direct convolution. */
+static void model_check(const tma_conv2d_shape *sh, uint64_t *rng) {
+    const size_t ny = conv_y_elems(sh);
+    uint16_t *x = conv_random_bf16(rng, conv_x_elems(sh)), *w = conv_random_bf16(rng, conv_w_elems(sh));
+    uint16_t *y = malloc(ny * 2 + 2);
+    cr_assert(x && w && y, "out of host memory");
+    memset(y, 0xFF, ny * 2); /* poison: NaN */
+    tma_diag d;
+    const tma_status st = tma_conv2d_model(sh, x, w, y, &d);
+    cr_assert_eq(st, TMA_OK, "N %d H %d W %d C %d K %d R %d S %d stride %d,%d pad %d,%d dil %d,%d: %s: %s", sh->n,
+                 sh->h, sh->w, sh->c, sh->k, sh->r, sh->s, sh->stride_h, sh->stride_w, sh->pad_h, sh->pad_w,
+                 sh->dilation_h, sh->dilation_w, tma_status_name(st), d.message);
+    size_t first;
+    const size_t bad = conv_count_bad(sh, x, w, y, &first);
+    cr_assert_eq(bad, 0, "N %d H %d W %d C %d K %d R %d S %d stride %d,%d pad %d,%d dil %d,%d: %zu of %zu elements "
+                 "differ from the fp64 direct convolution, the first at %zu", sh->n, sh->h, sh->w, sh->c, sh->k, sh->r,
+                 sh->s, sh->stride_h, sh->stride_w, sh->pad_h, sh->pad_w, sh->dilation_h, sh->dilation_w, bad, ny,
+                 first);
+    free(x), free(w), free(y);
+}
+
+Test(conv, model_fixed) {
+    uint64_t rng = conv_seed();
+    cr_log_info("conv/model_fixed: seed %llu (TMA_TEST_SEED replays it)", (unsigned long long)rng);
+    const tma_conv2d_shape shapes[] = {
+        {2, 7, 9, 24, 40, 3, 3, 1, 1, 1, 1, 1, 1},    {1, 10, 13, 72, 136, 5, 3, 2, 1, 2, 1, 1, 2},
+        {3, 5, 6, 8, 8, 1, 1, 1, 1, 0, 0, 1, 1},      {2, 9, 11, 16, 13, 3, 3, 1, 1, 1, 1, 1, 1},
+        {1, 12, 12, 200, 300, 3, 3, 3, 3, 2, 2, 2, 2}, {1, 6, 5, 32, 96, 3, 3, 1, 1, -1, 2, 1, 1},
+        {1, 1, 1, 8, 1, 1, 1, 1, 1, 0, 0, 1, 1},      {2, 16, 3, 64, 256, 7, 1, 1, 1, 3, 0, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        model_check(&shapes[i], &rng);
+}
+
+Test(conv, model_random) {
+    const uint64_t seed = conv_seed();
+    cr_log_info("conv/model_random: seed %llu (TMA_TEST_SEED replays it)", (unsigned long long)seed);
+    uint64_t rng = seed;
+    for (int i = 0; i < 10; i++) {
+        tma_conv2d_shape sh = conv_random_shape(&rng);
+        sh.k = sh.k % 72 + 1; /* the model is slow: fewer filter tiles on the CPU than on the GPU */
+        model_check(&sh, &rng);
+    }
+}
+
+/* tma_conv2d_check refuses `sh` (pointers x, w, y) with `status` and a message containing each of the words. */
+static void expect_refused(const tma_conv2d_shape *sh, const void *x, const void *y, tma_status status,
+                           const char *word1, const char *word2) {
+    tma_diag d;
+    memset(&d, 0, sizeof d);
+    const tma_status st = tma_conv2d_check(sh, x, NULL, y, &d);
+    cr_expect_eq(st, status, "expected %s, got %s: %s", tma_status_name(status), tma_status_name(st), d.message);
+    cr_expect(strstr(d.message, word1) != NULL && strstr(d.message, word2) != NULL,
+              "message without \"%s\" / \"%s\": %s", word1, word2, d.message);
+}
+
+Test(conv, refused) {
+    tma_conv2d_shape sh = shape_of(1, 8, 8, 64, 64, 3, 3, 1, 1, 1);
+    tma_diag d;
+    cr_expect_eq(tma_conv2d_check(&sh, NULL, NULL, NULL, &d), TMA_OK, "%s", d.message);
+    cr_expect_eq(tma_conv2d_check(NULL, NULL, NULL, NULL, &d), TMA_ERR_NULL_ARG);
+    sh.c = 12;
+    expect_refused(&sh, NULL, NULL, TMA_ERR_ARG, "shape.c = 12", "multiple of 8");
+    sh.c = 64, sh.h = 0;
+    expect_refused(&sh, NULL, NULL, TMA_ERR_ARG, "shape.h = 0", ">= 1");
+    sh.h = 8, sh.stride_w = 9;
+    expect_refused(&sh, NULL, NULL, TMA_ERR_ARG, "shape.stride_w = 9", "1..8");
+    sh.stride_w = 8; /* the largest traversal stride is accepted */
+    cr_expect_eq(tma_conv2d_check(&sh, NULL, NULL, NULL, &d), TMA_OK, "stride 8: %s", d.message);
+    sh.stride_w = 1, sh.dilation_h = 0;
+    expect_refused(&sh, NULL, NULL, TMA_ERR_ARG, "dilation_h = 0", ">= 1");
+    sh.dilation_h = 1, sh.pad_h = 0, sh.r = 9;
+    expect_refused(&sh, NULL, NULL, TMA_ERR_ARG, "r = 9", "no output rows");
+    sh = shape_of(1, 8, 8, 64, 64, 3, 3, 1, 1, 1);
+    expect_refused(&sh, (const void *)(uintptr_t)0x1008, NULL, TMA_ERR_ARG, "x = ", "16-byte aligned");
+    expect_refused(&sh, NULL, (const void *)(uintptr_t)0x1001, TMA_ERR_ARG, "y = ", "2-byte");
+    /* The im2col bounding box: lower = -pad must be >= -128 for a rank-4 map. */
+    sh.pad_w = 128;
+    cr_expect_eq(tma_conv2d_check(&sh, NULL, NULL, NULL, &d), TMA_OK, "pad 128: %s", d.message);
+    sh.pad_w = 129;
+    expect_refused(&sh, NULL, NULL, TMA_ERR_IM2COL_CORNER, "x's im2col map", "pixel_box_lower[0] = -129");
+    /* upper = pad - dilation (S - 1) >= -128 */
+    sh = shape_of(1, 300, 300, 8, 8, 3, 3, 1, 0, 1);
+    sh.dilation_w = 65;
+    expect_refused(&sh, NULL, NULL, TMA_ERR_IM2COL_CORNER, "x's im2col map", "pixel_box_upper[0] = -130");
+    sh.dilation_w = 64; /* upper = -128: accepted */
+    cr_expect_eq(tma_conv2d_check(&sh, NULL, NULL, NULL, &d), TMA_OK, "dilation 64: %s", d.message);
+    /* M = N P Q past 2^31 - 1 */
+    sh = shape_of(40000, 256, 256, 8, 8, 1, 1, 1, 0, 1);
+    expect_refused(&sh, NULL, NULL, TMA_ERR_ARG, "output pixels", "2^31 - 1");
+}

@@ -1,0 +1,138 @@
+/* The implicit-GEMM convolution (tma_conv2d, tma/kernels.h) on the GPU against the fp64 direct convolution:
+ *   fixed   - shapes chosen for each corner (channels and filters under one block, partial channel blocks, K past
+ *             a 256-wide tile, K * 2 not a multiple of 16 so the epilogue stores from registers, strides,
+ *             dilations, negative padding, 1x1, more tiles than SMs so blocks take several), each with no
+ *             clusters, clusters of two sharing the filters, and the epilogue from registers: every element
+ *             within 1e-2 |ref| + 1e-2 and finite (y poisoned with NaN first), and the 4 KiB after y unchanged.
+ *   random  - the same on random shapes (TMA_TEST_SEED replays them; TMA_GPU_CONFIGS sets how many).
+ *   refused - plan_make's rules (NULL pointers, a shape tma_conv2d_check refuses) and run's (a plan changed to
+ *             something it cannot run, a split out of range), each with its message.
+ * Each shape also runs with a random tile width and K split (variant 4): partial sums reduce-added into the fp32
+ * workspace. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv_ref.h"
+#include "gpu_common.h"
+#include "tma/kernels.h"
+
+enum { GUARD = 4096 }; /* bytes after y that no variant may write */
+
+/* One shape, one variant (1: the plan as made, 2: clusters of two, 3: no clusters and the epilogue from registers,
+ * 2 and 3 unsplit; 4: a random tile width and K split into 2 .. 6 parts reduce-added in fp32): asserts every element
+ * and the guard. */
+static void run_shape(const tma_conv2d_shape *sh, int variant, uint64_t *rng) {
+    const size_t nx = conv_x_elems(sh), nw = conv_w_elems(sh), ny = conv_y_elems(sh);
+    uint16_t *hx = conv_random_bf16(rng, nx), *hw = conv_random_bf16(rng, nw);
+    uint8_t *hy = malloc(ny * 2 + GUARD);
+    cr_assert(hx && hw && hy, "out of host memory");
+    void *x, *w, *y;
+    CUDA_OK(cudaMalloc(&x, nx * 2));
+    CUDA_OK(cudaMalloc(&w, nw * 2));
+    CUDA_OK(cudaMalloc(&y, ny * 2 + GUARD));
+    CUDA_OK(cudaMemcpy(x, hx, nx * 2, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(w, hw, nw * 2, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemset(y, 0xFF, ny * 2 + GUARD)); /* NaN poison, and the guard's pattern */
+    tma_conv2d_plan plan;
+    tma_diag d;
+    tma_status st = tma_conv2d_plan_make(&plan, sh, x, w, y, &d);
+    cr_assert_eq(st, TMA_OK, "plan_make: %s: %s", tma_status_name(st), d.message);
+    if (variant >= 2) { /* 2, 3: the default width unsplit; 4: a random width, K split into 2 .. 6 parts */
+        const int splits = variant == 4 ? 2 + (int)(conv_rnd(rng) % 5) : 1;
+        const int bn = variant == 4 ? 64 << (conv_rnd(rng) % 3) : plan.block_n;
+        st = tma_conv2d_plan_tiles(&plan, bn, splits < plan.stages ? splits : plan.stages, &d);
+        cr_assert_eq(st, TMA_OK, "plan_tiles: %s: %s", tma_status_name(st), d.message);
+    }
+    plan.cluster = variant == 2 ? 2 : 1;
+    if (variant == 3)
+        plan.epilogue = TMA_GEMM_EPILOGUE_DIRECT;
+    st = tma_conv2d_run(&plan, NULL, &d);
+    cr_assert_eq(st, TMA_OK, "run: %s: %s", tma_status_name(st), d.message);
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(cudaMemcpy(hy, y, ny * 2 + GUARD, cudaMemcpyDeviceToHost));
+    size_t first, guard_changed = 0;
+    for (size_t i = ny * 2; i < ny * 2 + GUARD; i++)
+        guard_changed += hy[i] != 0xFFu;
+    const size_t bad = conv_count_bad(sh, hx, hw, (const uint16_t *)hy, &first);
+    cr_log_info("N %d H %d W %d C %d K %d R %d S %d stride %d,%d pad %d,%d dil %d,%d, BN %d, split %d, variant %d (%s "
+                "epilogue): %zu bad of %zu", sh->n, sh->h, sh->w, sh->c, sh->k, sh->r, sh->s, sh->stride_h,
+                sh->stride_w, sh->pad_h, sh->pad_w, sh->dilation_h, sh->dilation_w, plan.block_n, plan.split_k, variant,
+                plan.epilogue == TMA_GEMM_EPILOGUE_TMA_STORE ? "TMA-store" : "direct", bad, ny);
+    cr_assert(bad == 0 && guard_changed == 0,
+              "N %d H %d W %d C %d K %d R %d S %d stride %d,%d pad %d,%d dil %d,%d, variant %d: %zu of %zu elements "
+              "wrong (first %zu), %zu guard bytes after y written", sh->n, sh->h, sh->w, sh->c, sh->k, sh->r, sh->s,
+              sh->stride_h, sh->stride_w, sh->pad_h, sh->pad_w, sh->dilation_h, sh->dilation_w, variant, bad, ny,
+              first, guard_changed);
+    cr_assert_eq(tma_conv2d_plan_free(&plan, &d), TMA_OK, "%s", d.message);
+    CUDA_OK(cudaFree(x));
+    CUDA_OK(cudaFree(w));
+    CUDA_OK(cudaFree(y));
+    free(hx), free(hw), free(hy);
+}
+
+Test(gpu_conv, fixed) {
+    require_sm90();
+    uint64_t rng = seed_rng("gpu_conv/fixed");
+    /* The first four are what the sanitizer runs see (TMA_GPU_CONFIGS=4). */
+    const tma_conv2d_shape shapes[] = {
+        {2, 7, 9, 24, 40, 3, 3, 1, 1, 1, 1, 1, 1},      {8, 48, 48, 16, 8, 3, 3, 1, 1, 1, 1, 1, 1},
+        {2, 9, 11, 16, 13, 3, 3, 1, 1, 1, 1, 1, 1},     {1, 12, 12, 200, 300, 3, 3, 3, 3, 2, 2, 2, 2},
+        {1, 10, 13, 72, 136, 5, 3, 2, 1, 2, 1, 1, 2},   {3, 5, 6, 8, 8, 1, 1, 1, 1, 0, 0, 1, 1},
+        {1, 6, 5, 32, 96, 3, 3, 1, 1, -1, 2, 1, 1},     {1, 1, 1, 8, 1, 1, 1, 1, 1, 0, 0, 1, 1},
+        {2, 16, 3, 64, 256, 7, 1, 1, 1, 3, 0, 1, 1},    {4, 14, 14, 256, 256, 3, 3, 1, 1, 1, 1, 1, 1},
+        {2, 20, 20, 128, 520, 3, 3, 2, 2, 1, 1, 1, 1},  {1, 30, 30, 8, 64, 3, 3, 8, 8, 1, 1, 1, 1},
+    };
+    const size_t n = sizeof shapes / sizeof shapes[0], count = (size_t)config_count((int)n);
+    for (size_t i = 0; i < n && i < count; i++)
+        for (int v = 1; v <= 4; v++)
+            run_shape(&shapes[i], v, &rng);
+}
+
+Test(gpu_conv, random) {
+    require_sm90();
+    uint64_t rng = seed_rng("gpu_conv/random");
+    const int count = config_count(40);
+    for (int i = 0; i < count; i++) {
+        const tma_conv2d_shape sh = conv_random_shape(&rng);
+        run_shape(&sh, 1 + (int)(conv_rnd(&rng) % 4), &rng);
+    }
+}
+
+Test(gpu_conv, refused) {
+    require_sm90();
+    void *p;
+    CUDA_OK(cudaMalloc(&p, 1 << 20));
+    const tma_conv2d_shape ok = {1, 8, 8, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1};
+    tma_conv2d_plan plan;
+    tma_diag d;
+    cr_expect_eq(tma_conv2d_plan_make(&plan, &ok, NULL, p, p, &d), TMA_ERR_NULL_ARG, "x NULL");
+    cr_expect(strstr(d.message, "x = NULL") != NULL, "%s", d.message);
+    tma_conv2d_shape bad = ok;
+    bad.c = 20;
+    cr_expect_eq(tma_conv2d_plan_make(&plan, &bad, p, p, p, &d), TMA_ERR_ARG, "C = 20");
+    cr_expect(strstr(d.message, "shape.c = 20") != NULL, "%s", d.message);
+    cr_assert_eq(tma_conv2d_plan_make(&plan, &ok, p, p, p, &d), TMA_OK, "%s", d.message);
+    tma_conv2d_plan changed = plan;
+    changed.cluster = 4;
+    cr_expect_eq(tma_conv2d_run(&changed, NULL, &d), TMA_ERR_ARG, "cluster 4");
+    cr_expect(strstr(d.message, "plan.cluster = 4") != NULL, "%s", d.message);
+    changed = plan;
+    changed.epilogue = (tma_gemm_epilogue)7;
+    cr_expect_eq(tma_conv2d_run(&changed, NULL, &d), TMA_ERR_ARG, "epilogue 7");
+    cr_expect_eq(tma_conv2d_plan_tiles(&plan, 0, -1, &d), TMA_ERR_ARG, "-1 splits");
+    cr_expect(strstr(d.message, "splits = -1") != NULL, "%s", d.message);
+    cr_expect_eq(tma_conv2d_plan_tiles(&plan, 96, 1, &d), TMA_ERR_ARG, "96 wide tiles");
+    cr_expect(strstr(d.message, "block_n = 96") != NULL, "%s", d.message);
+    cr_expect_eq(tma_conv2d_plan_tiles(&plan, 0, plan.stages + 1, &d), TMA_ERR_ARG, "more splits than stages");
+    cr_assert_eq(tma_conv2d_plan_tiles(&plan, 128, 3, &d), TMA_OK, "%s", d.message);
+    changed = plan;
+    changed.cluster = 2;
+    cr_expect_eq(tma_conv2d_run(&changed, NULL, &d), TMA_ERR_ARG, "a split run with clusters");
+    cr_expect(strstr(d.message, "split_k = 3") != NULL, "%s", d.message);
+    changed = plan;
+    changed.workspace = NULL;
+    cr_expect_eq(tma_conv2d_run(&changed, NULL, &d), TMA_ERR_ARG, "a split run without its workspace");
+    cr_assert_eq(tma_conv2d_plan_free(&plan, &d), TMA_OK, "%s", d.message);
+    CUDA_OK(cudaFree(p));
+}
