@@ -8,6 +8,8 @@
  *     from arrays the GPU may write (docs/GROUPED_GEMM.md).
  *   - 2-D convolution forward (bf16 NHWC) as an implicit GEMM whose activations come through im2col TMA loads
  *     (docs/CONV.md).
+ *   - Any permutation of a rank 1-5 strided tensor (1-8 byte elements): a pure TMA copy where the innermost
+ *     dimension stays, a conflict-free shared-memory tile transpose where it moves (docs/PERMUTE.md).
  *
  * Every kernel has the same shape: a plan (arguments checked, tensor maps encoded, kernel attributes set,
  * once), a run (an asynchronous launch on a stream), and a one-call form that does both. Every function
@@ -340,6 +342,91 @@ tma_status tma_conv2d(const tma_conv2d_shape *shape, const void *x, const void *
  *  are host memory laid out as for tma_conv2d_plan_make. Slow: for small shapes.
  *  @return as tma_conv2d_check, or the model's first refusal */
 tma_status tma_conv2d_model(const tma_conv2d_shape *shape, const void *x, const void *w, void *y, tma_diag *diag);
+
+/* =============================================================================================
+ * Permute: dst = src with its dimensions reordered (numpy's transpose(...).copy(), PyTorch's
+ * permute(...).contiguous()), rank 1-5, 1-, 2-, 4- and 8-byte elements, strided src and dst. Dimension 0 is the
+ * innermost (contiguous) one everywhere, as in tma_tiled_desc. Where dst keeps src's innermost dimension the kernel
+ * is a pure TMA copy (the tensor maps do the index arithmetic); otherwise a 2-D tile transpose in shared memory
+ * (tma_transpose's conflict-free lane map) inside the same reordering. docs/PERMUTE.md.
+ * ============================================================================================= */
+
+/** A permutation: dst dimension i is src dimension perm[i], so dst has dimensions src_dims[perm[i]].
+ *  Example, NCHW -> NHWC: src_dims = {W, H, C, N}, perm = {2, 0, 1, 3} (dst = {C, W, H, N}).
+ *  Strides are in bytes; a stride of 0 means dense over the dimensions inside it (stride of dimension i + 1 =
+ *  stride of dimension i x its size, dimension 0's stride being elem_bytes), so a zeroed struct is dense. */
+typedef struct tma_permute_desc {
+    uint32_t elem_bytes;      /**< 1, 2, 4 or 8 (the bits are copied as they are) */
+    uint32_t rank;            /**< 1..5 */
+    const void *src;          /**< device address (host address for tma_permute_model), 16-byte aligned */
+    void *dst;                /**< likewise; src and dst must not overlap */
+    uint64_t src_dims[5];     /**< elements per src dimension, dimension 0 innermost; 1..2^31 */
+    uint64_t src_strides[4];  /**< bytes between consecutive indices of src dimension i + 1; 0: dense */
+    uint32_t perm[5];         /**< dst dimension i is src dimension perm[i]; a permutation of 0..rank-1 */
+    uint64_t dst_strides[4];  /**< bytes between consecutive indices of dst dimension i + 1; 0: dense */
+} tma_permute_desc;
+
+/** Everything a permute launch needs, prepared once by tma_permute_plan_make. Read-only, except through
+ *  tma_permute_plan_tune. */
+typedef struct tma_permute_plan {
+    tma_permute_desc desc;    /**< as given */
+    tma_tensor load_map;      /**< TMA map of src, dimensions merged and ordered as the kernel walks them */
+    tma_tensor store_map;     /**< TMA map of dst in the same dimension order (dst's strides permuted) */
+    uint32_t transpose;       /**< 0: dst keeps src's innermost dimension, a TMA copy; 1: tile transpose */
+    uint32_t rank;            /**< of both maps (after merging dimensions and dropping those of size 1) */
+    uint32_t src_dim[5];      /**< the lowest src dimension merged into each map dimension */
+    uint64_t dims[5];         /**< the load map's dimensions (transpose: dims[1] is dst's innermost) */
+    uint32_t box[5];          /**< the load box (transpose: 128 bytes of src dim 0 x box[1] rows) */
+    uint32_t tiles_n[5];      /**< tiles along each map dimension */
+    uint64_t tiles;           /**< tiles in all */
+    uint32_t group;           /**< transpose: tile order, bands of `group` tile columns */
+    tma_l2_promotion l2;      /**< L2 promotion of both maps */
+    uint32_t grid;            /**< persistent grid: blocks launched */
+    uint32_t block;           /**< threads per block */
+    size_t smem;              /**< dynamic shared memory per block, bytes */
+} tma_permute_plan;
+
+/** Prepare dst = permute(src) on the current device.
+ *  Rules: elem_bytes 1, 2, 4 or 8; rank 1..5; dimensions 1..2^31 (TMA coordinates are signed 32-bit); perm a
+ *  permutation. After dimensions of size 1 are dropped and contiguous neighbours merged (so a stride TMA could not
+ *  describe is fine where it is the dense stride of a merged dimension), both tensors must be ones TMA can
+ *  describe: addresses 16-byte aligned, strides multiples of 16 bytes below 2^40, dst's strides not overlapping
+ *  (src may overlap: it is only loaded from); a refusal forwards tma_check_tiled's message with the map dimension
+ *  it names and the src dimensions it stands for. A TMA store writes whole 16-byte chunks: up to 15 bytes past
+ *  the last element of each innermost dst row may be written (zeros), as for tma_transpose.
+ *  @return TMA_OK; TMA_ERR_NULL_ARG / TMA_ERR_ARG for arguments outside the rules; a descriptor status for a
+ *          map TMA cannot describe; TMA_ERR_DEVICE without an sm_90 device; TMA_ERR_CUDA */
+tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permute_desc *desc, tma_diag *diag);
+
+/** Change a transpose plan's tile order (group = 0: row-major) and both maps' L2 promotion (re-encodes them).
+ *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_ARG, or an encoding status */
+tma_status tma_permute_plan_tune(tma_permute_plan *p, uint32_t group, tma_l2_promotion l2, tma_diag *diag);
+
+/** Launch a prepared plan on `stream` (asynchronous).
+ *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_ARG (a plan with fields changed by hand), TMA_ERR_CUDA */
+tma_status tma_permute_run(const tma_permute_plan *p, tma_stream stream, tma_diag *diag);
+
+/** Plan and run in one call; asynchronous on `stream`. @return as the two */
+tma_status tma_permute(const tma_permute_desc *desc, tma_stream stream, tma_diag *diag);
+
+/** What the CPU-model pipeline did: the plan's two descriptors and what each copy delivers and occupies. */
+typedef struct tma_permute_model_facts {
+    tma_tiled_desc load_desc;  /**< the load map's descriptor (global_address: the host src) */
+    tma_tiled_desc store_desc; /**< the store map's descriptor (global_address: the host dst) */
+    uint32_t transpose;        /**< as in the plan */
+    size_t load_tx_bytes;      /**< bytes each load delivers (the mbarrier's expect-tx) */
+    size_t load_smem_bytes;    /**< bytes each load occupies in shared memory */
+    size_t store_smem_bytes;   /**< bytes each store's box occupies in shared memory */
+    uint64_t tiles;            /**< tiles (one load each) */
+    uint64_t stores;           /**< store boxes issued (transpose boxes wholly past dst are skipped) */
+} tma_permute_model_facts;
+
+/** The plan's tile pipeline on libtma's CPU model of the copy engine, no GPU: the same descriptors and tile
+ *  coordinates as the kernels; for each tile a model load (tma_model_load_tiled) into a 1024-aligned buffer, for
+ *  a transpose the kernel's 16-byte reads and writes addressed through tma_swizzle_elem with its lane map, and
+ *  model stores (tma_model_store_tiled). desc->src and desc->dst are host memory. Slow: for small tensors.
+ *  facts: optional. @return as tma_permute_plan_make's rules, or the model's first refusal */
+tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_facts *facts, tma_diag *diag);
 
 #ifdef __cplusplus
 }

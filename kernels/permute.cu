@@ -1,0 +1,406 @@
+/* tma::kernels permute (tma/kernels.h): the plan of permute_tiles.h (THE PLAN) run by one of two persistent
+ * kernels, a pure TMA copy (load map -> store map at the same coordinates) and a tile transpose (TMA load of a
+ * 128B-swizzled box, conflict-free 16-byte shared reads and writes through the lane map of transpose_tiles.h,
+ * TMA stores). The same pipeline runs on the CPU model in permute_plan.c. */
+#include <stdio.h>
+#include <string.h>
+
+#include "kernel_diag.h"
+#include "permute_tiles.h"
+
+#include "tma/device.cuh"
+#include "tma/kernels.h"
+
+/* ------------------------------------------------------------------------------------------------
+ * Register transposes of one V x V block of E-byte elements (V = 16 / E rows of one 16-byte chunk each):
+ * o[j] = column j of a.
+ * ---------------------------------------------------------------------------------------------- */
+template <int E>
+struct pm_regs;
+
+template <>
+struct pm_regs<8> { /* 2 x 2 of 64-bit: a renaming */
+    static __device__ __forceinline__ void run(const uint4 (&a)[2], uint4 (&o)[2]) {
+        o[0] = make_uint4(a[0].x, a[0].y, a[1].x, a[1].y);
+        o[1] = make_uint4(a[0].z, a[0].w, a[1].z, a[1].w);
+    }
+};
+
+template <>
+struct pm_regs<4> { /* 4 x 4 of 32-bit: a renaming */
+    static __device__ __forceinline__ void run(const uint4 (&a)[4], uint4 (&o)[4]) {
+        o[0] = make_uint4(a[0].x, a[1].x, a[2].x, a[3].x);
+        o[1] = make_uint4(a[0].y, a[1].y, a[2].y, a[3].y);
+        o[2] = make_uint4(a[0].z, a[1].z, a[2].z, a[3].z);
+        o[3] = make_uint4(a[0].w, a[1].w, a[2].w, a[3].w);
+    }
+};
+
+static __device__ __forceinline__ uint32_t pm_word(const uint4 &a, int w) {
+    return w == 0 ? a.x : w == 1 ? a.y : w == 2 ? a.z : a.w;
+}
+
+template <>
+struct pm_regs<2> { /* 8 x 8 of 16-bit: output j word w = element j of rows 2w (low half) and 2w+1 (high half);
+                       __byte_perm selector 0x5410 takes both low halves, 0x7632 both high halves */
+    static __device__ __forceinline__ void run(const uint4 (&a)[8], uint4 (&o)[8]) {
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const uint32_t sel = (j & 1) ? 0x7632u : 0x5410u;
+            uint32_t w[4];
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                w[q] = __byte_perm(pm_word(a[2 * q], j >> 1), pm_word(a[2 * q + 1], j >> 1), sel);
+            o[j] = make_uint4(w[0], w[1], w[2], w[3]);
+        }
+    }
+};
+
+template <>
+struct pm_regs<1> { /* 16 x 16 bytes as 4 x 4 blocks of 4 x 4 bytes: the blocks move by renaming (block (R, C) of
+                       the input is block (C, R) of the output), each block's bytes by 8 __byte_perm: rows m0..m3
+                       -> pairs interleaved (0x5140: m0.b0 m1.b0 m0.b1 m1.b1; 0x7362 the same for bytes 2, 3),
+                       then halves (0x5410 / 0x7632). */
+    static __device__ __forceinline__ void run(const uint4 (&a)[16], uint4 (&o)[16]) {
+        uint32_t t[16][4];
+#pragma unroll
+        for (int R = 0; R < 4; R++)      /* input rows 4R..4R+3 */
+#pragma unroll
+            for (int C = 0; C < 4; C++) { /* word C of those rows: bytes 4C..4C+3 = output rows 4C..4C+3 */
+                const uint32_t m0 = pm_word(a[4 * R], C), m1 = pm_word(a[4 * R + 1], C);
+                const uint32_t m2 = pm_word(a[4 * R + 2], C), m3 = pm_word(a[4 * R + 3], C);
+                const uint32_t x0 = __byte_perm(m0, m1, 0x5140u), x1 = __byte_perm(m0, m1, 0x7362u);
+                const uint32_t y0 = __byte_perm(m2, m3, 0x5140u), y1 = __byte_perm(m2, m3, 0x7362u);
+                t[4 * C + 0][R] = __byte_perm(x0, y0, 0x5410u);
+                t[4 * C + 1][R] = __byte_perm(x0, y0, 0x7632u);
+                t[4 * C + 2][R] = __byte_perm(x1, y1, 0x5410u);
+                t[4 * C + 3][R] = __byte_perm(x1, y1, 0x7632u);
+            }
+#pragma unroll
+        for (int j = 0; j < 16; j++)
+            o[j] = make_uint4(t[j][0], t[j][1], t[j][2], t[j][3]);
+    }
+};
+
+/* A load or store of the plan's rank (a run-time value, one switch per copy in the one issuing thread). */
+static __device__ __forceinline__ void pm_load(uint32_t rank, void *smem, const tma_tensor *t, uint64_t *bar,
+                                               const int32_t (&c)[5]) {
+    switch (rank) {
+    case 1: tma_load<1>(smem, t, bar, c); break;
+    case 2: tma_load<2>(smem, t, bar, c); break;
+    case 3: tma_load<3>(smem, t, bar, c); break;
+    case 4: tma_load<4>(smem, t, bar, c); break;
+    default: tma_load<5>(smem, t, bar, c); break;
+    }
+}
+
+static __device__ __forceinline__ void pm_store(uint32_t rank, const tma_tensor *t, const void *smem,
+                                                const int32_t (&c)[5]) {
+    switch (rank) {
+    case 1: tma_store<1>(t, smem, c); break;
+    case 2: tma_store<2>(t, smem, c); break;
+    case 3: tma_store<3>(t, smem, c); break;
+    case 4: tma_store<4>(t, smem, c); break;
+    default: tma_store<5>(t, smem, c); break;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Both kernels: one thread issues every copy, so the arithmetic that turns a tile index into coordinates
+ * (divisions by the tile counts) is on the pipeline's critical path. It is done once per tile, for the tile
+ * that refills a stage, before the thread waits for the stage's own load (when the wait is long, as in a
+ * bandwidth-bound kernel, for free); each stage's coordinates are kept in shared memory until its store.
+ * (Measured on an H200, fp32 8192^2: with the coordinates computed twice per tile after the block's barrier,
+ * 63% of a device-to-device copy.) Waits are bounded: tma_mbar_wait_quiet traps after TMA_WAIT_TIMEOUT_NS;
+ * the form with a message made ptxas save registers around its printf call (an 8-byte spill).
+ * ---------------------------------------------------------------------------------------------- */
+
+/* ------------------------------------------------------------------------------------------------
+ * COPY: one thread (the block is one warp; the rest of it returns) keeps PM_COPY_STAGES - 1 loads in flight;
+ * each box is stored from the stage it landed in, and a stage is refilled once the store of the tile before
+ * has finished reading it (so loads and stores overlap). Block b takes tiles b, b + G, ...
+ * ---------------------------------------------------------------------------------------------- */
+__global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma_tensor tin,
+                                                     const __grid_constant__ tma_tensor tout, const pm_grid g,
+                                                     uint64_t ntiles, uint32_t stage_bytes) {
+    constexpr uint32_t S = PM_COPY_STAGES;
+    extern __shared__ uint8_t dyn[];
+    __shared__ uint64_t full[S];
+    __shared__ int32_t crd[S][5]; /* the coordinates of the tile in each stage */
+    if (threadIdx.x != 0)
+        return;
+    uint8_t *base = dyn + ((1024u - tma_smem_addr(dyn) % 1024u) % 1024u);
+    const uint64_t G = gridDim.x;
+    tma_prefetch_desc(&tin);
+    tma_prefetch_desc(&tout);
+    for (uint32_t s = 0; s < S; s++)
+        tma_mbar_init(&full[s], 1);
+    tma_fence_mbar_init();
+    int32_t c[5];
+    for (uint32_t s = 0; s + 1 < S; s++) { /* prologue: tiles 0 .. S-2 of this block */
+        const uint64_t t = blockIdx.x + s * G;
+        if (t < ntiles) {
+            pm_copy_coords(&g, t, c);
+            for (int k = 0; k < 5; k++)
+                crd[s][k] = c[k];
+            tma_mbar_expect_box(&full[s], &tin);
+            pm_load(g.rank, base + s * stage_bytes, &tin, &full[s], c);
+        }
+    }
+    for (uint64_t it = 0;; it++) {
+        const uint64_t t = blockIdx.x + it * G;
+        if (t >= ntiles)
+            break;
+        const uint32_t s = (uint32_t)(it % S), sn = (uint32_t)((it + S - 1) % S);
+        const uint64_t tn = blockIdx.x + (it + S - 1) * G; /* refills the stage of tile it - 1 */
+        int32_t nc[5];
+        if (tn < ntiles)
+            pm_copy_coords(&g, tn, nc);
+        tma_mbar_wait_quiet(&full[s], (uint32_t)(it / S) & 1u);
+        for (int k = 0; k < 5; k++)
+            c[k] = crd[s][k];
+        pm_store(g.rank, &tout, base + s * stage_bytes, c);
+        tma_store_commit();
+        if (tn < ntiles) {
+            tma_store_wait_read<1>(); /* all but the newest store group have finished reading their stages */
+            for (int k = 0; k < 5; k++)
+                crd[sn][k] = nc[k];
+            tma_mbar_expect_box(&full[sn], &tin);
+            pm_load(g.rank, base + sn * stage_bytes, &tin, &full[sn], nc);
+        }
+    }
+    tma_store_wait<0>(); /* shared memory must outlive the stores' reads */
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * TRANSPOSE: tma_transpose's pipeline (transpose.cu) for any element size and any box height BR (a multiple of
+ * W = 128 / E, at most 128, from the load map): 64 threads per W x W sub-tile, PM_TR_STAGES input stages,
+ * PM_TR_OUT_BUFFERS output buffers; thread 0 issues the loads and stores. Ragged edges: loads fill zeros,
+ * stores clip, output boxes wholly past dst are not issued; no thread branches on the tensor's size.
+ * ---------------------------------------------------------------------------------------------- */
+template <int E>
+__global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_kernel(const __grid_constant__ tma_tensor tin,
+                                                              const __grid_constant__ tma_tensor tout,
+                                                              const pm_grid g, uint64_t ntiles) {
+    constexpr uint32_t V = 16 / E, W = 128 / E, S = PM_TR_STAGES, NB = PM_TR_OUT_BUFFERS;
+    constexpr tma_swizzle SW = TMA_SWIZZLE_128B;
+    const uint32_t TILE = g.box[1] * g.box[2] * 128u; /* box[1] * box[2] lines of 128 bytes */
+    extern __shared__ uint8_t dyn[];
+    __shared__ uint64_t full[S];
+    /* 1024-byte aligned: every tile starts the swizzle pattern at phase 0, which the lane map assumes. */
+    uint8_t *base = dyn + ((1024u - tma_smem_addr(dyn) % 1024u) % 1024u);
+    uint8_t *in_buf = base, *out_buf = base + S * TILE;
+    const uint32_t tid = threadIdx.x;
+    const uint64_t G = gridDim.x;
+    __shared__ int32_t crd[S][5]; /* the load coordinates of the tile in each stage (thread 0's) */
+
+    if (tid == 0) {
+        tma_prefetch_desc(&tin);
+        tma_prefetch_desc(&tout);
+        for (uint32_t s = 0; s < S; s++)
+            tma_mbar_init(&full[s], 1);
+        tma_fence_mbar_init();
+    }
+    __syncthreads();
+    if (tid == 0)
+        for (uint32_t s = 0; s < S; s++) {
+            const uint64_t t = blockIdx.x + s * G;
+            if (t < ntiles) {
+                int32_t lc[5];
+                pm_transpose_coords(&g, t, lc);
+                for (int i = 0; i < 5; i++)
+                    crd[s][i] = lc[i];
+                tma_mbar_expect_box(&full[s], &tin);
+                pm_load(g.rank, in_buf + s * TILE, &tin, &full[s], lc);
+            }
+        }
+
+    const uint32_t q = tid / 64u; /* this thread's sub-tile and block (transpose_tiles.h, THE LANE MAP) */
+    uint32_t k, c;
+    tr_lane_block(tid % 64u, &k, &c);
+    const uint32_t QA = g.box[1] / W; /* sub-tiles per slab */
+
+    for (uint64_t it = 0;; it++) {
+        const uint64_t t = blockIdx.x + it * G;
+        if (t >= ntiles)
+            break;
+        const uint32_t s = (uint32_t)(it % S);
+        uint8_t *in = in_buf + s * TILE, *out = out_buf + (uint32_t)(it % NB) * TILE;
+        const uint64_t tn = blockIdx.x + (it + S) * G; /* refills stage s */
+        int32_t nc[5];
+        if (tid == 0 && tn < ntiles)
+            pm_transpose_coords(&g, tn, nc);
+        tma_mbar_wait_quiet(&full[s], (uint32_t)(it / S) & 1u);
+
+        const uint32_t in_a = tma_smem_addr(in), out_a = tma_smem_addr(out) + q * W * 128u;
+        uint4 a[V], o[V];
+#pragma unroll
+        for (uint32_t i = 0; i < V; i++)
+            a[i] = *(const uint4 *)__cvta_shared_to_generic(tma_swizzle_elem(SW, in_a, 128, E, q * W + k * V + i, c * V));
+        pm_regs<E>::run(a, o);
+#pragma unroll
+        for (uint32_t j = 0; j < V; j++)
+            *(uint4 *)__cvta_shared_to_generic(tma_swizzle_elem(SW, out_a, 128, E, c * V + j, k * V)) = o[j];
+
+        tma_fence_proxy_async(); /* this thread's shared writes -> visible to the stores (async proxy) */
+        if (tid == 0)
+            tma_store_wait_read<NB - 2>(); /* the buffer of the next iteration is no longer being read */
+        __syncthreads();
+        if (tid == 0) {
+            int32_t lc[5];
+            for (int i = 0; i < 5; i++)
+                lc[i] = crd[s][i];
+            uint32_t sq = 0;
+            for (uint32_t c2 = 0; c2 < g.box[2]; c2++)
+                for (uint32_t a2 = 0; a2 < QA; a2++, sq++) {
+                    int32_t cc[5];
+                    if (pm_store_coords(&g, lc, a2, c2, W, cc)) /* a box wholly past dst is not issued */
+                        pm_store(g.rank, &tout, out + sq * W * 128u, cc);
+                }
+            tma_store_commit();
+            if (tn < ntiles) {
+                for (int i = 0; i < 5; i++)
+                    crd[s][i] = nc[i];
+                tma_mbar_expect_box(&full[s], &tin);
+                pm_load(g.rank, in, &tin, &full[s], nc);
+            }
+        }
+    }
+    if (tid == 0)
+        tma_store_wait<0>();
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Host side: plan, tune, run
+ * ---------------------------------------------------------------------------------------------- */
+static const void *pm_kernel_of(uint32_t transpose, uint32_t e) {
+    if (!transpose)
+        return (const void *)pm_copy_kernel;
+    return e == 1   ? (const void *)pm_transpose_kernel<1>
+           : e == 2 ? (const void *)pm_transpose_kernel<2>
+           : e == 4 ? (const void *)pm_transpose_kernel<4>
+                    : (const void *)pm_transpose_kernel<8>;
+}
+
+/* The plan's layout, rebuilt from its fields (run re-derives nothing else). */
+static pm_grid pm_grid_of(const tma_permute_plan *p) {
+    pm_grid g;
+    memset(&g, 0, sizeof g);
+    g.rank = p->rank, g.group = p->group;
+    for (uint32_t k = 0; k < 5u; k++)
+        g.n[k] = p->tiles_n[k], g.box[k] = p->box[k];
+    g.lim_a = (uint32_t)p->dims[1], g.lim_c = p->rank >= 3 ? (uint32_t)p->dims[2] : 1u;
+    return g;
+}
+
+static tma_status pm_encode(tma_permute_plan *p, const pm_layout *L, tma_l2_promotion l2, tma_diag *diag) {
+    tma_tiled_desc ld = L->ld, st = L->st;
+    ld.l2_promotion = st.l2_promotion = l2;
+    tma_diag m;
+    tma_status s = tma_tensor_make(&p->load_map, &ld, &m);
+    if (s != TMA_OK)
+        return kd_fail(diag, s, "src (load) map: %s", m.message);
+    if ((s = tma_tensor_make(&p->store_map, &st, &m)) != TMA_OK)
+        return kd_fail(diag, s, "dst (store) map: %s", m.message);
+    p->l2 = l2;
+    return TMA_OK;
+}
+
+extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permute_desc *desc, tma_diag *diag) {
+    if (p == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass the address of a tma_permute_plan");
+    memset(p, 0, sizeof *p);
+    pm_layout L;
+    tma_status st = pm_plan(desc, &L, diag);
+    int sms = 0;
+    if (st == TMA_OK)
+        st = kd_require_sm90(diag, "tma_permute", &sms);
+    if (st != TMA_OK)
+        return st;
+    p->desc = *desc;
+    p->transpose = L.transpose, p->rank = L.grid.rank, p->tiles = L.tiles, p->group = L.grid.group;
+    for (uint32_t k = 0; k < 5u; k++)
+        p->src_dim[k] = L.src_dim[k], p->box[k] = L.grid.box[k], p->tiles_n[k] = L.grid.n[k],
+        p->dims[k] = k < L.grid.rank ? L.ld.global_dim[k] : 1u;
+    if ((st = pm_encode(p, &L, TMA_L2_256B, diag)) != TMA_OK)
+        return st;
+    const uint32_t e = desc->elem_bytes;
+    if (L.transpose) {
+        /* The kernel addresses shared memory with compile-time W and the box height; the maps must agree. */
+        const uint32_t w = tr_box_cols(e), br = L.grid.box[1] * L.grid.box[2]; /* lines of a tile */
+        if (p->load_map.box.swizzle != TMA_SWIZZLE_128B || p->load_map.box.row_pitch != 128u ||
+            p->load_map.box.smem_bytes != br * 128u || p->store_map.box.smem_bytes != w * 128u ||
+            L.grid.box[1] % w != 0 || br > PM_TILE_LINES)
+            return kd_fail(diag, TMA_ERR_UNSUPPORTED, "tma_permute: the tensor maps disagree with the kernel's "
+                                                      "shared-memory layout (a libtma defect: please report it)");
+        p->smem = (size_t)(PM_TR_STAGES + PM_TR_OUT_BUFFERS) * br * 128u + 1024u;
+        p->block = 64u * br / w;
+    } else {
+        const size_t stage = (p->load_map.box.smem_bytes + 1023u) / 1024u * 1024u;
+        p->smem = PM_COPY_STAGES * stage + 1024u;
+        p->block = 32u;
+    }
+    const void *fn = pm_kernel_of(p->transpose, e);
+    int per_sm = 0;
+    if ((st = kd_cuda(diag, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p->smem),
+                      "cudaFuncSetAttribute")) != TMA_OK ||
+        (st = kd_cuda(diag, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, (int)p->block, p->smem),
+                      "cudaOccupancyMaxActiveBlocksPerMultiprocessor")) != TMA_OK)
+        return st;
+    if (per_sm < 1)
+        return kd_fail(diag, TMA_ERR_CUDA, "tma_permute: the kernel does not fit on a multiprocessor");
+    const uint64_t g = (uint64_t)sms * (uint64_t)per_sm;
+    p->grid = (uint32_t)(p->tiles < g ? p->tiles : g);
+    return kd_ok(diag);
+}
+
+extern "C" tma_status tma_permute_plan_tune(tma_permute_plan *p, uint32_t group, tma_l2_promotion l2,
+                                            tma_diag *diag) {
+    if (p == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_permute_plan_make");
+    if ((unsigned)l2 > (unsigned)TMA_L2_256B)
+        return kd_fail(diag, TMA_ERR_ARG, "l2 = %d is not an L2 promotion: use TMA_L2_NONE .. TMA_L2_256B", (int)l2);
+    pm_layout L;
+    tma_status st = pm_plan(&p->desc, &L, diag);
+    if (st != TMA_OK)
+        return st;
+    if ((st = pm_encode(p, &L, l2, diag)) != TMA_OK)
+        return st;
+    if (p->transpose)
+        p->group = group ? group : p->tiles_n[0];
+    return kd_ok(diag);
+}
+
+extern "C" tma_status tma_permute_run(const tma_permute_plan *p, tma_stream stream, tma_diag *diag) {
+    if (p == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_permute_plan_make");
+    const uint32_t e = p->desc.elem_bytes;
+    if (p->grid == 0 || p->group == 0 || p->rank < 1 || p->rank > 5 || (e != 1 && e != 2 && e != 4 && e != 8) ||
+        p->transpose > 1u ||
+        (p->transpose && (p->box[1] == 0 || p->box[1] % tr_box_cols(e) != 0 || p->box[1] * p->box[2] > PM_TILE_LINES)))
+        return kd_fail(diag, TMA_ERR_ARG, "tma_permute_run: the plan was not made by tma_permute_plan_make, or its "
+                                          "fields were changed (use tma_permute_plan_tune)");
+    const pm_grid g = pm_grid_of(p);
+    cudaStream_t s = (cudaStream_t)stream;
+    if (!p->transpose) {
+        const uint32_t stage = (uint32_t)((p->load_map.box.smem_bytes + 1023u) / 1024u * 1024u);
+        pm_copy_kernel<<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles, stage);
+    } else {
+        if (e == 1)
+            pm_transpose_kernel<1><<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles);
+        else if (e == 2)
+            pm_transpose_kernel<2><<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles);
+        else if (e == 4)
+            pm_transpose_kernel<4><<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles);
+        else
+            pm_transpose_kernel<8><<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles);
+    }
+    tma_status st = kd_cuda(diag, cudaGetLastError(), "tma_permute kernel launch (or an earlier unchecked call)");
+    return st == TMA_OK ? kd_ok(diag) : st;
+}
+
+extern "C" tma_status tma_permute(const tma_permute_desc *desc, tma_stream stream, tma_diag *diag) {
+    tma_permute_plan p;
+    tma_status st = tma_permute_plan_make(&p, desc, diag);
+    return st == TMA_OK ? tma_permute_run(&p, stream, diag) : st;
+}

@@ -1,0 +1,314 @@
+/* tma_permute's plan (pm_plan, permute_tiles.h: THE PLAN) and its tile pipeline on the CPU model of the copy
+ * engine (tma_permute_model, tma/kernels.h): the same descriptors, tile coordinates, lane map and helper-addressed
+ * shared-memory reads and writes as permute.cu. Plain C: built into libtma_kernels and, without nvcc, into the
+ * cpu tests. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel_diag.h"
+#include "permute_tiles.h"
+
+#include "tma/swizzle.h"
+
+/* One dimension of the simplified permutation: its size, src and dst strides (bytes), the src dimensions in it. */
+typedef struct pm_dim {
+    uint64_t n, ss, ts;
+    uint32_t first, mask;
+} pm_dim;
+
+/* Unsigned types: the bits move as they are (measured on an H200: fp32 / bf16 maps instead of u32 / u16 changed
+ * the 8192^2 transposes by under 0.5 points). */
+static tma_dtype pm_dtype(uint32_t e) {
+    return e == 1 ? TMA_DTYPE_U8 : e == 2 ? TMA_DTYPE_U16 : e == 4 ? TMA_DTYPE_U32 : TMA_DTYPE_U64;
+}
+
+/* Strides of dimensions 1..rank-1 with 0 resolved to dense; saturates instead of overflowing (the checker
+ * refuses anything >= 2^40 anyway). */
+static void pm_resolve_strides(uint32_t e, uint32_t rank, const uint64_t *dims, const uint64_t *given,
+                               uint64_t *out) {
+    out[0] = e;
+    for (uint32_t i = 1; i < rank; i++) {
+        uint64_t dense = dims[i - 1] != 0 && out[i - 1] > UINT64_MAX / dims[i - 1] ? UINT64_MAX : out[i - 1] * dims[i - 1];
+        out[i] = given[i - 1] ? given[i - 1] : dense;
+    }
+}
+
+/* Name the src dimensions behind each map dimension, for refusals: "map dimension k = src dimensions {..}". */
+static void pm_legend(const pm_layout *L, char *buf, size_t n) {
+    size_t at = 0;
+    at += (size_t)snprintf(buf + at, n - at, "map dimensions are src dimensions");
+    for (uint32_t k = 0; k < L->ld.rank && at < n; k++) {
+        at += (size_t)snprintf(buf + at, n - at, "%s%u:{", k ? ", " : " ", k);
+        int first = 1;
+        for (uint32_t j = 0; j < 5u && at < n; j++)
+            if (L->merged[k] >> j & 1u) {
+                at += (size_t)snprintf(buf + at, n - at, "%s%u", first ? "" : ",", j);
+                first = 0;
+            }
+        if (at < n)
+            at += (size_t)snprintf(buf + at, n - at, "}");
+    }
+}
+
+static tma_status pm_check_map(const pm_layout *L, const tma_tiled_desc *d, const char *which, tma_diag *diag) {
+    tma_diag m;
+    tma_status st = tma_check_tiled(d, &m);
+    if (st == TMA_OK)
+        return TMA_OK;
+    char legend[160];
+    pm_legend(L, legend, sizeof legend);
+    return kd_fail(diag, st, "%s: %s (%s)", which, m.message, legend);
+}
+
+tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
+    if (L == NULL || d == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "%s = NULL: pass a tma_permute_desc", d == NULL ? "desc" : "layout");
+    memset(L, 0, sizeof *L);
+    const uint32_t e = d->elem_bytes, r = d->rank;
+    if (e != 1 && e != 2 && e != 4 && e != 8)
+        return kd_fail(diag, TMA_ERR_ARG, "elem_bytes = %u: tma_permute moves 1-, 2-, 4- or 8-byte elements", e);
+    if (r < 1 || r > 5)
+        return kd_fail(diag, TMA_ERR_ARG, "rank = %u: use 1 to 5 dimensions (a TMA map has at most 5)", r);
+    if (d->src == NULL || d->dst == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "%s = NULL: pass the addresses of src and dst",
+                       d->src == NULL ? "src" : "dst");
+    for (uint32_t i = 0; i < r; i++) {
+        if (d->src_dims[i] == 0)
+            return kd_fail(diag, TMA_ERR_ARG, "src_dims[%u] = 0: every dimension needs at least one element", i);
+        if (d->src_dims[i] > (1ull << 31))
+            return kd_fail(diag, TMA_ERR_ARG,
+                           "src_dims[%u] = %llu exceeds 2^31: TMA coordinates are signed 32-bit, so no tile copy "
+                           "reaches index 2^31; split the dimension in two", i, (unsigned long long)d->src_dims[i]);
+    }
+    uint32_t inv[5], seen = 0;
+    for (uint32_t i = 0; i < r; i++) {
+        if (d->perm[i] >= r)
+            return kd_fail(diag, TMA_ERR_ARG, "perm[%u] = %u is not a src dimension: use 0..%u", i, d->perm[i], r - 1);
+        if (seen >> d->perm[i] & 1u)
+            return kd_fail(diag, TMA_ERR_ARG, "perm[%u] = %u repeats an earlier entry: perm must name each src "
+                           "dimension once", i, d->perm[i]);
+        seen |= 1u << d->perm[i];
+        inv[d->perm[i]] = i;
+    }
+    uint64_t ss[5], ds[5], dd[5];
+    for (uint32_t i = 0; i < r; i++)
+        dd[i] = d->src_dims[d->perm[i]];
+    pm_resolve_strides(e, r, d->src_dims, d->src_strides, ss);
+    pm_resolve_strides(e, r, dd, d->dst_strides, ds);
+
+    /* Step 1 of THE PLAN: drop dimensions of one element (not the innermost of src or dst), merge neighbours
+     * that are contiguous in both, in the same order. dst's innermost dimension always starts a group. */
+    pm_dim v[5];
+    uint32_t n = 0;
+    for (uint32_t j = 0; j < r; j++) {
+        if (d->src_dims[j] == 1 && j != 0 && j != d->perm[0])
+            continue;
+        pm_dim x = {d->src_dims[j], ss[j], ds[inv[j]], j, 1u << j};
+        pm_dim *p = n ? &v[n - 1] : NULL;
+        if (p && j != d->perm[0] && p->ss <= UINT64_MAX / p->n && p->ts <= UINT64_MAX / p->n &&
+            x.ss == p->ss * p->n && x.ts == p->ts * p->n && p->n * x.n <= (1ull << 31)) {
+            p->n *= x.n;
+            p->mask |= x.mask;
+            continue;
+        }
+        v[n++] = x;
+    }
+    uint32_t a = 0; /* the group that holds dst's innermost dimension */
+    for (uint32_t k = 0; k < n; k++)
+        if (v[k].first == d->perm[0])
+            a = k;
+    L->elem_bytes = e;
+    L->transpose = a != 0;
+
+    /* The maps list the dimensions in order o[]: COPY as they are, TRANSPOSE {0, a, the rest} (load) and
+     * {a, 0, the rest} (store). */
+    uint32_t o[5], m = 0;
+    o[m++] = 0;
+    if (a)
+        o[m++] = a;
+    for (uint32_t k = 1; k < n; k++)
+        if (k != a)
+            o[m++] = k;
+    tma_tiled_desc *ld = &L->ld, *st = &L->st;
+    memset(ld, 0, sizeof *ld);
+    ld->dtype = pm_dtype(e);
+    ld->global_address = (void *)(uintptr_t)d->src;
+    ld->l2_promotion = TMA_L2_256B;
+    ld->oob_fill = TMA_OOB_ZERO;
+    ld->flags = TMA_DESC_ALLOW_OVERLAP; /* src is only loaded from: a view whose indices share bytes is fine */
+    if (!L->transpose && n == 1) {
+        /* A dense run: view it as rows of c elements where a power of two divides it, so a box is many rows. */
+        for (uint64_t c = 256; c * e >= 16u; c /= 2)
+            if (v[0].n % c == 0 && v[0].n > c) {
+                v[1] = (pm_dim){v[0].n / c, v[0].ss * c, v[0].ts * c, v[0].first, v[0].mask};
+                v[0].n = c;
+                o[m++] = 1, n = 2;
+                break;
+            }
+    }
+    ld->rank = n;
+    for (uint32_t k = 0; k < n; k++) {
+        ld->global_dim[k] = v[o[k]].n;
+        if (k)
+            ld->global_stride[k - 1] = v[o[k]].ss;
+        L->src_dim[k] = v[o[k]].first;
+        L->merged[k] = v[o[k]].mask;
+    }
+    *st = *ld;
+    st->global_address = d->dst;
+    st->flags = 0;
+    if (L->transpose) { /* store order {a, 0, rest}: swap the first two */
+        st->global_dim[0] = v[a].n, st->global_dim[1] = v[0].n;
+        st->global_stride[0] = v[0].ts;
+        for (uint32_t k = 2; k < n; k++)
+            st->global_stride[k - 1] = v[o[k]].ts;
+    } else {
+        for (uint32_t k = 1; k < n; k++)
+            st->global_stride[k - 1] = v[o[k]].ts;
+    }
+
+    pm_grid *g = &L->grid;
+    g->rank = n;
+    g->group = PM_DEFAULT_GROUP;
+    for (uint32_t k = 0; k < 5u; k++)
+        g->box[k] = 1; /* dimensions past the rank: one index */
+    if (L->transpose) {
+        const uint32_t w = tr_box_cols(e);
+        const uint64_t na = v[a].n, rows = (na + w - 1) / w * w;
+        const uint32_t L_ = PM_TILE_LINES;
+        const uint32_t br = rows < L_ ? (uint32_t)rows : L_; /* a multiple of w, at most PM_TILE_LINES */
+        /* dimension a short: stack slabs of the next dimension until the tile has 128 lines (pm_store_coords) */
+        uint32_t bc = 1;
+        if (n >= 3 && br < L_)
+            bc = v[o[2]].n < L_ / br ? (uint32_t)v[o[2]].n : L_ / br;
+        ld->swizzle = st->swizzle = TMA_SWIZZLE_128B;
+        ld->box_dim[0] = w, ld->box_dim[1] = br;
+        st->box_dim[0] = w, st->box_dim[1] = w;
+        for (uint32_t k = 2; k < n; k++)
+            ld->box_dim[k] = st->box_dim[k] = g->box[k] = 1;
+        if (n >= 3)
+            ld->box_dim[2] = g->box[2] = bc;
+        g->box[0] = w, g->box[1] = br;
+        g->lim_a = (uint32_t)v[a].n, g->lim_c = n >= 3 ? (uint32_t)v[o[2]].n : 1u;
+    } else {
+        /* COPY box: dimension 0 up to 256 elements (a 16-byte multiple), then doubling, in turn, src's next
+         * dimension and dst's most contiguous one (both streams stay long), then the others, up to
+         * PM_COPY_BOX_BYTES. */
+        uint64_t b0 = ld->global_dim[0] < 256u ? ld->global_dim[0] : 256u;
+        const uint64_t q = 16u / e > 1u ? 16u / e : 1u;
+        b0 = (b0 + q - 1) / q * q;
+        ld->box_dim[0] = (uint32_t)b0;
+        for (uint32_t k = 1; k < n; k++)
+            ld->box_dim[k] = 1;
+        const uint64_t budget = PM_COPY_BOX_BYTES / (b0 * e);
+        uint64_t rows = 1;
+        uint32_t dn = 0;
+        for (uint32_t k = 1; k < n; k++)
+            if (ld->global_dim[k] > 1 && (dn == 0 || st->global_stride[k - 1] < st->global_stride[dn - 1]))
+                dn = k;
+        uint32_t pref[2] = {1u, dn}, np = n > 1 ? (dn && dn != 1 ? 2u : 1u) : 0u;
+        for (int phase = 0; phase < 2; phase++)
+            for (int grew = 1; grew;) {
+                grew = 0;
+                const uint32_t cnt = phase == 0 ? np : n - 1u;
+                for (uint32_t i = 0; i < cnt; i++) {
+                    const uint32_t k = phase == 0 ? pref[i] : i + 1u;
+                    const uint64_t cap = ld->global_dim[k] < 256u ? ld->global_dim[k] : 256u;
+                    uint64_t nb = 2u * ld->box_dim[k];
+                    nb = nb < cap ? nb : cap;
+                    if (nb > ld->box_dim[k] && rows / ld->box_dim[k] * nb <= budget) {
+                        rows = rows / ld->box_dim[k] * nb;
+                        ld->box_dim[k] = (uint32_t)nb;
+                        grew = 1;
+                    }
+                }
+            }
+        for (uint32_t k = 0; k < n; k++)
+            st->box_dim[k] = ld->box_dim[k], g->box[k] = ld->box_dim[k];
+    }
+    L->tiles = 1;
+    for (uint32_t k = 0; k < n; k++) {
+        g->n[k] = (uint32_t)((ld->global_dim[k] + g->box[k] - 1) / g->box[k]);
+        L->tiles *= g->n[k];
+    }
+    if (L->transpose && (uint64_t)g->n[0] * g->n[1] >= (1ull << 31))
+        return kd_fail(diag, TMA_ERR_ARG,
+                       "src dimensions %u and %u make %llu tiles of 16 KiB: more than 2^31 would be over 32 TiB, more "
+                       "memory than any Hopper GPU has", v[0].first, v[a].first,
+                       (unsigned long long)g->n[0] * g->n[1]);
+    tma_status s = pm_check_map(L, ld, "src (load) map", diag);
+    if (s == TMA_OK)
+        s = pm_check_map(L, st, "dst (store) map", diag);
+    return s == TMA_OK ? kd_ok(diag) : s;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * The CPU-model pipeline
+ * ---------------------------------------------------------------------------------------------- */
+tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_facts *facts, tma_diag *diag) {
+    pm_layout L;
+    tma_status s = pm_plan(desc, &L, diag);
+    if (s != TMA_OK)
+        return s;
+    const uint32_t e = L.elem_bytes, w = tr_box_cols(e), v = 16u / e > 1u ? 16u / e : 1u;
+    const size_t in_bytes = tma_box_smem_bytes(&L.ld);
+    const size_t out_bytes = L.transpose ? in_bytes : 0u; /* the tile's lines / W boxes of W lines */
+    uint8_t *tin = aligned_alloc(1024, (in_bytes + 1023u) / 1024u * 1024u);
+    uint8_t *tout = out_bytes ? aligned_alloc(1024, out_bytes) : NULL;
+    if (!tin || (out_bytes && !tout)) {
+        free(tin), free(tout);
+        return kd_fail(diag, TMA_ERR_UNSUPPORTED, "tma_permute_model: out of host memory (%zu bytes)",
+                       in_bytes + out_bytes);
+    }
+    const tma_swizzle sw = TMA_SWIZZLE_128B;
+    uint64_t stores = 0;
+    for (uint64_t t = 0; t < L.tiles && s == TMA_OK; t++) {
+        int32_t lc[5];
+        memset(tin, 0xA5, in_bytes); /* poison: every byte used must come from the copy */
+        if (!L.transpose) {
+            pm_copy_coords(&L.grid, t, lc);
+            if ((s = tma_model_load_tiled(&L.ld, lc, tin, in_bytes, 0)) == TMA_OK)
+                s = tma_model_store_tiled(&L.st, lc, tin, in_bytes, 0);
+            stores++;
+            continue;
+        }
+        pm_transpose_coords(&L.grid, t, lc);
+        memset(tout, 0x5A, out_bytes);
+        if ((s = tma_model_load_tiled(&L.ld, lc, tin, in_bytes, 0)) != TMA_OK)
+            break;
+        const uint32_t sub = (uint32_t)(in_bytes / 128u) / w, qa = L.grid.box[1] / w;
+        /* What each of the kernel's threads does: thread b takes block (k, c) of sub-tile q (THE LANE MAP). */
+        for (uint32_t b = 0; b < sub * 64u; b++) {
+            uint32_t q = b / 64u, k, c;
+            tr_lane_block(b % 64u, &k, &c);
+            uint8_t blk[16][16];
+            for (uint32_t i = 0; i < v; i++) /* 16-byte read of line q*w + k*v + i, chunk c */
+                memcpy(blk[i], tin + tma_swizzle_elem(sw, 0, 128, e, q * w + k * v + i, c * v), 16);
+            for (uint32_t j = 0; j < v; j++) { /* column j of the block becomes line c*v + j, chunk k */
+                uint8_t row[16];
+                for (uint32_t i = 0; i < v; i++)
+                    memcpy(row + i * e, blk[i] + j * e, e);
+                memcpy(tout + q * w * 128u + tma_swizzle_elem(sw, 0, 128, e, c * v + j, k * v), row, 16);
+            }
+        }
+        for (uint32_t q = 0; q < sub && s == TMA_OK; q++) {
+            int32_t c[5];
+            if (!pm_store_coords(&L.grid, lc, q % qa, q / qa, w, c)) /* the whole box lies past dst */
+                continue;
+            s = tma_model_store_tiled(&L.st, c, tout, out_bytes, q * w * 128u);
+            stores++;
+        }
+    }
+    free(tin), free(tout);
+    if (s != TMA_OK)
+        return kd_fail(diag, s, "tma_permute_model: a model copy of the pipeline failed: %s", tma_strerror(s));
+    if (facts) {
+        memset(facts, 0, sizeof *facts);
+        facts->load_desc = L.ld, facts->store_desc = L.st, facts->transpose = L.transpose;
+        facts->load_tx_bytes = tma_box_tx_bytes(&L.ld), facts->load_smem_bytes = in_bytes;
+        facts->store_smem_bytes = tma_box_smem_bytes(&L.st);
+        facts->tiles = L.tiles, facts->stores = stores;
+    }
+    return kd_ok(diag);
+}

@@ -1,0 +1,625 @@
+/* tma-permute(1)
+ *
+ * NAME
+ *     tma-permute - tensor permutations at copy speed: tma_permute beside a device-to-device copy and a plain TMA
+ *     copy of the same tensor
+ *
+ * SYNOPSIS
+ *     tma-permute [--quick] [--tune] [--reps N] [--ncu | --ncu-isolated]
+ *
+ * DESCRIPTION
+ *     For each case (2-D transposes 8192^2, 16384^2 and the ragged 12345 x 6789 in 1-, 2-, 4- and 8-byte elements;
+ *     NCHW -> NHWC and back at 32 x 256 x 56 x 56 and 128 x 64 x 112 x 112 in bf16 and fp32; [B, S, H, D] ->
+ *     [B, H, S, D] at 8 x 4096 x 32 x 128 bf16; the batched transpose [64, 1000, 1000] fp32; a rank-5 permutation),
+ *     with strides padded to 16 bytes where dense ones would not be:
+ *       memcpy      cudaMemcpyAsync device-to-device of the tensor's bytes
+ *       tma-copy    tma_permute with the identity permutation into a tensor of src's layout: a plain TMA copy (load
+ *                   map -> store map) over the same strides, the ceiling for any TMA kernel on them
+ *       tma-copy-dst  the same over dst's layout (dst's dimensions and strides, copied into a tensor like it)
+ *       permute     tma_permute (tma/kernels.h)
+ *       transpose   tma_transpose (2-D cases with 2- and 4-byte elements): the kernel the permute generalises
+ *     Every variant is first verified against a CPU permutation of fresh random data (seed printed; output poisoned
+ *     first; every element compared bitwise). Then all variants of a case are timed together in interleaved rounds
+ *     after >= 500 ms of warm-up rounds (median of N launches each, CUDA events; common/bench.h). GB/s counts bytes
+ *     read plus bytes written (2 x elements x element size). One table is printed last.
+ *
+ *     Without a Hopper GPU it says so, runs the permute's tile pipeline through the CPU model of the copy engine
+ *     (tma_permute_model) on small cases, verifies them and prints each plan's descriptors and per-copy bytes.
+ *
+ * OPTIONS
+ *     --quick          only the 8192^2 transposes, the smaller NCHW shape, the heads split and the rank-5 case
+ *     --tune           after the table, sweep the transpose's tile order (bands of G tile columns) and L2
+ *                      promotion on the ragged fp32 transpose, fp32 16384^2 and NCHW -> NHWC bf16, each verified
+ *     --reps N         timed launches per variant (default 20)
+ *     --ncu            each permute kernel once (one case per element size and kind), unverified, untimed: for
+ *                      ncu --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}.sum,...
+ *     --ncu-isolated   the transpose kernels on exactly one tile per block (132 tiles), so no TMA copy overlaps a
+ *                      block's shared reads and writes
+ *
+ * BUILD AND RUN
+ *     cmake -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j && ./build/samples/tma-permute
+ *
+ * EXIT STATUS
+ *     0 when every variant verified (or the CPU-model pipeline did), 1 otherwise, 2 for bad usage.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime.h>
+
+#include <tma/kernels.h>
+
+#include "../common/bench.h"
+#include "../common/cuda_check.h"
+
+/* ------------------------------------------------------------------------------------------------
+ * Cases and the CPU reference
+ * ---------------------------------------------------------------------------------------------- */
+typedef struct pcase {
+    const char *name;
+    uint32_t e, rank;
+    uint64_t dims[5]; /* src, dimension 0 innermost */
+    uint32_t perm[5]; /* dst dimension i = src dimension perm[i] */
+    int quick;        /* part of --quick */
+} pcase;
+
+#define T2(n, e, r, c, q) {n, e, 2, {c, r}, {1, 0}, q}
+static const pcase cases[] = {
+    T2("transpose 8192^2", 4, 8192, 8192, 1),   T2("transpose 8192^2", 2, 8192, 8192, 1),
+    T2("transpose 8192^2", 1, 8192, 8192, 1),   T2("transpose 8192^2", 8, 8192, 8192, 1),
+    T2("transpose 16384^2", 4, 16384, 16384, 0), T2("transpose 16384^2", 2, 16384, 16384, 0),
+    T2("transpose 16384^2", 1, 16384, 16384, 0), T2("transpose 16384^2", 8, 16384, 16384, 0),
+    T2("transpose 12345x6789", 4, 12345, 6789, 1), T2("transpose 12345x6789", 2, 12345, 6789, 0),
+    T2("transpose 12345x6789", 1, 12345, 6789, 0), T2("transpose 12345x6789", 8, 12345, 6789, 0),
+    {"NCHW->NHWC 32x256x56x56", 2, 4, {56, 56, 256, 32}, {2, 0, 1, 3}, 1},
+    {"NHWC->NCHW 32x256x56x56", 2, 4, {256, 56, 56, 32}, {1, 2, 0, 3}, 1},
+    {"NCHW->NHWC 32x256x56x56", 4, 4, {56, 56, 256, 32}, {2, 0, 1, 3}, 0},
+    {"NHWC->NCHW 32x256x56x56", 4, 4, {256, 56, 56, 32}, {1, 2, 0, 3}, 0},
+    {"NCHW->NHWC 128x64x112x112", 2, 4, {112, 112, 64, 128}, {2, 0, 1, 3}, 0},
+    {"NHWC->NCHW 128x64x112x112", 2, 4, {64, 112, 112, 128}, {1, 2, 0, 3}, 0},
+    {"NCHW->NHWC 128x64x112x112", 4, 4, {112, 112, 64, 128}, {2, 0, 1, 3}, 0},
+    {"NHWC->NCHW 128x64x112x112", 4, 4, {64, 112, 112, 128}, {1, 2, 0, 3}, 0},
+    {"BSHD->BHSD 8x4096x32x128", 2, 4, {128, 32, 4096, 8}, {0, 2, 1, 3}, 1},
+    {"batched [64,1000,1000]^T", 4, 3, {1000, 1000, 64}, {1, 0, 2}, 0},
+    {"rank 5 (1,3,0,4,2)", 4, 5, {256, 128, 64, 32, 16}, {1, 3, 0, 4, 2}, 1},
+    {"rank 5, 64-byte dst rows", 4, 5, {48, 32, 64, 16, 24}, {3, 0, 4, 1, 2}, 1},
+};
+#define NCASES (sizeof cases / sizeof cases[0])
+
+static const char *elem_name(uint32_t e) { return e == 1 ? "u8" : e == 2 ? "bf16" : e == 4 ? "fp32" : "fp64"; }
+
+/* Fresh data every run (seed from the clock, printed; TMA_PERMUTE_SEED replays it). */
+static uint64_t rng;
+static void seed_random(void) {
+    const char *env = getenv("TMA_PERMUTE_SEED");
+    uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
+    rng = seed * 0x9E3779B97F4A7C15ull + 1;
+    printf("data seed %llu (replay with TMA_PERMUTE_SEED=%llu)\n", (unsigned long long)seed, (unsigned long long)seed);
+}
+
+static void fill_random(uint8_t *p, size_t bytes) {
+    for (size_t i = 0; i < bytes; i += 8) {
+        rng ^= rng >> 12, rng ^= rng << 25, rng ^= rng >> 27;
+        uint64_t x = rng * 0x2545F4914F6CDD1Dull;
+        memcpy(p + i, &x, bytes - i < 8 ? bytes - i : 8);
+    }
+}
+
+/* A case's description with strides padded to 16 bytes where dense ones would not be (dst likewise). */
+typedef struct layout {
+    tma_permute_desc d;
+    uint64_t ss[5], ds[5], dd[5];
+    size_t src_bytes, dst_bytes, elems;
+} layout;
+
+static void strides_of(uint32_t e, uint32_t r, const uint64_t *dims, uint64_t *given, uint64_t *out) {
+    out[0] = e;
+    for (uint32_t i = 1; i < r; i++) {
+        const uint64_t dense = out[i - 1] * dims[i - 1];
+        out[i] = dense % 16 ? (dense + 15) / 16 * 16 : dense;
+        given[i - 1] = out[i] == dense ? 0 : out[i];
+    }
+}
+
+static layout layout_of(const pcase *c) {
+    layout L;
+    memset(&L, 0, sizeof L);
+    L.d.elem_bytes = c->e, L.d.rank = c->rank;
+    memcpy(L.d.src_dims, c->dims, sizeof c->dims);
+    memcpy(L.d.perm, c->perm, sizeof c->perm);
+    L.elems = 1;
+    for (uint32_t i = 0; i < c->rank; i++)
+        L.dd[i] = c->dims[c->perm[i]], L.elems *= c->dims[i];
+    strides_of(c->e, c->rank, c->dims, L.d.src_strides, L.ss);
+    strides_of(c->e, c->rank, L.dd, L.d.dst_strides, L.ds);
+    size_t s = c->e, t = c->e;
+    for (uint32_t i = 0; i < c->rank; i++)
+        s += (c->dims[i] - 1) * L.ss[i], t += (L.dd[i] - 1) * L.ds[i];
+    L.src_bytes = (s + 15) / 16 * 16, L.dst_bytes = (t + 15) / 16 * 16 + 16;
+    return L;
+}
+
+/* want[dst] = src[perm], walking dst in order (dst dimension 0 innermost); src offset kept incrementally. */
+static void cpu_permute(const layout *L, const uint8_t *src, uint8_t *want) {
+    const uint32_t r = L->d.rank, e = L->d.elem_bytes;
+    uint64_t sst[5] = {0, 0, 0, 0, 0}; /* src stride of each dst dimension */
+    for (uint32_t i = 0; i < r; i++)
+        sst[i] = L->ss[L->d.perm[i]];
+    uint64_t rows = 1;
+    for (uint32_t i = 1; i < r; i++)
+        rows *= L->dd[i];
+    const uint64_t n0 = L->dd[0], s0 = sst[0];
+    for (uint64_t row = 0; row < rows; row++) {
+        uint64_t x = row, so = 0, doff = 0;
+        for (uint32_t i = 1; i < r; i++) {
+            const uint64_t k = x % L->dd[i];
+            x /= L->dd[i];
+            so += k * sst[i], doff += k * L->ds[i];
+        }
+        uint8_t *w = want + doff;
+        const uint8_t *sp = src + so;
+        switch (e) {
+        case 1: for (uint64_t j = 0; j < n0; j++) w[j] = sp[j * s0]; break;
+        case 2: for (uint64_t j = 0; j < n0; j++) memcpy(w + 2 * j, sp + j * s0, 2); break;
+        case 4: for (uint64_t j = 0; j < n0; j++) memcpy(w + 4 * j, sp + j * s0, 4); break;
+        default: for (uint64_t j = 0; j < n0; j++) memcpy(w + 8 * j, sp + j * s0, 8); break;
+        }
+    }
+}
+
+/* Elements of got (laid out with dst dims dd and strides ds) that differ from want; the first in `where`. */
+static size_t compare_rows(uint32_t e, uint32_t r, const uint64_t *dd, const uint64_t *ds, const uint8_t *got,
+                           const uint8_t *want, char *where, size_t n) {
+    uint64_t rows = 1;
+    for (uint32_t i = 1; i < r; i++)
+        rows *= dd[i];
+    size_t bad = 0;
+    for (uint64_t row = 0; row < rows; row++) {
+        uint64_t x = row, off = 0;
+        for (uint32_t i = 1; i < r; i++)
+            off += (x % dd[i]) * ds[i], x /= dd[i];
+        if (memcmp(got + off, want + off, dd[0] * e) == 0)
+            continue;
+        for (uint64_t j = 0; j < dd[0]; j++)
+            if (memcmp(got + off + j * e, want + off + j * e, e) != 0 && bad++ == 0)
+                snprintf(where, n, "innermost row %llu element %llu", (unsigned long long)row, (unsigned long long)j);
+    }
+    return bad;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * The variants of one case
+ * ---------------------------------------------------------------------------------------------- */
+enum { V_MEMCPY, V_TMA_COPY, V_COPY_DST, V_PERMUTE, V_TRANSPOSE, NV };
+static const char *vname[NV] = {"memcpy", "tma-copy", "tma-copy-dst", "permute", "transpose"};
+
+typedef struct bench_ctx {
+    const layout *L;
+    void *dsrc, *ddst, *dcopy, *dcopy2;
+    tma_permute_plan perm, copy, copy_dst;
+    tma_transpose_plan tr;
+    int have_tr;
+} bench_ctx;
+
+static void launch(void *p, int which) {
+    bench_ctx *c = (bench_ctx *)p;
+    tma_diag diag;
+    tma_status st = TMA_OK;
+    if (which == V_MEMCPY)
+        CUDA_CHECK(cudaMemcpyAsync(c->dcopy, c->dsrc, c->L->elems * c->L->d.elem_bytes, cudaMemcpyDeviceToDevice, 0));
+    else if (which == V_TMA_COPY)
+        st = tma_permute_run(&c->copy, NULL, &diag);
+    else if (which == V_COPY_DST)
+        st = tma_permute_run(&c->copy_dst, NULL, &diag);
+    else if (which == V_PERMUTE)
+        st = tma_permute_run(&c->perm, NULL, &diag);
+    else
+        st = tma_transpose_run(&c->tr, NULL, &diag);
+    if (st != TMA_OK) {
+        fprintf(stderr, "%s: %s: %s\n", vname[which], tma_status_name(st), diag.message);
+        exit(1);
+    }
+}
+
+typedef struct row {
+    const pcase *c;
+    int transpose, have_tr, ok;
+    float ms[NV];
+    size_t bytes;
+} row;
+
+/* Plans for the case; the identity permutation of src into a tensor of src's layout is the plain TMA copy. */
+static int make_plans(bench_ctx *b, const layout *L) {
+    tma_diag diag;
+    tma_permute_desc d = L->d, id = L->d;
+    d.src = b->dsrc, d.dst = b->ddst;
+    id.src = b->dsrc, id.dst = b->dcopy;
+    for (uint32_t i = 0; i < 5; i++)
+        id.perm[i] = i;
+    memcpy(id.dst_strides, id.src_strides, sizeof id.dst_strides);
+    /* and the same over dst's layout: a tensor of dst's dims and strides copied into another one */
+    tma_permute_desc idd = id;
+    for (uint32_t i = 0; i < 5; i++)
+        idd.src_dims[i] = i < L->d.rank ? L->dd[i] : 0;
+    memcpy(idd.src_strides, L->d.dst_strides, sizeof idd.src_strides);
+    memcpy(idd.dst_strides, L->d.dst_strides, sizeof idd.dst_strides);
+    idd.src = b->ddst, idd.dst = b->dcopy2;
+    tma_status st = tma_permute_plan_make(&b->perm, &d, &diag);
+    if (st == TMA_OK)
+        st = tma_permute_plan_make(&b->copy, &id, &diag);
+    if (st == TMA_OK)
+        st = tma_permute_plan_make(&b->copy_dst, &idd, &diag);
+    b->have_tr = 0;
+    if (st == TMA_OK && L->d.rank == 2 && L->d.perm[0] == 1 && (L->d.elem_bytes == 2 || L->d.elem_bytes == 4)) {
+        st = tma_transpose_plan_make(&b->tr, TMA_TRANSPOSE_SWIZZLED, L->d.elem_bytes, b->dsrc, b->ddst,
+                                     (uint32_t)L->d.src_dims[1], (uint32_t)L->d.src_dims[0], L->ss[1], L->ds[1], &diag);
+        b->have_tr = st == TMA_OK;
+    }
+    if (st != TMA_OK)
+        printf("  plan refused: %s: %s\n", tma_status_name(st), diag.message);
+    return st == TMA_OK;
+}
+
+static int measure_case(const pcase *c, int reps, row *out) {
+    const layout L = layout_of(c);
+    bench_ctx b;
+    memset(&b, 0, sizeof b);
+    b.L = &L;
+    uint8_t *src = malloc(L.src_bytes), *want = malloc(L.dst_bytes), *got = malloc(L.dst_bytes > L.src_bytes ? L.dst_bytes : L.src_bytes);
+    if (!src || !want || !got) {
+        fprintf(stderr, "out of host memory\n");
+        exit(1);
+    }
+    fill_random(src, L.src_bytes);
+    memset(want, 0xFF, L.dst_bytes);
+    cpu_permute(&L, src, want);
+    CUDA_CHECK(cudaMalloc(&b.dsrc, L.src_bytes));
+    CUDA_CHECK(cudaMalloc(&b.ddst, L.dst_bytes));
+    CUDA_CHECK(cudaMalloc(&b.dcopy, L.src_bytes + 16));
+    CUDA_CHECK(cudaMalloc(&b.dcopy2, L.dst_bytes));
+    CUDA_CHECK(cudaMemcpy(b.dsrc, src, L.src_bytes, cudaMemcpyHostToDevice));
+    memset(out, 0, sizeof *out);
+    out->c = c, out->bytes = 2 * L.elems * c->e;
+    int ok = make_plans(&b, &L);
+    out->transpose = (int)b.perm.transpose, out->have_tr = b.have_tr;
+    if (ok)
+        printf("  plan: %s, rank %u, box {%u, %u, %u, %u, %u}, %llu tiles, grid %u x %u threads, %zu bytes of shared "
+               "memory\n", b.perm.transpose ? "transpose" : "copy", b.perm.rank, b.perm.box[0], b.perm.box[1],
+               b.perm.box[2], b.perm.box[3], b.perm.box[4], (unsigned long long)b.perm.tiles, b.perm.grid,
+               b.perm.block, b.perm.smem);
+    /* verify each variant (not memcpy) on a poisoned output; tma-copy-dst last: it copies dst as permute left it */
+    static const int order[] = {V_TMA_COPY, V_PERMUTE, V_TRANSPOSE, V_COPY_DST};
+    for (int oi = 0; ok && oi < 4; oi++) {
+        const int v = order[oi];
+        if (v == V_TRANSPOSE && !b.have_tr)
+            continue;
+        void *dout = v == V_TMA_COPY ? b.dcopy : v == V_COPY_DST ? b.dcopy2 : b.ddst;
+        const size_t bytes = v == V_TMA_COPY ? L.src_bytes : L.dst_bytes;
+        CUDA_CHECK(cudaMemset(dout, 0xFF, bytes));
+        launch(&b, v);
+        CUDA_CHECK(cudaDeviceSynchronize());
+        CUDA_CHECK(cudaMemcpy(got, dout, bytes, cudaMemcpyDeviceToHost));
+        char where[120] = "";
+        const size_t bad = v == V_TMA_COPY ? compare_rows(c->e, c->rank, c->dims, L.ss, got, src, where, sizeof where)
+                                           : compare_rows(c->e, c->rank, L.dd, L.ds, got, want, where, sizeof where);
+        if (bad) {
+            printf("  %s %s %s: %zu elements differ, first at %s\n", c->name, elem_name(c->e), vname[v], bad, where);
+            ok = 0;
+        }
+    }
+    out->ok = ok;
+    if (ok) {
+        int which[NV], n = 0;
+        for (int v = 0; v < NV; v++)
+            if (v != V_TRANSPOSE || b.have_tr)
+                which[n++] = v;
+        float med[NV];
+        /* `which` is 0..n-1 in order (the optional transpose comes last), so launch numbers are variants */
+        bench_interleaved(launch, &b, n, reps, med);
+        for (int i = 0; i < n; i++)
+            out->ms[which[i]] = med[i];
+    }
+    CUDA_CHECK(cudaFree(b.dsrc));
+    CUDA_CHECK(cudaFree(b.ddst));
+    CUDA_CHECK(cudaFree(b.dcopy));
+    CUDA_CHECK(cudaFree(b.dcopy2));
+    free(src), free(want), free(got);
+    return ok ? 0 : 1;
+}
+
+static void print_table(const row *rows, int n, int reps) {
+    printf("\n| case | dtype | kind | memcpy GB/s | tma-copy %% | tma-copy-dst %% | permute ms | permute GB/s | permute %% "
+           "memcpy | transpose %% |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for (int i = 0; i < n; i++) {
+        const row *r = &rows[i];
+        if (!r->ok) {
+            printf("| %s | %s | - | FAILED verification | | | | | | |\n", r->c->name, elem_name(r->c->e));
+            continue;
+        }
+        const double mc = r->bytes / (r->ms[V_MEMCPY] * 1e6), pg = r->bytes / (r->ms[V_PERMUTE] * 1e6);
+        const double cg = r->bytes / (r->ms[V_TMA_COPY] * 1e6);
+        char tr[32] = "-";
+        if (r->have_tr)
+            snprintf(tr, sizeof tr, "%.1f%%", 100.0 * r->bytes / (r->ms[V_TRANSPOSE] * 1e6) / mc);
+        const double dg = r->bytes / (r->ms[V_COPY_DST] * 1e6);
+        printf("| %s | %s | %s | %.0f | %.1f%% | %.1f%% | %.3f | %.0f | %.1f%% | %s |\n", r->c->name, elem_name(r->c->e),
+               r->transpose ? "transpose" : "copy", mc, 100.0 * cg / mc, 100.0 * dg / mc, r->ms[V_PERMUTE], pg,
+               100.0 * pg / mc, tr);
+    }
+    printf("\n(median of %d launches per variant, interleaved rounds; GB/s = 2 x elements x size / time)\n", reps);
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * --tune: the transpose's tile order (bands of G tile columns; 0 = row-major) and L2 promotion
+ * ---------------------------------------------------------------------------------------------- */
+#define NSET 8
+static const uint32_t set_group[NSET] = {0, 2, 4, 8, 16, 32, 8, 8};
+static const tma_l2_promotion set_l2[NSET] = {TMA_L2_256B, TMA_L2_256B, TMA_L2_256B, TMA_L2_256B,
+                                              TMA_L2_256B, TMA_L2_256B, TMA_L2_128B, TMA_L2_NONE};
+
+typedef struct tune_ctx {
+    const layout *L;
+    void *dsrc, *ddst, *dcopy;
+    tma_permute_plan p[NSET];
+} tune_ctx;
+
+static void tune_launch(void *p, int which) {
+    tune_ctx *c = (tune_ctx *)p;
+    tma_diag diag;
+    if (which == 0) {
+        CUDA_CHECK(cudaMemcpyAsync(c->dcopy, c->dsrc, c->L->elems * c->L->d.elem_bytes, cudaMemcpyDeviceToDevice, 0));
+        return;
+    }
+    tma_status st = tma_permute_run(&c->p[which - 1], NULL, &diag);
+    if (st != TMA_OK) {
+        fprintf(stderr, "tune run: %s: %s\n", tma_status_name(st), diag.message);
+        exit(1);
+    }
+}
+
+static int run_tune(int reps) {
+    static const char *names[] = {"transpose 12345x6789", "transpose 16384^2", "NCHW->NHWC 32x256x56x56"};
+    static const uint32_t elems[] = {4, 4, 2};
+    int failed = 0;
+    printf("\n| case | dtype | G | L2 | permute ms | %% memcpy |\n| --- | --- | ---: | --- | ---: | ---: |\n");
+    for (int n = 0; n < 3; n++) {
+        const pcase *c = NULL;
+        for (size_t i = 0; i < NCASES; i++)
+            if (!strcmp(cases[i].name, names[n]) && cases[i].e == elems[n])
+                c = &cases[i];
+        if (!c)
+            continue;
+        const layout L = layout_of(c);
+        tune_ctx t;
+        memset(&t, 0, sizeof t);
+        t.L = &L;
+        uint8_t *src = malloc(L.src_bytes), *want = malloc(L.dst_bytes), *got = malloc(L.dst_bytes);
+        if (!src || !want || !got)
+            return 1;
+        fill_random(src, L.src_bytes);
+        memset(want, 0xFF, L.dst_bytes);
+        cpu_permute(&L, src, want);
+        CUDA_CHECK(cudaMalloc(&t.dsrc, L.src_bytes));
+        CUDA_CHECK(cudaMalloc(&t.ddst, L.dst_bytes));
+        CUDA_CHECK(cudaMalloc(&t.dcopy, L.src_bytes));
+        CUDA_CHECK(cudaMemcpy(t.dsrc, src, L.src_bytes, cudaMemcpyHostToDevice));
+        int ok = 1;
+        for (int k = 0; k < NSET && ok; k++) {
+            tma_permute_desc d = L.d;
+            d.src = t.dsrc, d.dst = t.ddst;
+            tma_diag diag;
+            tma_status st = tma_permute_plan_make(&t.p[k], &d, &diag);
+            if (st == TMA_OK)
+                st = tma_permute_plan_tune(&t.p[k], set_group[k], set_l2[k], &diag);
+            if (st != TMA_OK) {
+                printf("  tune plan: %s\n", diag.message);
+                ok = 0;
+                break;
+            }
+            CUDA_CHECK(cudaMemset(t.ddst, 0xFF, L.dst_bytes));
+            tune_launch(&t, k + 1);
+            CUDA_CHECK(cudaDeviceSynchronize());
+            CUDA_CHECK(cudaMemcpy(got, t.ddst, L.dst_bytes, cudaMemcpyDeviceToHost));
+            char where[120] = "";
+            if (compare_rows(c->e, c->rank, L.dd, L.ds, got, want, where, sizeof where)) {
+                printf("  %s G=%u: MISMATCH at %s\n", c->name, set_group[k], where);
+                ok = 0;
+            }
+        }
+        failed |= !ok;
+        if (ok) {
+            float med[NSET + 1];
+            bench_interleaved(tune_launch, &t, NSET + 1, reps, med);
+            for (int k = 0; k < NSET; k++)
+                printf("| %s | %s | %u | %s | %.3f | %.1f%% |\n", c->name, elem_name(c->e), set_group[k],
+                       set_l2[k] == TMA_L2_256B ? "256B" : set_l2[k] == TMA_L2_128B ? "128B" : "none", med[k + 1],
+                       100.0 * med[0] / med[k + 1]);
+        }
+        CUDA_CHECK(cudaFree(t.dsrc));
+        CUDA_CHECK(cudaFree(t.ddst));
+        CUDA_CHECK(cudaFree(t.dcopy));
+        free(src), free(want), free(got);
+    }
+    return failed;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * ncu runs and the CPU-model path
+ * ---------------------------------------------------------------------------------------------- */
+static int run_once(tma_permute_desc d, size_t src_bytes, size_t dst_bytes, const char *what) {
+    void *s, *t;
+    CUDA_CHECK(cudaMalloc(&s, src_bytes));
+    CUDA_CHECK(cudaMalloc(&t, dst_bytes));
+    CUDA_CHECK(cudaMemset(s, 0x11, src_bytes));
+    d.src = s, d.dst = t;
+    tma_diag diag;
+    tma_permute_plan p;
+    tma_status st = tma_permute_plan_make(&p, &d, &diag);
+    if (st == TMA_OK)
+        st = tma_permute_run(&p, NULL, &diag);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    printf("%s: %s%s%s (grid %u x %u threads)\n", what, tma_status_name(st), st ? ": " : "", st ? diag.message : "",
+           p.grid, p.block);
+    CUDA_CHECK(cudaFree(s));
+    CUDA_CHECK(cudaFree(t));
+    return st != TMA_OK;
+}
+
+static int run_for_ncu(int isolated) {
+    int failed = 0;
+    for (uint32_t e = 1; e <= 8; e *= 2) {
+        const uint64_t w = 128 / e;
+        /* isolated: 132 tiles of 128 bytes x 128 rows, one per block */
+        const uint64_t cols = isolated ? w * 132 : 8192, rows = isolated ? 128 : 8192;
+        tma_permute_desc d = {.elem_bytes = e, .rank = 2, .src_dims = {cols, rows}, .perm = {1, 0}};
+        char what[64];
+        snprintf(what, sizeof what, "transpose %s %llux%llu", elem_name(e), (unsigned long long)rows,
+                 (unsigned long long)cols);
+        failed |= run_once(d, cols * rows * e, cols * rows * e + 16, what);
+    }
+    if (!isolated) { /* tma_transpose on the same fp32 matrix, for comparison */
+        void *a, *b;
+        CUDA_CHECK(cudaMalloc(&a, 8192ull * 8192 * 4));
+        CUDA_CHECK(cudaMalloc(&b, 8192ull * 8192 * 4));
+        CUDA_CHECK(cudaMemset(a, 0x11, 8192ull * 8192 * 4));
+        tma_diag diag;
+        tma_status st = tma_transpose(4, a, b, 8192, 8192, 8192 * 4, 8192 * 4, NULL, &diag);
+        CUDA_CHECK(cudaDeviceSynchronize());
+        printf("tma_transpose fp32 8192x8192: %s\n", tma_status_name(st));
+        failed |= st != TMA_OK;
+        CUDA_CHECK(cudaFree(a));
+        CUDA_CHECK(cudaFree(b));
+    }
+    if (!isolated) {
+        tma_permute_desc d = {.elem_bytes = 2, .rank = 4, .src_dims = {128, 32, 4096, 8}, .perm = {0, 2, 1, 3}};
+        failed |= run_once(d, 128ull * 32 * 4096 * 8 * 2, 128ull * 32 * 4096 * 8 * 2 + 16, "copy bf16 BSHD->BHSD");
+    }
+    return failed;
+}
+
+static void print_desc(const char *what, const tma_tiled_desc *d) {
+    printf("    %s: rank %u, dims {", what, d->rank);
+    for (uint32_t i = 0; i < d->rank; i++)
+        printf("%s%llu", i ? ", " : "", (unsigned long long)d->global_dim[i]);
+    printf("}, strides {");
+    for (uint32_t i = 1; i < d->rank; i++)
+        printf("%s%llu", i > 1 ? ", " : "", (unsigned long long)d->global_stride[i - 1]);
+    printf("} bytes, box {");
+    for (uint32_t i = 0; i < d->rank; i++)
+        printf("%s%u", i ? ", " : "", d->box_dim[i]);
+    printf("}, %s\n", tma_swizzle_name(d->swizzle));
+}
+
+static int cpu_model_demo(void) {
+    static const pcase demo[] = {
+        T2("transpose 333x201", 4, 333, 201, 1),
+        T2("transpose 333x201", 1, 333, 201, 1),
+        T2("transpose 333x201", 8, 333, 201, 1),
+        {"NCHW->NHWC 3x40x14x14", 2, 4, {14, 14, 40, 3}, {2, 0, 1, 3}, 1},
+        {"BSHD->BHSD 2x64x8x64", 2, 4, {64, 8, 64, 2}, {0, 2, 1, 3}, 1},
+        {"rank 5 (0,3,1,4,2)", 4, 5, {12, 8, 16, 4, 6}, {3, 0, 4, 1, 2}, 1},
+    };
+    int failed = 0;
+    for (size_t i = 0; i < sizeof demo / sizeof demo[0]; i++) {
+        const pcase *c = &demo[i];
+        layout L = layout_of(c);
+        uint8_t *src = aligned_alloc(16, (L.src_bytes + 15) / 16 * 16), *got = aligned_alloc(16, L.dst_bytes),
+                *want = malloc(L.dst_bytes);
+        if (!src || !got || !want)
+            return 1;
+        fill_random(src, L.src_bytes);
+        memset(got, 0xFF, L.dst_bytes);
+        memset(want, 0xFF, L.dst_bytes);
+        cpu_permute(&L, src, want);
+        L.d.src = src, L.d.dst = got;
+        tma_permute_model_facts f;
+        tma_diag diag;
+        tma_status st = tma_permute_model(&L.d, &f, &diag);
+        char where[120] = "";
+        size_t bad = st == TMA_OK ? compare_rows(c->e, c->rank, L.dd, L.ds, got, want, where, sizeof where) : 1;
+        printf("%s %s: %s", c->name, elem_name(c->e), st != TMA_OK ? diag.message : bad ? "MISMATCH" : "verified");
+        if (bad && st == TMA_OK)
+            printf(" (%zu elements differ, first %s)", bad, where);
+        printf("\n");
+        if (st == TMA_OK) {
+            printf("    %s: %llu tiles, %llu stores; load %zu tx bytes, %zu shared bytes; store box %zu shared bytes\n",
+                   f.transpose ? "tile transpose" : "TMA copy", (unsigned long long)f.tiles,
+                   (unsigned long long)f.stores, f.load_tx_bytes, f.load_smem_bytes, f.store_smem_bytes);
+            print_desc("load map ", &f.load_desc);
+            print_desc("store map", &f.store_desc);
+        }
+        failed |= st != TMA_OK || bad;
+        free(src), free(got), free(want);
+    }
+    printf(failed ? "CPU-model pipeline: FAILED\n" : "CPU-model pipeline: every case verified bitwise\n");
+    return failed;
+}
+
+/* Whether device 0 is a Hopper GPU; says why not otherwise. */
+static int have_hopper(void) {
+    int ndev = 0;
+    struct cudaDeviceProp prop;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (e != cudaSuccess || ndev == 0) {
+        printf("No CUDA GPU here (%s): the kernels cannot run. Running the permute's tile pipeline through the CPU "
+               "model of the copy engine instead.\n",
+               e != cudaSuccess ? cudaGetErrorString(e) : "no device found");
+        return 0;
+    }
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    if (prop.major != 9) {
+        printf("Device 0 is %s (sm_%d%d), not Hopper (sm_90): TMA kernels need sm_90. Running the permute's tile "
+               "pipeline through the CPU model of the copy engine instead.\n",
+               prop.name, prop.major, prop.minor);
+        return 0;
+    }
+    CUDA_CHECK(cudaSetDevice(0));
+    printf("GPU: %s, %d SMs, %.1f GiB\n", prop.name, prop.multiProcessorCount, prop.totalGlobalMem / 1073741824.0);
+    return 1;
+}
+
+int main(int argc, char **argv) {
+    int quick = 0, reps = 20, ncu = 0, isolated = 0, tune = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick"))
+            quick = 1;
+        else if (!strcmp(argv[i], "--tune"))
+            tune = 1;
+        else if (!strcmp(argv[i], "--ncu"))
+            ncu = 1;
+        else if (!strcmp(argv[i], "--ncu-isolated"))
+            isolated = 1;
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: %s [--quick] [--tune] [--reps N] [--ncu | --ncu-isolated]\n", argv[0]);
+            return 2;
+        }
+    }
+    reps = reps < 1 ? 1 : reps;
+    seed_random();
+    if (!have_hopper())
+        return cpu_model_demo();
+    if (ncu || isolated)
+        return run_for_ncu(isolated);
+    row rows[NCASES];
+    int n = 0, failed = 0;
+    for (size_t i = 0; i < NCASES; i++) {
+        if (quick && !cases[i].quick)
+            continue;
+        failed |= measure_case(&cases[i], reps, &rows[n]);
+        const row *r = &rows[n++];
+        if (r->ok)
+            printf("%-28s %-4s %-9s verified; permute %.1f%% of memcpy, tma-copy %.1f%%\n", cases[i].name,
+                   elem_name(cases[i].e), r->transpose ? "transpose" : "copy",
+                   100.0 * r->ms[V_MEMCPY] / r->ms[V_PERMUTE], 100.0 * r->ms[V_MEMCPY] / r->ms[V_TMA_COPY]);
+        fflush(stdout);
+    }
+    print_table(rows, n, reps);
+    if (tune)
+        failed |= run_tune(reps);
+    return failed;
+}

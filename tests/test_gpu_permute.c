@@ -1,0 +1,136 @@
+/* tma_permute (tma/kernels.h) on the GPU against a plain CPU permutation (tests/permute_ref.h): random ranks 1-5,
+ * ragged sizes, random perms and padded or dense strides, every element size; fresh random data, dst poisoned
+ * first, every dst byte checked (elements bitwise, the rest untouched but for the zeros a TMA store writes in the
+ * 16-byte chunk after a row). Skips without an sm_90 device. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_common.h"
+#include "permute_ref.h"
+#include "tma/kernels.h"
+
+/* group = ~0u: the plan's defaults; else tma_permute_plan_tune(group, l2) first. one_call: tma_permute. */
+static int gpu_case(tma_permute_desc d, uint32_t group, tma_l2_promotion l2, int one_call) {
+    const pr_layout L = pr_layout_of(&d);
+    uint8_t *src = malloc(L.src_bytes), *got = malloc(L.dst_bytes), *want = malloc(L.dst_bytes);
+    cr_assert(src && got && want);
+    rnd_bytes(src, L.src_bytes);
+    memset(want, PR_POISON, L.dst_bytes);
+    d.src = src, d.dst = want;
+    pr_reference(&d, src, want);
+    void *dsrc, *ddst;
+    CUDA_OK(cudaMalloc(&dsrc, L.src_bytes));
+    CUDA_OK(cudaMalloc(&ddst, L.dst_bytes));
+    CUDA_OK(cudaMemcpy(dsrc, src, L.src_bytes, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemset(ddst, PR_POISON, L.dst_bytes));
+    d.src = dsrc, d.dst = ddst;
+    char what[400], where[200] = "";
+    pr_describe(&d, what, sizeof what);
+    tma_diag diag;
+    tma_permute_plan p;
+    memset(&p, 0, sizeof p);
+    if (one_call) {
+        tma_status st = tma_permute(&d, NULL, &diag);
+        cr_assert_eq(st, TMA_OK, "%s: tma_permute: %s", what, diag.message);
+    } else {
+        tma_status st = tma_permute_plan_make(&p, &d, &diag);
+        cr_assert_eq(st, TMA_OK, "%s: plan: %s", what, diag.message);
+        if (group != ~0u) {
+            st = tma_permute_plan_tune(&p, group, l2, &diag);
+            cr_assert_eq(st, TMA_OK, "%s: tune: %s", what, diag.message);
+        }
+        st = tma_permute_run(&p, NULL, &diag);
+        cr_assert_eq(st, TMA_OK, "%s: run: %s", what, diag.message);
+    }
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(cudaMemcpy(got, ddst, L.dst_bytes, cudaMemcpyDeviceToHost));
+    d.src = src, d.dst = got;
+    size_t bad = pr_check(&d, got, want, where, sizeof where);
+    cr_assert_eq(bad, 0, "%s (%s): %zu bad bytes, first %s", what, p.transpose ? "transpose" : "copy", bad, where);
+    CUDA_OK(cudaFree(dsrc));
+    CUDA_OK(cudaFree(ddst));
+    free(src), free(got), free(want);
+    return (int)p.transpose;
+}
+
+static void random_cases(uint32_t e) {
+    require_sm90();
+    char name[64];
+    snprintf(name, sizeof name, "gpu_permute elem %u", e);
+    seed_rng(name);
+    uint64_t r = rnd() | 1u;
+    int n = 0, tr = 0;
+    for (int i = 0; i < 60; i++, n++) /* small ones, then a few of a million or more elements */
+        tr += gpu_case(pr_random(&r, e, i < 50 ? 60000 : 3000000), ~0u, TMA_L2_NONE, 0);
+    cr_log_info("%s: %d random permutations (%d transposes) matched the CPU permutation bitwise", name, n, tr);
+}
+
+Test(gpu_permute, random_elem1, .timeout = 300) { random_cases(1); }
+Test(gpu_permute, random_elem2, .timeout = 300) { random_cases(2); }
+Test(gpu_permute, random_elem4, .timeout = 300) { random_cases(4); }
+Test(gpu_permute, random_elem8, .timeout = 300) { random_cases(8); }
+
+/* The shapes, scaled down so the CPU check stays quick, with ragged sizes; every element size; each rank. */
+Test(gpu_permute, shapes_every_rank, .timeout = 300) {
+    require_sm90();
+    seed_rng("gpu_permute shapes");
+    static const struct { uint32_t rank; uint64_t dims[5]; uint32_t perm[5]; } cases[] = {
+        {1, {1000}, {0}},
+        {1, {777}, {0}},
+        {2, {1235, 679}, {1, 0}},
+        {2, {333, 201}, {0, 1}},
+        {3, {100, 90, 7}, {1, 0, 2}},                  /* batched transpose */
+        {4, {56, 56, 24, 3}, {2, 0, 1, 3}},            /* NCHW -> NHWC */
+        {4, {24, 56, 56, 3}, {1, 2, 0, 3}},            /* NHWC -> NCHW */
+        {4, {128, 32, 40, 2}, {0, 2, 1, 3}},           /* [B,S,H,D] -> [B,H,S,D] */
+        {5, {9, 40, 7, 6, 5}, {3, 0, 4, 1, 2}},        /* rank 5, innermost moves */
+        {5, {33, 8, 7, 6, 5}, {0, 3, 4, 2, 1}},        /* rank 5, a copy */
+    };
+    for (uint32_t e = 1; e <= 8; e *= 2)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            tma_permute_desc d;
+            memset(&d, 0, sizeof d);
+            d.elem_bytes = e, d.rank = cases[i].rank;
+            memcpy(d.src_dims, cases[i].dims, sizeof d.src_dims);
+            memcpy(d.perm, cases[i].perm, sizeof d.perm);
+            /* strides: rows padded to 16 bytes (+16 on odd cases: the kernels must honour strides) */
+            pr_layout L = pr_layout_of(&d);
+            for (uint32_t k = 1; k < d.rank; k++) {
+                L = pr_layout_of(&d);
+                if (L.ss[k] % 16 || (i % 2 && k == 1))
+                    d.src_strides[k - 1] = (L.ss[k] + 15) / 16 * 16 + 16 * (i % 2);
+                L = pr_layout_of(&d);
+                if (L.ds[k] % 16)
+                    d.dst_strides[k - 1] = (L.ds[k] + 15) / 16 * 16;
+            }
+            gpu_case(d, ~0u, TMA_L2_NONE, (int)(i % 3 == 0));
+        }
+}
+
+Test(gpu_permute, tile_orders_and_l2, .timeout = 120) {
+    require_sm90();
+    seed_rng("gpu_permute tune");
+    tma_permute_desc d = {.elem_bytes = 4, .rank = 2, .src_dims = {1235, 679}, .perm = {1, 0},
+                          .src_strides = {4944}, .dst_strides = {2720}};
+    for (uint32_t g = 0; g <= 16; g += 4)
+        gpu_case(d, g, (tma_l2_promotion)(g / 4 % 4), 0);
+}
+
+Test(gpu_permute, refused_arguments_name_the_rule, .timeout = 60) {
+    require_sm90();
+    void *b = NULL;
+    CUDA_OK(cudaMalloc(&b, 1 << 16));
+    tma_permute_plan p;
+    tma_diag diag;
+    tma_permute_desc d = {.elem_bytes = 16, .rank = 2, .src = b, .dst = b, .src_dims = {8, 8}, .perm = {1, 0}};
+    cr_expect_eq(tma_permute_plan_make(&p, &d, &diag), TMA_ERR_ARG, "16-byte elements");
+    cr_expect(strstr(diag.message, "elem_bytes = 16") != NULL, "%s", diag.message);
+    d.elem_bytes = 4, d.src_strides[0] = 40;
+    cr_expect_eq(tma_permute_plan_make(&p, &d, &diag), TMA_ERR_GLOBAL_STRIDE_ALIGN, "stride 40");
+    cr_expect(strstr(diag.message, "src (load) map: global_stride[0] = 40 bytes") != NULL, "%s", diag.message);
+    cr_expect_eq(tma_permute_run(NULL, NULL, &diag), TMA_ERR_NULL_ARG, "NULL plan");
+    cr_expect_eq(tma_permute(NULL, NULL, &diag), TMA_ERR_NULL_ARG, "NULL desc");
+    CUDA_OK(cudaFree(b));
+}
