@@ -106,13 +106,14 @@ static __device__ __forceinline__ void pm_store(uint32_t rank, const tma_tensor 
 }
 
 /* ------------------------------------------------------------------------------------------------
- * Both kernels: one thread issues every copy, so the arithmetic that turns a tile index into coordinates
- * (divisions by the tile counts) is on the pipeline's critical path. It is done once per tile, for the tile
- * that refills a stage, before the thread waits for the stage's own load (when the wait is long, as in a
- * bandwidth-bound kernel, for free); each stage's coordinates are kept in shared memory until its store.
- * (Measured on an H200, fp32 8192^2: with the coordinates computed twice per tile after the block's barrier,
- * 63% of a device-to-device copy.) Waits are bounded: tma_mbar_wait_quiet traps after TMA_WAIT_TIMEOUT_NS;
- * the form with a message made ptxas save registers around its printf call (an 8-byte spill).
+ * Both kernels: the copies are issued by single threads, so what they do per tile is on the pipeline's critical
+ * path. The arithmetic that turns a tile index into coordinates (divisions by the tile counts) is done once per
+ * tile, for the tile that refills a stage, before the thread waits for the stage's own load (in a bandwidth-bound
+ * kernel that wait is long), and each stage's coordinates are kept in shared memory until its store; in the
+ * transpose, the stores of a tile's sub-tiles leave from as many threads (one per 64) in parallel. Measured on an
+ * H200, fp32 8192^2: with one thread computing the coordinates twice per tile after the block's barrier and
+ * issuing every store, 63% of a device-to-device copy. Waits are bounded: tma_mbar_wait_quiet traps after
+ * TMA_WAIT_TIMEOUT_NS; the form with a message made ptxas save registers around its printf call (an 8-byte spill).
  * ---------------------------------------------------------------------------------------------- */
 
 /* ------------------------------------------------------------------------------------------------
@@ -173,9 +174,9 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
 }
 
 /* ------------------------------------------------------------------------------------------------
- * TRANSPOSE: tma_transpose's pipeline (transpose.cu) for any element size and any box height BR (a multiple of
- * W = 128 / E, at most 128, from the load map): 64 threads per W x W sub-tile, PM_TR_STAGES input stages,
- * PM_TR_OUT_BUFFERS output buffers; thread 0 issues the loads and stores. Ragged edges: loads fill zeros,
+ * TRANSPOSE: tma_transpose's pipeline (transpose.cu) for any element size and any tile of box[1] x box[2] lines
+ * (pm_store_coords; at most PM_TILE_LINES): 64 threads per W x W sub-tile, PM_TR_STAGES input stages,
+ * PM_TR_OUT_BUFFERS output buffers; thread 0 issues the loads, the first thread of each sub-tile its store. Ragged edges: loads fill zeros,
  * stores clip, output boxes wholly past dst are not issued; no thread branches on the tensor's size.
  * ---------------------------------------------------------------------------------------------- */
 template <int E>
@@ -218,7 +219,10 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
     const uint32_t q = tid / 64u; /* this thread's sub-tile and block (transpose_tiles.h, THE LANE MAP) */
     uint32_t k, c;
     tr_lane_block(tid % 64u, &k, &c);
-    const uint32_t QA = g.box[1] / W; /* sub-tiles per slab */
+    /* The first thread of each sub-tile's 64 issues that sub-tile's store (its own bulk groups): the stores of a
+     * tile leave from as many warps in parallel, and thread 0 keeps only the loads. */
+    const bool issuer = tid % 64u == 0u;
+    const uint32_t QA = g.box[1] / W, a2 = q % QA, c2 = q / QA; /* sub-tile q: rows a2 W.. of slab c2 */
 
     for (uint64_t it = 0;; it++) {
         const uint64_t t = blockIdx.x + it * G;
@@ -227,7 +231,7 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
         const uint32_t s = (uint32_t)(it % S);
         uint8_t *in = in_buf + s * TILE, *out = out_buf + (uint32_t)(it % NB) * TILE;
         const uint64_t tn = blockIdx.x + (it + S) * G; /* refills stage s */
-        int32_t nc[5];
+        int32_t nc[5], lc[5];
         if (tid == 0 && tn < ntiles)
             pm_transpose_coords(&g, tn, nc);
         tma_mbar_wait_quiet(&full[s], (uint32_t)(it / S) & 1u);
@@ -243,32 +247,29 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
             *(uint4 *)__cvta_shared_to_generic(tma_swizzle_elem(SW, out_a, 128, E, c * V + j, k * V)) = o[j];
 
         tma_fence_proxy_async(); /* this thread's shared writes -> visible to the stores (async proxy) */
-        if (tid == 0)
-            tma_store_wait_read<NB - 2>(); /* the buffer of the next iteration is no longer being read */
-        __syncthreads();
-        if (tid == 0) {
-            int32_t lc[5];
-            for (int i = 0; i < 5; i++)
+        if (issuer) {
+            for (int i = 0; i < 5; i++) /* before the barrier: thread 0 rewrites crd[s] (tile it + S) after it */
                 lc[i] = crd[s][i];
-            uint32_t sq = 0;
-            for (uint32_t c2 = 0; c2 < g.box[2]; c2++)
-                for (uint32_t a2 = 0; a2 < QA; a2++, sq++) {
-                    int32_t cc[5];
-                    if (pm_store_coords(&g, lc, a2, c2, W, cc)) /* a box wholly past dst is not issued */
-                        pm_store(g.rank, &tout, out + sq * W * 128u, cc);
-                }
+            tma_store_wait_read<NB - 2>(); /* this sub-tile's store from NB - 1 tiles ago has read its buffer */
+        }
+        __syncthreads();
+        if (issuer) {
+            int32_t cc[5];
+            if (pm_store_coords(&g, lc, a2, c2, W, cc)) /* a box wholly past dst is not issued */
+                pm_store(g.rank, &tout, out + q * W * 128u, cc);
             tma_store_commit();
-            if (tn < ntiles) {
-                for (int i = 0; i < 5; i++)
-                    crd[s][i] = nc[i];
-                tma_mbar_expect_box(&full[s], &tin);
-                pm_load(g.rank, in, &tin, &full[s], nc);
-            }
+        }
+        if (tid == 0 && tn < ntiles) {
+            for (int i = 0; i < 5; i++)
+                crd[s][i] = nc[i];
+            tma_mbar_expect_box(&full[s], &tin);
+            pm_load(g.rank, in, &tin, &full[s], nc);
         }
     }
-    if (tid == 0)
-        tma_store_wait<0>();
+    if (issuer)
+        tma_store_wait<0>(); /* shared memory must outlive the stores' reads */
 }
+
 
 /* ------------------------------------------------------------------------------------------------
  * Host side: plan, tune, run

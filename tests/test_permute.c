@@ -71,7 +71,7 @@ Test(permute_plan, nchw_to_nhwc_merges_h_and_w) {
     cr_assert_eq(L.st.global_dim[0], 256u);
     cr_assert_eq(L.st.global_stride[0], 512u, "dst stride of a pixel: C x 2 bytes");
     cr_assert_eq(L.ld.box_dim[0], 64u);
-    cr_assert_eq(L.ld.box_dim[1], 128u);
+    cr_assert_eq(L.ld.box_dim[1], PM_TILE_LINES < 256u ? PM_TILE_LINES : 256u);
 }
 
 Test(permute_plan, heads_split_is_a_copy) {
