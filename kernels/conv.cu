@@ -61,13 +61,30 @@ template <uint32_t TBN>
 static constexpr void (*conv_split_kernel)(ConvOps<TBN>, tma_tensor, float *, uint32_t, uint32_t, uint32_t) =
     gm_pipeline_kernel<ConvOps<TBN>, 1, true, float, true>;
 
-/* After a split run: y = the workspace rounded to bf16. */
-__global__ void conv_workspace_to_y(const float *__restrict__ ws, size_t pitch, __nv_bfloat16 *__restrict__ y,
-                                    uint32_t m, uint32_t k) {
-    const size_t n = (size_t)m * k;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        const size_t row = i / k, col = i - row * k;
-        y[i] = __float2bfloat16_rn(ws[row * (pitch / 4u) + col]);
+/* After a split run: y = the workspace rounded to bf16, and the workspace zeroed again for the next run (it is zeroed
+ * once when allocated): no separate zeroing launch. One block per row at a time, four columns per thread where K is
+ * a multiple of 4 (a row of y is then 8-byte aligned: y is 16-byte aligned when its map exists, else 2-byte). */
+__global__ void conv_workspace_to_y(float *__restrict__ ws, size_t pitch, __nv_bfloat16 *__restrict__ y, uint32_t m,
+                                    uint32_t k, bool vec4) {
+    for (uint32_t row = blockIdx.x; row < m; row += gridDim.x) {
+        float *w = ws + (size_t)row * (pitch / 4u);
+        __nv_bfloat16 *out = y + (size_t)row * k;
+        if (vec4) {
+            for (uint32_t c = threadIdx.x * 4u; c < k; c += blockDim.x * 4u) {
+                const float4 v = *(const float4 *)(w + c);
+                *(float4 *)(w + c) = make_float4(0.f, 0.f, 0.f, 0.f);
+                __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
+                uint2 packed;
+                memcpy(&packed.x, &lo, 4);
+                memcpy(&packed.y, &hi, 4);
+                *(uint2 *)(out + c) = packed;
+            }
+        } else {
+            for (uint32_t c = threadIdx.x; c < k; c += blockDim.x) {
+                out[c] = __float2bfloat16_rn(w[c]);
+                w[c] = 0.f;
+            }
+        }
     }
 }
 
@@ -139,6 +156,8 @@ static tma_status conv_make_workspace(tma_conv2d_plan *p, tma_diag *diag) {
     p->workspace_pitch = ((size_t)p->shape.k * 4u + 15u) / 16u * 16u;
     tma_status st = kd_cuda(diag, cudaMalloc(&p->workspace, m * p->workspace_pitch),
                             "cudaMalloc of the split-K workspace");
+    if (st == TMA_OK) /* zeroed once: each run's conversion leaves it zeroed again */
+        st = kd_cuda(diag, cudaMemset(p->workspace, 0, m * p->workspace_pitch), "cudaMemset of the split-K workspace");
     if (st != TMA_OK)
         return st;
     tma_tiled_desc d = tma_desc_2d(TMA_DTYPE_F32, p->workspace, m, (uint64_t)p->shape.k, p->workspace_pitch,
@@ -262,13 +281,10 @@ static ConvOps<TBN> conv_ops(const tma_conv2d_plan *p) {
     return ops;
 }
 
-/* A split run: zero the workspace, the split kernel reduce-adding into it, then y from it. */
+/* A split run: the split kernel reduce-adding into the (zeroed) workspace, then y from it, zeroing it again. */
 static tma_status conv_run_split(const tma_conv2d_plan *p, cudaStream_t stream, tma_diag *diag) {
     const uint32_t m = (uint32_t)((size_t)p->shape.n * p->p * p->q), k = (uint32_t)p->shape.k;
-    tma_status st = kd_cuda(diag, cudaMemsetAsync(p->workspace, 0, (size_t)m * p->workspace_pitch, stream),
-                            "cudaMemsetAsync of the split-K workspace");
-    if (st != TMA_OK)
-        return st;
+    tma_status st;
     cudaLaunchConfig_t cfg;
     cudaLaunchAttribute attr[1];
     gm_launch_config(conv_tiles_m(p), conv_tiles_n(p), 1, p->sms, p->grid_blocks, p->smem, NULL, &cfg, attr,
@@ -288,9 +304,11 @@ static tma_status conv_run_split(const tma_conv2d_plan *p, cudaStream_t stream, 
                                0u, splits);
     if ((st = kd_cuda(diag, e, "tma_conv2d split kernel launch (cudaLaunchKernelEx)")) != TMA_OK)
         return st;
-    const size_t n = (size_t)m * k, blocks = (n + 255u) / 256u;
-    conv_workspace_to_y<<<(unsigned)(blocks < (size_t)p->sms * 8u ? blocks : (size_t)p->sms * 8u), 256, 0, stream>>>(
-        (const float *)p->workspace, p->workspace_pitch, (__nv_bfloat16 *)p->y, m, k);
+    const bool vec4 = k % 4u == 0 && (uintptr_t)p->y % 8u == 0;
+    const uint32_t threads = vec4 ? (k / 4u < 128u ? 32u : 128u) : 128u;
+    const uint32_t blocks = m < (uint32_t)p->sms * 16u ? m : (uint32_t)p->sms * 16u;
+    conv_workspace_to_y<<<blocks, threads, 0, stream>>>((float *)p->workspace, p->workspace_pitch,
+                                                        (__nv_bfloat16 *)p->y, m, k, vec4);
     st = kd_cuda(diag, cudaGetLastError(), "conv_workspace_to_y launch");
     return st == TMA_OK ? kd_ok(diag) : st;
 }

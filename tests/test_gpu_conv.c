@@ -8,7 +8,7 @@
  *   refused - plan_make's rules (NULL pointers, a shape tma_conv2d_check refuses) and run's (a plan changed to
  *             something it cannot run, a split out of range), each with its message.
  * Each shape also runs with a random tile width and K split (variant 4): partial sums reduce-added into the fp32
- * workspace. */
+ * workspace; a split plan runs twice and the second result is checked (the workspace must be zeroed again). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +49,12 @@ static void run_shape(const tma_conv2d_shape *sh, int variant, uint64_t *rng) {
         plan.epilogue = TMA_GEMM_EPILOGUE_DIRECT;
     st = tma_conv2d_run(&plan, NULL, &d);
     cr_assert_eq(st, TMA_OK, "run: %s: %s", tma_status_name(st), d.message);
+    if (plan.split_k > 1) { /* again: the first run's conversion must have left the workspace zeroed */
+        CUDA_OK(cudaDeviceSynchronize());
+        CUDA_OK(cudaMemset(y, 0xFF, ny * 2));
+        st = tma_conv2d_run(&plan, NULL, &d);
+        cr_assert_eq(st, TMA_OK, "second run: %s: %s", tma_status_name(st), d.message);
+    }
     CUDA_OK(cudaDeviceSynchronize());
     CUDA_OK(cudaMemcpy(hy, y, ny * 2 + GUARD, cudaMemcpyDeviceToHost));
     size_t first, guard_changed = 0;

@@ -316,7 +316,8 @@ tma_status tma_conv2d_plan_make(tma_conv2d_plan *p, const tma_conv2d_shape *shap
 /** Choose the plan's tiles: block_n output channels per tile (64, 128 or 256; 0: the plan's choice) and each tile's
  *  stages (filter taps x channel blocks) split into `splits` units of work (1 .. stages; 0: the plan's choice), for
  *  outputs with fewer tiles than the GPU has multiprocessors: the units add their partial sums into an fp32
- *  workspace with TMA reduce-adds, zeroed before and converted into y after the kernel (two more launches).
+ *  workspace with TMA reduce-adds, converted into y (and zeroed again) by a second launch. A plan with a workspace
+ *  must not run on two streams at once.
  *  splits > 1 allocates the workspace (cudaMalloc: synchronous), 1 frees it. tma_conv2d_plan_make calls it with
  *  0, 0 (docs/CONV.md says how it chooses).
  *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_ARG (a width or split out of range), TMA_ERR_CUDA */
