@@ -30,6 +30,7 @@ run gpu_transpose "$build/tests/test_gpu_transpose" --verbose=1 --jobs=1
 run gpu_gemm "$build/tests/test_gpu_gemm" --verbose=1 --jobs=1
 run gpu_grouped "$build/tests/test_gpu_grouped" --verbose=1 --jobs=1
 run gpu_conv "$build/tests/test_gpu_conv" --verbose=1 --jobs=1
+run gpu_permute "$build/tests/test_gpu_permute" --verbose=1 --jobs=1
 for tool in memcheck racecheck synccheck; do
     run "sanitizer_$tool" env TMA_GPU_CONFIGS=${SANITIZER_CONFIGS:-40} \
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
@@ -55,11 +56,14 @@ for tool in memcheck racecheck synccheck; do
     run "sanitizer_${tool}_conv" env TMA_GPU_CONFIGS=4 \
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
         "$build/tests/test_gpu_conv" --jobs=1 --filter='gpu_conv/fixed'
+    run "sanitizer_${tool}_permute" \
+        compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
+        "$build/tests/test_gpu_permute" --jobs=1 --filter='gpu_permute/shapes_every_rank'
     run "sanitizer_${tool}_tensormap" env TMA_GPU_CONFIGS=${SANITIZER_CONFIGS:-40} \
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
         "$build/tests/test_gpu_tensormap" --jobs=1 --filter='gpu_tensormap/[ls]*'
 done
 run bank_calibration "$(dirname "$0")/calibrate-banks.sh" "$build" "$build/bank-logs"
-grep -hE 'seed|loads:|im2col|interleaved loads|INTERLEAVE_32B box|stores:|reduce-stores:|checker vs driver|stricter|checked mode|INTERLEAVE|device-built|fences:|device check|tf32 map|mod 128|grouped GEMM|bad group|big tiles|bulk|multicast' "$logs"/gpu_*.log
+grep -hE 'seed|loads:|im2col|interleaved loads|INTERLEAVE_32B box|stores:|reduce-stores:|checker vs driver|stricter|checked mode|INTERLEAVE|device-built|fences:|device check|tf32 map|mod 128|grouped GEMM|bad group|big tiles|bulk|multicast|permutations' "$logs"/gpu_*.log
 cat "$logs/bank_calibration.log"
 printf '%s\n' "${summary[@]}"
