@@ -21,8 +21,15 @@
  *   write j: physical chunk = k ^ ((cV + j) % 8) = t ^ s ^ (fp32: 4(t & 1) ^ j; bf16: j) -> distinct the
  *            same way.
  *   And (k, c) = (t ^ s, t) runs over all 64 blocks exactly once as (s, t) does.
+ * The permute (permute.cu) uses the same map for 1- and 8-byte elements:
+ *   1 byte (V = 16, sub-tile 128 x 128): read i is line 16k + i, chunk c ^ (i % 8) = t ^ (i % 8); write j is line
+ *            16c + j, chunk k ^ (j % 8) = t ^ s ^ (j % 8) -> distinct.
+ *   8 bytes (V = 2, sub-tile 16 x 16): read i: chunk t ^ ((2(t ^ s) + i) % 8) = t ^ i ^ ((t ^ s) << 1 & 6); write
+ *            j: chunk t ^ s ^ j ^ (t << 1 & 6). In both, output bit 0 is t0 (^ constants), bit 1 is t1 ^ (a function
+ *            of t0), bit 2 is t2 ^ (a function of t1): triangular in the bits of t, so a bijection -> distinct.
  * tests/test_transpose.c checks this with the swizzle helper for every instruction and every 1024-aligned
- * tile placement, and shows the row-major map (k = lb / 8, c = lb % 8) is not conflict-free. */
+ * tile placement, and shows the row-major map (k = lb / 8, c = lb % 8) is not conflict-free; tests/test_permute.c
+ * does the same for 1- and 8-byte elements. */
 #ifndef KERNELS_TRANSPOSE_TILES_H
 #define KERNELS_TRANSPOSE_TILES_H
 
