@@ -1340,6 +1340,14 @@ static int oracle_valid(const tma_tiled_desc *d) {
     uint64_t pitch = il == 0 && span > row_bytes ? span : row_bytes;
     if (rows * pitch > SMEM_LIMIT)
         return false;
+    /* The driver's own count (measured): elements over element strides in every dimension, at most 228 KiB. */
+    uint64_t counted = esize;
+    for (uint32_t i = 0; i < d->rank; i++) {
+        uint64_t e = d->element_stride[i] ? d->element_stride[i] : 1;
+        counted *= (d->box_dim[i] + e - 1) / e;
+    }
+    if (counted > 233472u)
+        return false;
     return overlap == -1 ? -1 : true;
 }
 
@@ -1430,4 +1438,49 @@ Test(check_property, random_descriptors) {
             cr_log_info("check_property:   %-32s %u", tma_status_name((tma_status)s), by_status[s]);
     cr_expect_gt(valid, PROPERTY_RUNS / 10, "the generator should produce a fair share of valid descriptors");
     cr_expect_gt(PROPERTY_RUNS - valid, PROPERTY_RUNS / 10, "and of invalid ones");
+}
+
+/* The driver's own box count (TMA_DRIVER_MAX_BOX_BYTES), measured on an H200 with cuTensorMapEncodeTiled: element
+ * size x prod ceil(box_dim / element_stride) over every dimension, interleaved or not, at most 233472 bytes. */
+static tma_tiled_desc interleaved_u8(uint32_t rows, uint32_t estride) {
+    tma_tiled_desc d;
+    memset(&d, 0, sizeof d);
+    d.dtype = TMA_DTYPE_U8;
+    d.rank = 3;
+    d.global_address = (void *)(uintptr_t)0x7f0000000000ull;
+    d.global_dim[0] = 1024, d.global_dim[1] = 1024, d.global_dim[2] = 64;
+    d.global_stride[0] = 1024 * 32, d.global_stride[1] = 1024 * 32 * 1024;
+    d.box_dim[0] = 256, d.box_dim[1] = rows, d.box_dim[2] = 4;
+    d.element_stride[0] = 1, d.element_stride[1] = estride, d.element_stride[2] = estride;
+    d.interleave = TMA_INTERLEAVE_16B;
+    return d;
+}
+
+Test(check_rules, driver_box_bytes) {
+    tma_diag diag;
+    tma_tiled_desc d = interleaved_u8(228, 1); /* 233472 bytes: the driver encodes it */
+    cr_expect_eq(tma_check_tiled(&d, &diag), TMA_OK, "{256, 228, 4} u8, 16B: %s", diag.message);
+    d = interleaved_u8(229, 1); /* 234496: refused by the driver, although the copy would occupy 16 KiB */
+    cr_expect_eq(tma_check_tiled(&d, &diag), TMA_ERR_BOX_SMEM, "{256, 229, 4} u8, 16B");
+    cr_expect(strstr(diag.message, "234496 bytes") != NULL && strstr(diag.message, "233472") != NULL, "%s",
+              diag.message);
+    d = interleaved_u8(229, 2); /* element strides count: 256 x 115 x 2 */
+    cr_expect_eq(tma_check_tiled(&d, &diag), TMA_OK, "{256, 229, 4} with element strides 2: %s", diag.message);
+    /* gpu_driver's set of seed 352230526830: the slice dimension (box_dim[3] = 255) counts too */
+    tma_tiled_desc s;
+    memset(&s, 0, sizeof s);
+    s.dtype = TMA_DTYPE_U16;
+    s.rank = 5;
+    s.global_address = (void *)(uintptr_t)0x7f0000000000ull;
+    const uint64_t dims[5] = {90, 5, 7, 8, 6}, strides[4] = {208, 1040, 7280, 58256};
+    const uint32_t box[5] = {64, 3, 2, 255, 2};
+    for (int i = 0; i < 5; i++)
+        s.global_dim[i] = dims[i], s.box_dim[i] = box[i], s.element_stride[i] = 1;
+    for (int i = 0; i < 4; i++)
+        s.global_stride[i] = strides[i];
+    s.interleave = TMA_INTERLEAVE_16B;
+    cr_expect_eq(tma_check_tiled(&s, &diag), TMA_ERR_BOX_SMEM, "the seed's set");
+    cr_expect(strstr(diag.message, "391680 bytes") != NULL, "%s", diag.message);
+    s.element_stride[1] = 3, s.element_stride[2] = 2, s.element_stride[4] = 2; /* 32640 bytes: the driver encodes */
+    cr_expect_eq(tma_check_tiled(&s, &diag), TMA_OK, "the seed's set with element strides: %s", diag.message);
 }

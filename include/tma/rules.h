@@ -52,6 +52,11 @@ extern "C" {
  *  this can never be loaded (libtma: the driver does not check it), and no kernel may ask for more. */
 #define TMA_MAX_SMEM_PER_BLOCK (227u * 1024u)
 #define TMA_MAX_BOX_SMEM_BYTES TMA_MAX_SMEM_PER_BLOCK
+/** Measured (H200, driver 580.159.04): cuTensorMapEncodeTiled and cuTensorMapEncodeIm2col refuse a box of more than
+ *  228 KiB counted their own way. For a tiled map that is element size x prod ceil(box_dim[i] / element_stride[i])
+ *  over every dimension, with or without interleave: {256, 228, 4} u8 encodes, {256, 229, 4} does not, under each of
+ *  NONE, 16B and 32B; element strides of 2 make {256, 229, 4} encode again. */
+#define TMA_DRIVER_MAX_BOX_BYTES 233472u
 /** measured: the bits an f32 (f32_ftz, tf32, tf32_ftz), f16 or bf16 reduce-store writes for every NaN result (a
  *  NaN operand, inf + -inf), whatever the operands' payloads and signs; an f64 add writes TMA_REDUCE_NAN_F64 for
  *  inf + -inf only and passes NaN operands through (docs/HARDWARE.md "Reduce-stores"). */
@@ -153,6 +158,13 @@ extern "C" {
     X(BOX_SMEM, ERR_BOX_SMEM,                                                                                  \
       "the box occupies {0} bytes of shared memory (box_dim x element size, rows padded to the swizzle "       \
       "span), more than the {1} bytes a Hopper block can have: shrink box_dim")                                \
+    /* measured: the driver's own count (TMA_DRIVER_MAX_BOX_BYTES). Without interleave the rule above is stricter;  \
+     * with interleave the copy moves chunks and skips the slice dimension, so a box can land in 12 KiB that the   \
+     * driver counts as 391680 bytes and refuses (found by gpu_driver, seed 352230526830). */                      \
+    X(BOX_DRIVER_BYTES, ERR_BOX_SMEM,                                                                          \
+      "the box counts {0} elements of {1} bytes = {2} bytes (box_dim over element_stride, every dimension), "   \
+      "more than the {3} bytes cuTensorMapEncodeTiled accepts (it counts elements even for interleaved maps): "  \
+      "shrink box_dim")                                                                                        \
     /* ---- one copy ---- */                                                                                   \
     X(NULL_COORDS, ERR_NULL_ARG, "coord = NULL: pass the copy's coordinates (5 of them; those past the rank " \
                                  "are ignored)")                                                               \
@@ -649,6 +661,17 @@ TMA_HD uint64_t tma_rule_box_tx_bytes(const tma_tiled_desc *d) {
 }
 
 /** Bytes the box occupies in shared memory, padding included. */
+/** The box's bytes as cuTensorMapEncodeTiled counts them (measured, TMA_DRIVER_MAX_BOX_BYTES): element size x
+ *  prod ceil(box_dim[i] / element_stride[i]) over every dimension, interleaved or not. <= 2^43: no overflow. */
+TMA_HD uint64_t tma_rule_driver_box_bytes(const tma_tiled_desc *d) {
+    uint64_t n = tma_rule_dtype_bytes(d->dtype);
+    for (uint32_t i = 0; i < d->rank && i < TMA_MAX_RANK; i++) {
+        const uint32_t es = d->element_stride[i] ? d->element_stride[i] : 1u;
+        n *= (d->box_dim[i] + es - 1u) / es;
+    }
+    return n;
+}
+
 TMA_HD uint64_t tma_rule_box_smem_bytes(const tma_tiled_desc *d) {
     return tma_rule_box_rows(d) * tma_rule_box_row_pitch(d);
 }
@@ -1069,6 +1092,10 @@ TMA_HD tma_status tma_rules_tiled(const tma_tiled_desc *d, tma_rule_sink *s) {
         const uint64_t smem = tma_rule_box_smem_bytes(d);
         if (smem > TMA_MAX_BOX_SMEM_BYTES)
             TMA_VIOLATE(s, BOX_SMEM, tma_arg_u(smem), tma_arg_u(TMA_MAX_BOX_SMEM_BYTES));
+        else if (tma_rule_driver_box_bytes(d) > TMA_DRIVER_MAX_BOX_BYTES)
+            TMA_VIOLATE(s, BOX_DRIVER_BYTES, tma_arg_u(tma_rule_driver_box_bytes(d) / tma_rule_dtype_bytes(d->dtype)),
+                        tma_arg_u(tma_rule_dtype_bytes(d->dtype)), tma_arg_u(tma_rule_driver_box_bytes(d)),
+                        tma_arg_u(TMA_DRIVER_MAX_BOX_BYTES));
     }
     return s->first;
 }
@@ -1477,7 +1504,7 @@ TMA_HD uint64_t tma_rule_edit_operand(tma_map_edit e, uint32_t cuda_version) {
 #define TMA_IM2COL_MIN_RANK 3u           /**< doc: rank 3, 4 or 5 */
 #define TMA_IM2COL_MAX_CHANNELS 256u     /**< doc: channelsPerPixel <= 256 */
 #define TMA_IM2COL_MAX_PIXELS 1024u      /**< doc: pixelsPerColumn <= 1024 */
-#define TMA_IM2COL_DRIVER_MAX_BYTES 233472u /**< measured: the driver's own limit on cpp * elem * ppc (228 KiB) */
+#define TMA_IM2COL_DRIVER_MAX_BYTES TMA_DRIVER_MAX_BOX_BYTES /**< measured: the driver's limit on cpp * elem * ppc */
 
 /** The largest corner of a rank-`rank` im2col map (doc): 32767, 127, 15; the smallest is -largest - 1. */
 TMA_HD int32_t tma_rule_im2col_corner_max(uint32_t rank) {
