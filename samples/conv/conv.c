@@ -48,28 +48,13 @@
 #include "../common/bench.h"
 #include "../common/cublas_check.h"
 #include "../common/cuda_check.h"
+#include "../common/host.h"
 #include "../common/device_data.h"
 #include "im2col.h"
 
 /* ------------------------------------------------------------------------------------------------
  * Host data and the fp64 reference
  * ---------------------------------------------------------------------------------------------- */
-static void *host_alloc(size_t bytes) {
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p) {
-        fprintf(stderr, "out of host memory (%zu bytes)\n", bytes);
-        exit(1);
-    }
-    return p;
-}
-
-static double bf16_to_double(uint16_t h) {
-    const uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 static uint16_t random_bf16(uint64_t *state) { /* uniform in [-1, 1), as bf16 (exact: 8 bits of mantissa) */
     *state = *state * 6364136223846793005ull + 1442695040888963407ull;
     const float f = (float)(int)((*state >> 40) & 0xFFu) / 128.f - 1.f;

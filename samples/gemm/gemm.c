@@ -46,18 +46,12 @@
 #include "../common/bench.h"
 #include "../common/cublas_check.h"
 #include "../common/cuda_check.h"
+#include "../common/host.h"
 #include "../common/device_data.h"
 
 /* ------------------------------------------------------------------------------------------------
  * CPU reference and error measure
  * ---------------------------------------------------------------------------------------------- */
-static double bf16_to_double(uint16_t h) {
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 /* Element i of a C of type out, as a double. */
 static double c_elem(const void *c, size_t i, tma_gemm_out out) {
     if (out == TMA_GEMM_OUT_F32) {
@@ -81,15 +75,6 @@ static double rel_frobenius(const void *c, const void *ref_c, const double *ref,
         den += r * r;
     }
     return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
-static void *host_alloc(size_t bytes) {
-    void *p = malloc(bytes);
-    if (!p) {
-        fprintf(stderr, "out of host memory (%zu bytes)\n", bytes);
-        exit(1);
-    }
-    return p;
 }
 
 /* The fp64 product of the device's A and B. */

@@ -44,6 +44,7 @@
 #include "../common/bench.h"
 #include "../common/cublas_check.h"
 #include "../common/cuda_check.h"
+#include "../common/host.h"
 #include "../common/device_data.h"
 #include "map_update_bench.h"
 
@@ -54,15 +55,6 @@
 #endif
 
 enum { MAX_G = 128 };
-
-static void *host_alloc(size_t bytes) {
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p) {
-        fprintf(stderr, "out of host memory (%zu bytes)\n", bytes);
-        exit(1);
-    }
-    return p;
-}
 
 static void *device_array(const void *host, size_t bytes) {
     void *d;
@@ -287,13 +279,6 @@ static int check_against_cublas(layer *L) {
     return ok;
 }
 
-static double bf16d(uint16_t h) {
-    const uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 /* A small layer against a CPU fp64 product, every element: |got - ref| <= 2^-8 |ref| + 2^-20 sum |a b|. */
 static int check_against_cpu(cublasHandle_t h, uint64_t seed) {
     layer L;
@@ -314,11 +299,11 @@ static int check_against_cpu(cublasHandle_t h, uint64_t seed) {
             for (int j = 0; j < L.n; j++) {
                 double ref = 0, mag = 0;
                 for (int kk = 0; kk < L.k; kk++) {
-                    const double t = bf16d(a[row * L.k + kk]) * bf16d(b[(size_t)j * L.k + kk]);
+                    const double t = bf16_to_double(a[row * L.k + kk]) * bf16_to_double(b[(size_t)j * L.k + kk]);
                     ref += t;
                     mag += fabs(t);
                 }
-                const double v = bf16d(c[row * L.n + j]);
+                const double v = bf16_to_double(c[row * L.n + j]);
                 if (!(fabs(v - ref) <= ldexp(fabs(ref), -8) + ldexp(mag, -20)) && bad++ == 0)
                     printf("  CPU check: expert %d row %d col %d: %.6g, fp64 %.6g\n", g, r, j, v, ref);
             }
