@@ -7,21 +7,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "bf16.h"
 #include "tma/kernels.h"
-
-/* TMA_TEST_SEED, or the clock and the process. */
-static inline uint64_t conv_seed(void) {
-    const char *env = getenv("TMA_TEST_SEED");
-    if (env && *env)
-        return strtoull(env, NULL, 0);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * UINT64_C(1000000007) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 40);
-}
+#include "test_seed.h"
 
 static inline uint64_t conv_rnd(uint64_t *s) { /* splitmix64 */
     uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));

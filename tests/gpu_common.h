@@ -15,6 +15,7 @@
 #include <criterion/redirect.h>
 #include <cuda_runtime.h>
 
+#include "test_seed.h"
 #include "tma/tma.h"
 
 #define CUDA_OK(call)                                                                               \
@@ -58,14 +59,7 @@ static inline void require_sm90(void) {
 /* xorshift64*; the seed comes from TMA_TEST_SEED or the clock, and is logged so a failure can be replayed. */
 static uint64_t rng_state;
 
-static inline uint64_t seed_rng(const char *suite) {
-    const char *env = getenv("TMA_TEST_SEED");
-    uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20);
-    rng_state = seed ? seed : 1;
-    cr_log_info("%s: seed %llu (replay with TMA_TEST_SEED=%llu)", suite, (unsigned long long)seed,
-                (unsigned long long)seed);
-    return seed;
-}
+static inline uint64_t seed_rng(const char *suite) { return rng_state = test_seed(suite); }
 
 static inline uint64_t rnd(void) {
     rng_state ^= rng_state >> 12;

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "tma/tma.h"
+#include "test_seed.h"
 
 #define FAKE_ADDR ((uint64_t)0x100000) /* 1 MiB: aligned to everything the rules ask for */
 #define TOP_ADDR ((uint64_t)0xFFFFFFFFFFFF0000ull)
@@ -1351,18 +1352,8 @@ static int oracle_valid(const tma_tiled_desc *d) {
     return overlap == -1 ? -1 : true;
 }
 
-static uint64_t property_seed(void) {
-    const char *env = getenv("TMA_TEST_SEED");
-    if (env && *env)
-        return strtoull(env, NULL, 0);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * UINT64_C(1000000007) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 40);
-}
-
 Test(check_property, random_descriptors) {
-    const uint64_t seed = property_seed();
-    cr_log_info("check_property: seed %" PRIu64 " (rerun with TMA_TEST_SEED=%" PRIu64 ")", seed, seed);
+    const uint64_t seed = test_seed("check_property");
     rng r = {seed};
     unsigned valid = 0;
     unsigned by_status[TMA_ERR_DEVICE + 1] = {0}, undecided = 0;

@@ -17,6 +17,7 @@
 
 #include "conv_ref.h"
 #include "tma/kernels.h"
+#include "test_seed.h"
 
 static tma_conv2d_shape shape_of(int n, int h, int w, int c, int k, int r, int s, int stride, int pad, int dil) {
     const tma_conv2d_shape sh = {n, h, w, c, k, r, s, stride, stride, pad, pad, dil, dil};
@@ -61,8 +62,7 @@ static void model_check(const tma_conv2d_shape *sh, uint64_t *rng) {
 }
 
 Test(conv, model_fixed) {
-    uint64_t rng = conv_seed();
-    cr_log_info("conv/model_fixed: seed %llu (TMA_TEST_SEED replays it)", (unsigned long long)rng);
+    uint64_t rng = test_seed("conv/model_fixed");
     const tma_conv2d_shape shapes[] = {
         {2, 7, 9, 24, 40, 3, 3, 1, 1, 1, 1, 1, 1},    {1, 10, 13, 72, 136, 5, 3, 2, 1, 2, 1, 1, 2},
         {3, 5, 6, 8, 8, 1, 1, 1, 1, 0, 0, 1, 1},      {2, 9, 11, 16, 13, 3, 3, 1, 1, 1, 1, 1, 1},
@@ -74,9 +74,7 @@ Test(conv, model_fixed) {
 }
 
 Test(conv, model_random) {
-    const uint64_t seed = conv_seed();
-    cr_log_info("conv/model_random: seed %llu (TMA_TEST_SEED replays it)", (unsigned long long)seed);
-    uint64_t rng = seed;
+    uint64_t rng = test_seed("conv/model_random");
     for (int i = 0; i < 10; i++) {
         tma_conv2d_shape sh = conv_random_shape(&rng);
         sh.k = sh.k % 72 + 1; /* the model is slow: fewer filter tiles on the CPU than on the GPU */

@@ -18,6 +18,7 @@
 #include "bf16.h"
 #include "grouped_tiles.h"
 #include "tma/tma.h"
+#include "test_seed.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static uint32_t rnd32(void) {
@@ -26,13 +27,7 @@ static uint32_t rnd32(void) {
 }
 static uint32_t rnd_below(uint32_t n) { return rnd32() % n; }
 
-static void seed(const char *name) {
-    const char *env = getenv("TMA_TEST_SEED");
-    rng = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)(uintptr_t)name;
-    if (rng == 0)
-        rng = 1;
-    cr_log_info("%s: seed %llu (replay with TMA_TEST_SEED)", name, (unsigned long long)rng);
-}
+static void seed(const char *name) { rng = test_seed(name); }
 
 /* Every tile of every group with rows, once, whatever the grid and band height. */
 Test(grouped_sched, every_tile_once) {

@@ -29,6 +29,7 @@
 #include <criterion/logging.h>
 
 #include "tma/tma.h"
+#include "test_seed.h"
 
 /* =============================================================================================
  * Random numbers (splitmix64): one independent stream per (seed, test, iteration), so a failing
@@ -70,21 +71,6 @@ static void rng_bytes(rng *r, uint8_t *p, size_t n) {
 static rng rng_for(uint64_t seed, uint64_t salt, uint64_t iter) {
     rng r = {mix64(seed ^ mix64(salt * 0x100000001B3ull + iter))};
     return r;
-}
-
-/* The seed of a random test: TMA_TEST_SEED if set, else a fresh one from the clock. */
-static uint64_t test_seed(const char *test) {
-    const char *env = getenv("TMA_TEST_SEED");
-    uint64_t seed;
-    if (env != NULL && *env != '\0') {
-        seed = strtoull(env, NULL, 0);
-    } else {
-        struct timespec ts;
-        timespec_get(&ts, TIME_UTC);
-        seed = mix64(((uint64_t)ts.tv_sec << 30) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)clock() << 17));
-    }
-    cr_log_info("%s: seed %" PRIu64 " (repeat with TMA_TEST_SEED=%" PRIu64 ")", test, seed, seed);
-    return seed;
 }
 
 /* =============================================================================================

@@ -18,6 +18,7 @@
 #include "permute_ref.h"
 #include "permute_tiles.h"
 #include "tma/swizzle.h"
+#include "test_seed.h"
 
 /* (instruction, quarter-warp) pairs of a W x W sub-tile in which two lanes share a bank group (16-byte chunk). */
 static int lane_conflicts(uint32_t e, uint32_t base) {
@@ -105,13 +106,7 @@ Test(permute_plan, unit_dimensions_dropped) {
 }
 
 /* ------------------------------------------------------------------------------------------------ model */
-static uint64_t seed_of(const char *what) {
-    const char *env = getenv("TMA_TEST_SEED");
-    uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20);
-    cr_log_info("%s: seed %llu (replay with TMA_TEST_SEED=%llu)", what, (unsigned long long)seed,
-                (unsigned long long)seed);
-    return seed ? seed : 1;
-}
+static uint64_t seed_of(const char *what) { return test_seed(what); }
 
 /* Run d through the model on fresh random data and check every dst byte; returns 1 for a transpose plan. */
 static int model_case(uint64_t *rng, tma_permute_desc d) {

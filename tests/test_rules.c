@@ -25,6 +25,7 @@
 #include <criterion/logging.h>
 
 #include "tma/tma.h"
+#include "test_seed.h"
 
 #define FAKE_ADDR ((void *)(uintptr_t)0x100000)
 
@@ -35,13 +36,7 @@ static uint64_t rnd(void) {
     rng_state ^= rng_state >> 27;
     return rng_state * 0x2545F4914F6CDD1Dull;
 }
-static uint64_t seed_rng(const char *suite) {
-    const char *env = getenv("TMA_TEST_SEED");
-    uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20);
-    rng_state = seed ? seed : 1;
-    cr_log_info("%s: seed %" PRIu64 " (replay with TMA_TEST_SEED=%" PRIu64 ")", suite, seed, seed);
-    return seed;
-}
+static uint64_t seed_rng(const char *suite) { return rng_state = test_seed(suite); }
 
 /* ---------------------------------------------------------------------------------------------
  * rule_table

@@ -25,6 +25,7 @@
 
 #include "tma/tile_plan.h"
 #include "tma/tma.h"
+#include "test_seed.h"
 
 /* =============================================================================================
  * Random numbers: splitmix64, one stream per (seed, iteration) so one iteration replays alone.
@@ -45,19 +46,7 @@ static void fill_random(uint64_t *s, uint8_t *p, size_t n) {
         p[i] = (uint8_t)sm64(s);
 }
 
-static uint64_t the_seed(const char *test) {
-    const char *env = getenv("TMA_TEST_SEED");
-    uint64_t seed;
-    if (env != NULL && *env != '\0')
-        seed = strtoull(env, NULL, 0);
-    else {
-        struct timespec ts;
-        timespec_get(&ts, TIME_UTC);
-        seed = ((uint64_t)ts.tv_sec << 30) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)clock() << 17);
-    }
-    cr_log_info("%s: seed %" PRIu64 " (replay with TMA_TEST_SEED=%" PRIu64 ")", test, seed, seed);
-    return seed;
-}
+static uint64_t the_seed(const char *test) { return test_seed(test); }
 
 /* =============================================================================================
  * The independent reference.
