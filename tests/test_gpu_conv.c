@@ -5,6 +5,7 @@
  *             clusters, clusters of two sharing the filters, and the epilogue from registers: every element
  *             within 1e-2 |ref| + 1e-2 and finite (y poisoned with NaN first), and the 4 KiB after y unchanged.
  *   random  - the same on random shapes (TMA_TEST_SEED replays them; TMA_GPU_CONFIGS sets how many).
+ *   one_call - tma_conv2d (plan, run, no split, nothing left behind) on a shape whose plan would split.
  *   refused - plan_make's rules (NULL pointers, a shape tma_conv2d_check refuses) and run's (a plan changed to
  *             something it cannot run, a split out of range), each with its message.
  * Each shape also runs with a random tile width and K split (variant 4): partial sums reduce-added into the fp32
@@ -103,6 +104,39 @@ Test(gpu_conv, random) {
         const tma_conv2d_shape sh = conv_random_shape(&rng);
         run_shape(&sh, 1 + (int)(conv_rnd(&rng) % 4), &rng);
     }
+}
+
+/* The one-call form on a shape whose plan would split K (1 x 7 x 7 x 256 -> 256: one pixel tile): it runs unsplit,
+ * with no workspace to outlive the call, and gives the same result. */
+Test(gpu_conv, one_call) {
+    require_sm90();
+    uint64_t rng = seed_rng("gpu_conv/one_call");
+    const tma_conv2d_shape sh = {1, 7, 7, 256, 256, 3, 3, 1, 1, 1, 1, 1, 1};
+    const size_t nx = conv_x_elems(&sh), nw = conv_w_elems(&sh), ny = conv_y_elems(&sh);
+    uint16_t *hx = conv_random_bf16(&rng, nx), *hw = conv_random_bf16(&rng, nw), *hy = malloc(ny * 2);
+    cr_assert(hx && hw && hy, "out of host memory");
+    void *x, *w, *y;
+    CUDA_OK(cudaMalloc(&x, nx * 2));
+    CUDA_OK(cudaMalloc(&w, nw * 2));
+    CUDA_OK(cudaMalloc(&y, ny * 2));
+    CUDA_OK(cudaMemcpy(x, hx, nx * 2, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(w, hw, nw * 2, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemset(y, 0xFF, ny * 2));
+    tma_conv2d_plan plan;
+    tma_diag d;
+    cr_assert_eq(tma_conv2d_plan_make(&plan, &sh, x, w, y, &d), TMA_OK, "%s", d.message);
+    cr_expect_gt(plan.split_k, 1, "the plan splits this shape (else the test proves nothing new)");
+    cr_assert_eq(tma_conv2d_plan_free(&plan, &d), TMA_OK, "%s", d.message);
+    cr_assert_eq(tma_conv2d(&sh, x, w, y, NULL, &d), TMA_OK, "%s", d.message);
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(cudaMemcpy(hy, y, ny * 2, cudaMemcpyDeviceToHost));
+    size_t first;
+    const size_t bad = conv_count_bad(&sh, hx, hw, hy, &first);
+    cr_assert_eq(bad, 0, "%zu of %zu elements wrong, the first at %zu", bad, ny, first);
+    CUDA_OK(cudaFree(x));
+    CUDA_OK(cudaFree(w));
+    CUDA_OK(cudaFree(y));
+    free(hx), free(hw), free(hy);
 }
 
 Test(gpu_conv, refused) {
