@@ -381,11 +381,12 @@ static void tune_launch(void *p, int which) {
 }
 
 static int run_tune(int reps) {
-    static const char *names[] = {"transpose 12345x6789", "transpose 16384^2", "NCHW->NHWC 32x256x56x56"};
-    static const uint32_t elems[] = {4, 4, 2};
+    static const char *names[] = {"transpose 12345x6789", "transpose 16384^2", "NCHW->NHWC 32x256x56x56",
+                                  "transpose 16384^2", "rank 5 (1,3,0,4,2)"};
+    static const uint32_t elems[] = {4, 4, 2, 8, 4};
     int failed = 0;
     printf("\n| case | dtype | G | L2 | permute ms | %% memcpy |\n| --- | --- | ---: | --- | ---: | ---: |\n");
-    for (int n = 0; n < 3; n++) {
+    for (int n = 0; n < (int)(sizeof names / sizeof names[0]); n++) {
         const pcase *c = NULL;
         for (size_t i = 0; i < NCASES; i++)
             if (!strcmp(cases[i].name, names[n]) && cases[i].e == elems[n])
