@@ -343,7 +343,15 @@ extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permu
     }
     const void *fn = pm_kernel_of(p->transpose, e);
     int per_sm = 0;
-    if ((st = kd_cuda(diag, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p->smem),
+    /* The attribute belongs to the kernel, not to the plan: allow the most any plan of this kernel uses, so a plan
+     * made later with a smaller box cannot lower it under an earlier plan's (its launch would then fail with
+     * cudaErrorInvalidValue: seen on an H200 when the sample made a large copy plan and then a small one). */
+    const size_t smem_max = p->transpose ? (size_t)(PM_TR_STAGES + PM_TR_OUT_BUFFERS) * PM_TILE_LINES * 128u + 1024u
+                                         : (size_t)PM_COPY_STAGES * PM_COPY_BOX_BYTES + 1024u;
+    if (p->smem > smem_max)
+        return kd_fail(diag, TMA_ERR_UNSUPPORTED, "tma_permute: a plan needs %zu bytes of shared memory, more than "
+                       "the kernel's %zu (a libtma defect: please report it)", p->smem, smem_max);
+    if ((st = kd_cuda(diag, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_max),
                       "cudaFuncSetAttribute")) != TMA_OK ||
         (st = kd_cuda(diag, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, (int)p->block, p->smem),
                       "cudaOccupancyMaxActiveBlocksPerMultiprocessor")) != TMA_OK)

@@ -134,3 +134,51 @@ Test(gpu_permute, refused_arguments_name_the_rule, .timeout = 60) {
     cr_expect_eq(tma_permute(NULL, NULL, &diag), TMA_ERR_NULL_ARG, "NULL desc");
     CUDA_OK(cudaFree(b));
 }
+
+/* Two plans of the same kernel with different shared memory, the larger made first: running it after the smaller
+ * one was made must still work (the kernel's shared-memory attribute is the kernel's, not the last plan's; before
+ * the fix the launch failed with cudaErrorInvalidValue). */
+Test(gpu_permute, plans_of_one_kernel_coexist) {
+    require_sm90();
+    seed_rng("gpu_permute plans");
+    tma_permute_desc big, small;
+    memset(&big, 0, sizeof big);
+    big.elem_bytes = 4, big.rank = 3; /* a copy: dst keeps src's innermost dimension */
+    big.src_dims[0] = 256, big.src_dims[1] = 64, big.src_dims[2] = 64;
+    big.perm[0] = 0, big.perm[1] = 2, big.perm[2] = 1;
+    small = big;
+    small.src_dims[0] = 8, small.src_dims[1] = 4, small.src_dims[2] = 4;
+    const pr_layout Lb = pr_layout_of(&big), Ls = pr_layout_of(&small);
+    uint8_t *src = malloc(Lb.src_bytes), *got = malloc(Lb.dst_bytes), *want = malloc(Lb.dst_bytes);
+    cr_assert(src && got && want);
+    rnd_bytes(src, Lb.src_bytes);
+    memset(want, PR_POISON, Lb.dst_bytes);
+    big.src = src, big.dst = want;
+    pr_reference(&big, src, want);
+    void *bs, *bd, *ss, *sd;
+    CUDA_OK(cudaMalloc(&bs, Lb.src_bytes));
+    CUDA_OK(cudaMalloc(&bd, Lb.dst_bytes));
+    CUDA_OK(cudaMalloc(&ss, Ls.src_bytes));
+    CUDA_OK(cudaMalloc(&sd, Ls.dst_bytes));
+    CUDA_OK(cudaMemcpy(bs, src, Lb.src_bytes, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemset(bd, PR_POISON, Lb.dst_bytes));
+    big.src = bs, big.dst = bd, small.src = ss, small.dst = sd;
+    tma_permute_plan pb, ps;
+    tma_diag diag;
+    cr_assert_eq(tma_permute_plan_make(&pb, &big, &diag), TMA_OK, "big: %s", diag.message);
+    cr_assert_eq(tma_permute_plan_make(&ps, &small, &diag), TMA_OK, "small: %s", diag.message);
+    cr_assert(!pb.transpose && !ps.transpose && pb.smem > ps.smem, "two copy plans, the first larger (%zu, %zu)",
+              pb.smem, ps.smem);
+    cr_assert_eq(tma_permute_run(&pb, NULL, &diag), TMA_OK, "the earlier, larger plan: %s", diag.message);
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(cudaMemcpy(got, bd, Lb.dst_bytes, cudaMemcpyDeviceToHost));
+    char where[200] = "";
+    big.src = src, big.dst = got;
+    const size_t bad = pr_check(&big, got, want, where, sizeof where);
+    cr_assert_eq(bad, 0, "%zu bad bytes, first %s", bad, where);
+    CUDA_OK(cudaFree(bs));
+    CUDA_OK(cudaFree(bd));
+    CUDA_OK(cudaFree(ss));
+    CUDA_OK(cudaFree(sd));
+    free(src), free(got), free(want);
+}

@@ -29,12 +29,15 @@
  * OPTIONS
  *     --quick          only the 8192^2 transposes, the smaller NCHW shape, the heads split and the rank-5 case
  *     --tune           after the table, sweep the transpose's tile order (bands of G tile columns) and L2
- *                      promotion on the ragged fp32 transpose, fp32 16384^2 and NCHW -> NHWC bf16, each verified
+ *                      promotion on the ragged fp32 transpose, fp32 and fp64 16384^2, NCHW -> NHWC bf16 and the
+ *                      rank-5 case, each verified
  *     --reps N         timed launches per variant (default 20)
  *     --ncu            each permute kernel once (one case per element size and kind), unverified, untimed: for
  *                      ncu --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}.sum,...
  *     --ncu-isolated   the transpose kernels on exactly one tile per block (132 tiles), so no TMA copy overlaps a
  *                      block's shared reads and writes
+ *     TMA_PERMUTE_SEED replays the data; TMA_PERMUTE_DST_ALIGN=N (diagnostic) pads dst's row strides to N bytes
+ *     instead of 16 (docs/PERMUTE.md: the ragged cases with 32-byte aligned dst rows).
  *
  * BUILD AND RUN
  *     cmake -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j && ./build/samples/tma-permute
@@ -115,13 +118,21 @@ typedef struct layout {
     size_t src_bytes, dst_bytes, elems;
 } layout;
 
-static void strides_of(uint32_t e, uint32_t r, const uint64_t *dims, uint64_t *given, uint64_t *out) {
+static void strides_of(uint32_t e, uint32_t r, const uint64_t *dims, uint64_t align, uint64_t *given,
+                       uint64_t *out) {
     out[0] = e;
     for (uint32_t i = 1; i < r; i++) {
         const uint64_t dense = out[i - 1] * dims[i - 1];
-        out[i] = dense % 16 ? (dense + 15) / 16 * 16 : dense;
+        out[i] = dense % align ? (dense + align - 1) / align * align : dense;
         given[i - 1] = out[i] == dense ? 0 : out[i];
     }
+}
+
+/* TMA_PERMUTE_DST_ALIGN (diagnostic): pad dst's row strides to this many bytes instead of 16 (a multiple of 16). */
+static uint64_t dst_align(void) {
+    const char *env = getenv("TMA_PERMUTE_DST_ALIGN");
+    const uint64_t a = env ? strtoull(env, NULL, 0) : 16u;
+    return a >= 16u && a % 16u == 0 ? a : 16u;
 }
 
 static layout layout_of(const pcase *c) {
@@ -133,8 +144,8 @@ static layout layout_of(const pcase *c) {
     L.elems = 1;
     for (uint32_t i = 0; i < c->rank; i++)
         L.dd[i] = c->dims[c->perm[i]], L.elems *= c->dims[i];
-    strides_of(c->e, c->rank, c->dims, L.d.src_strides, L.ss);
-    strides_of(c->e, c->rank, L.dd, L.d.dst_strides, L.ds);
+    strides_of(c->e, c->rank, c->dims, 16u, L.d.src_strides, L.ss);
+    strides_of(c->e, c->rank, L.dd, dst_align(), L.d.dst_strides, L.ds);
     size_t s = c->e, t = c->e;
     for (uint32_t i = 0; i < c->rank; i++)
         s += (c->dims[i] - 1) * L.ss[i], t += (L.dd[i] - 1) * L.ds[i];
