@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kernel_diag.h"
+#include "transpose_regs.cuh"
 #include "transpose_tiles.h"
 
 #include "tma/device.cuh"
@@ -24,32 +25,6 @@
  * Ragged edges: a load past the tensor fills zeros, a store clips rows at the element and dimension 0 at
  * the 16-byte chunk (the pitch padding absorbs it), so no thread branches on the matrix size.
  * ---------------------------------------------------------------------------------------------- */
-/* fp32: a 4 x 4 transpose is a renaming of 16 registers. */
-static __device__ __forceinline__ void tr_transpose_regs(const uint4 (&a)[4], uint4 (&o)[4]) {
-    o[0] = make_uint4(a[0].x, a[1].x, a[2].x, a[3].x);
-    o[1] = make_uint4(a[0].y, a[1].y, a[2].y, a[3].y);
-    o[2] = make_uint4(a[0].z, a[1].z, a[2].z, a[3].z);
-    o[3] = make_uint4(a[0].w, a[1].w, a[2].w, a[3].w);
-}
-
-static __device__ __forceinline__ uint32_t tr_word(const uint4 &a, int w) {
-    return w == 0 ? a.x : w == 1 ? a.y : w == 2 ? a.z : a.w;
-}
-
-/* 16-bit: an 8 x 8 transpose; output j word w = element j of rows 2w (low half) and 2w+1 (high half).
- * __byte_perm selector 0x5410 takes both low halves, 0x7632 both high halves (one PRMT each). */
-static __device__ __forceinline__ void tr_transpose_regs(const uint4 (&a)[8], uint4 (&o)[8]) {
-#pragma unroll
-    for (int j = 0; j < 8; j++) {
-        const uint32_t sel = (j & 1) ? 0x7632u : 0x5410u;
-        uint32_t w[4];
-#pragma unroll
-        for (int q = 0; q < 4; q++)
-            w[q] = __byte_perm(tr_word(a[2 * q], j >> 1), tr_word(a[2 * q + 1], j >> 1), sel);
-        o[j] = make_uint4(w[0], w[1], w[2], w[3]);
-    }
-}
-
 template <int E, int BR, int S, int NB, bool WIDE>
 __global__ void __launch_bounds__(64 * BR / (128 / E)) tr_tma_kernel(const __grid_constant__ tma_tensor tin,
                                                                      const __grid_constant__ tma_tensor tout,
@@ -107,7 +82,7 @@ __global__ void __launch_bounds__(64 * BR / (128 / E)) tr_tma_kernel(const __gri
 #pragma unroll
         for (uint32_t i = 0; i < V; i++)
             a[i] = *(const uint4 *)__cvta_shared_to_generic(tma_swizzle_elem(SW, in_a, 128, E, q * W + k * V + i, c * V));
-        tr_transpose_regs(a, o);
+        tr_regs<E>::run(a, o);
 #pragma unroll
         for (uint32_t j = 0; j < V; j++) {
             /* WIDE: one unswizzled W x BR output box, rows BR * E bytes (a multiple of 128), so chunk
