@@ -12,26 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_reader.h"
 #include "tma/tma.h"
 
 enum { MAX_GLOBAL_BYTES = 1 << 20 };
-
-typedef struct reader {
-    const uint8_t *p;
-    size_t n;
-} reader;
-
-static uint64_t take(reader *r, size_t bytes) {
-    uint64_t v = 0;
-    for (size_t i = 0; i < bytes; i++) {
-        v = (v << 8) | (r->n ? *r->p : 0);
-        if (r->n) {
-            r->p++;
-            r->n--;
-        }
-    }
-    return v;
-}
 
 /* Mostly small values near the limits, sometimes anything. */
 static uint64_t take_dim(reader *r) {
