@@ -57,6 +57,7 @@
 
 #include "../common/bench.h"
 #include "../common/cuda_check.h"
+#include "../common/hopper.h"
 
 /* ------------------------------------------------------------------------------------------------
  * Cases and the CPU reference
@@ -570,28 +571,7 @@ static int cpu_model_demo(void) {
     return failed;
 }
 
-/* Whether device 0 is a Hopper GPU; says why not otherwise. */
-static int have_hopper(void) {
-    int ndev = 0;
-    struct cudaDeviceProp prop;
-    cudaError_t e = cudaGetDeviceCount(&ndev);
-    if (e != cudaSuccess || ndev == 0) {
-        printf("No CUDA GPU here (%s): the kernels cannot run. Running the permute's tile pipeline through the CPU "
-               "model of the copy engine instead.\n",
-               e != cudaSuccess ? cudaGetErrorString(e) : "no device found");
-        return 0;
-    }
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-    if (prop.major != 9) {
-        printf("Device 0 is %s (sm_%d%d), not Hopper (sm_90): TMA kernels need sm_90. Running the permute's tile "
-               "pipeline through the CPU model of the copy engine instead.\n",
-               prop.name, prop.major, prop.minor);
-        return 0;
-    }
-    CUDA_CHECK(cudaSetDevice(0));
-    printf("GPU: %s, %d SMs, %.1f GiB\n", prop.name, prop.multiProcessorCount, prop.totalGlobalMem / 1073741824.0);
-    return 1;
-}
+static int have_hopper(void) { return sample_have_hopper("the permute's tile pipeline through the CPU model of the copy engine"); }
 
 int main(int argc, char **argv) {
     int quick = 0, reps = 20, ncu = 0, isolated = 0, tune = 0;
