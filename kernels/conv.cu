@@ -56,23 +56,27 @@ struct ConvOps {
 template <uint32_t TBN, int CL, bool EPI_TMA>
 static constexpr void (*conv_kernel)(ConvOps<TBN>, tma_tensor, __nv_bfloat16 *, uint32_t, uint32_t, uint32_t) =
     gm_pipeline_kernel<ConvOps<TBN>, CL, EPI_TMA, __nv_bfloat16>;
-/* The split-K instance: no clusters, fp32 partial tiles reduce-added into the workspace. */
+/* The split-K instance: no clusters, fp32 partial tiles stored into the workspace's slices. */
 template <uint32_t TBN>
 static constexpr void (*conv_split_kernel)(ConvOps<TBN>, tma_tensor, float *, uint32_t, uint32_t, uint32_t) =
     gm_pipeline_kernel<ConvOps<TBN>, 1, true, float, true>;
 
-/* After a split run: y = the workspace rounded to bf16, and the workspace zeroed again for the next run (it is zeroed
- * once when allocated): no separate zeroing launch. One block per row at a time, four columns per thread where K is
- * a multiple of 4 (a row of y is then 8-byte aligned: y is 16-byte aligned when its map exists, else 2-byte). */
-__global__ void conv_workspace_to_y(float *__restrict__ ws, size_t pitch, __nv_bfloat16 *__restrict__ y, uint32_t m,
-                                    uint32_t k, bool vec4) {
+/* After a split run: y = the sum of the workspace's `slices` partial tiles (slice k at rows k * slice_rows ..),
+ * rounded to bf16. One block per row at a time, four columns per thread where K is a multiple of 4 (a row of y is
+ * then 8-byte aligned: y is 16-byte aligned when its map exists, else 2-byte). */
+__global__ void conv_workspace_to_y(const float *__restrict__ ws, size_t pitch, uint32_t slices, uint32_t slice_rows,
+                                    __nv_bfloat16 *__restrict__ y, uint32_t m, uint32_t k, bool vec4) {
+    const size_t slice = (size_t)slice_rows * (pitch / 4u); /* floats between two slices */
     for (uint32_t row = blockIdx.x; row < m; row += gridDim.x) {
-        float *w = ws + (size_t)row * (pitch / 4u);
+        const float *w = ws + (size_t)row * (pitch / 4u);
         __nv_bfloat16 *out = y + (size_t)row * k;
         if (vec4) {
             for (uint32_t c = threadIdx.x * 4u; c < k; c += blockDim.x * 4u) {
-                const float4 v = *(const float4 *)(w + c);
-                *(float4 *)(w + c) = make_float4(0.f, 0.f, 0.f, 0.f);
+                float4 v = *(const float4 *)(w + c);
+                for (uint32_t j = 1; j < slices; j++) {
+                    const float4 t = *(const float4 *)(w + j * slice + c);
+                    v.x += t.x, v.y += t.y, v.z += t.z, v.w += t.w;
+                }
                 __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
                 uint2 packed;
                 memcpy(&packed.x, &lo, 4);
@@ -81,8 +85,10 @@ __global__ void conv_workspace_to_y(float *__restrict__ ws, size_t pitch, __nv_b
             }
         } else {
             for (uint32_t c = threadIdx.x; c < k; c += blockDim.x) {
-                out[c] = __float2bfloat16_rn(w[c]);
-                w[c] = 0.f;
+                float v = w[c];
+                for (uint32_t j = 1; j < slices; j++)
+                    v += w[j * slice + c];
+                out[c] = __float2bfloat16_rn(v);
             }
         }
     }
@@ -118,8 +124,8 @@ static long conv_tiles_n(const tma_conv2d_plan *p) { return (p->shape.k + (long)
 /* The plan's tiles, fitted to the sweep of docs/CONV.md (H200, ResNet-50's 3x3 layers at batch 32 and 128: every
  * width 64/128/256 x splits 1-8, interleaved timing). Among the widths that pad K the least (widest first):
  *  - where even the widest gives fewer tiles than a quarter of the multiprocessors (b32 7x7x512: 26), split K with
- *    that width, as many splits as keep every unit on its own multiprocessor, each at least 8 stages long: 30 us
- *    against 56 unsplit (a split costs a fixed ~10-15 us: zeroing, reduce-adds, the conversion);
+ *    that width, as many splits as keep every unit on its own multiprocessor, each at least 8 stages long: 26 us
+ *    against 56 unsplit (a split costs a fixed ~7-12 us: the partial tiles written out and summed by a second launch);
  *  - otherwise no split, and the widest width whose tiles fill at least half of the multiprocessors (b32 14x14x256:
  *    128-wide, 98 tiles, 27 us against 32 for 49 tiles of 256), else the narrowest. */
 static void conv_default_tiles(const tma_conv2d_plan *p, int *block_n, int *splits) {
@@ -152,15 +158,14 @@ static void conv_default_tiles(const tma_conv2d_plan *p, int *block_n, int *spli
 
 /* The split-K workspace of a plan: fp32 partial sums, rows padded to 16 bytes (TMA's stride rule), and its map. */
 static tma_status conv_make_workspace(tma_conv2d_plan *p, tma_diag *diag) {
-    const size_t m = (size_t)p->shape.n * (size_t)p->p * (size_t)p->q;
+    /* split_k slices of whole tiles: a tile's rows past the last pixel land inside its own slice */
+    const size_t rows = (size_t)p->split_k * (size_t)conv_tiles_m(p) * BM;
     p->workspace_pitch = ((size_t)p->shape.k * 4u + 15u) / 16u * 16u;
-    tma_status st = kd_cuda(diag, cudaMalloc(&p->workspace, m * p->workspace_pitch),
+    tma_status st = kd_cuda(diag, cudaMalloc(&p->workspace, rows * p->workspace_pitch),
                             "cudaMalloc of the split-K workspace");
-    if (st == TMA_OK) /* zeroed once: each run's conversion leaves it zeroed again */
-        st = kd_cuda(diag, cudaMemset(p->workspace, 0, m * p->workspace_pitch), "cudaMemset of the split-K workspace");
     if (st != TMA_OK)
         return st;
-    tma_tiled_desc d = tma_desc_2d(TMA_DTYPE_F32, p->workspace, m, (uint64_t)p->shape.k, p->workspace_pitch,
+    tma_tiled_desc d = tma_desc_2d(TMA_DTYPE_F32, p->workspace, rows, (uint64_t)p->shape.k, p->workspace_pitch,
                                    EPI_ROWS, EPI_ROW_BYTES / 4u, EPI_SWIZZLE);
     return tma_tensor_make(&p->workspace_map, &d, diag);
 }
@@ -281,7 +286,8 @@ static ConvOps<TBN> conv_ops(const tma_conv2d_plan *p) {
     return ops;
 }
 
-/* A split run: the split kernel reduce-adding into the (zeroed) workspace, then y from it, zeroing it again. */
+/* A split run: the split kernel storing each split's partial tiles into its slice of the workspace, then y = their
+ * sum. */
 static tma_status conv_run_split(const tma_conv2d_plan *p, cudaStream_t stream, tma_diag *diag) {
     const uint32_t m = (uint32_t)((size_t)p->shape.n * p->p * p->q), k = (uint32_t)p->shape.k;
     tma_status st;
@@ -307,7 +313,8 @@ static tma_status conv_run_split(const tma_conv2d_plan *p, cudaStream_t stream, 
     const bool vec4 = k % 4u == 0 && (uintptr_t)p->y % 8u == 0;
     const uint32_t threads = vec4 ? (k / 4u < 128u ? 32u : 128u) : 128u;
     const uint32_t blocks = m < (uint32_t)p->sms * 16u ? m : (uint32_t)p->sms * 16u;
-    conv_workspace_to_y<<<blocks, threads, 0, stream>>>((float *)p->workspace, p->workspace_pitch,
+    conv_workspace_to_y<<<blocks, threads, 0, stream>>>((const float *)p->workspace, p->workspace_pitch,
+                                                        (uint32_t)p->split_k, (uint32_t)(conv_tiles_m(p) * BM),
                                                         (__nv_bfloat16 *)p->y, m, k, vec4);
     st = kd_cuda(diag, cudaGetLastError(), "conv_workspace_to_y launch");
     return st == TMA_OK ? kd_ok(diag) : st;

@@ -293,9 +293,10 @@ typedef struct tma_conv2d_plan {
     size_t smem;               /**< dynamic shared memory per block, bytes */
     int stages;                /**< pipeline stages of a tile: R * S * ceil(C / 64) */
     int split_k;               /**< set by tma_conv2d_plan_tiles: 1, or the splits of the stages (small outputs) */
-    void *workspace;           /**< with split_k > 1: fp32 (N P Q) x K partial sums (cudaMalloc), else NULL */
+    void *workspace;           /**< with split_k > 1: split_k slices of fp32 partial sums, each (N P Q rounded up to
+                                    a 128-pixel tile) x K (cudaMalloc), else NULL */
     size_t workspace_pitch;    /**< bytes between the workspace's rows: K * 4 rounded up to 16 */
-    tma_tensor workspace_map;  /**< the workspace as 64 rows x 32 fp32 boxes: the split epilogue's reduce-adds */
+    tma_tensor workspace_map;  /**< the workspace as 64 rows x 32 fp32 boxes: the split epilogue's stores */
 } tma_conv2d_plan;
 
 /** Output rows and columns of a shape (0 where the filter does not fit). */
@@ -315,9 +316,9 @@ tma_status tma_conv2d_plan_make(tma_conv2d_plan *p, const tma_conv2d_shape *shap
 
 /** Choose the plan's tiles: block_n output channels per tile (64, 128 or 256; 0: the plan's choice) and each tile's
  *  stages (filter taps x channel blocks) split into `splits` units of work (1 .. stages; 0: the plan's choice), for
- *  outputs with fewer tiles than the GPU has multiprocessors: the units add their partial sums into an fp32
- *  workspace with TMA reduce-adds, converted into y (and zeroed again) by a second launch. A plan with a workspace
- *  must not run on two streams at once.
+ *  outputs with fewer tiles than the GPU has multiprocessors: each unit stores its partial sums into its own fp32
+ *  slice of a workspace, and a second launch writes y as their sum. A plan with a workspace must not run on two
+ *  streams at once.
  *  splits > 1 allocates the workspace (cudaMalloc: synchronous), 1 frees it. tma_conv2d_plan_make calls it with
  *  0, 0 (docs/CONV.md says how it chooses).
  *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_ARG (a width or split out of range), TMA_ERR_CUDA */
