@@ -273,13 +273,11 @@ static tma_status conv_check_plan(const tma_conv2d_plan *p, tma_diag *diag) {
     return TMA_OK;
 }
 
-/* The kernel arguments of a plan: the geometry again (the plan keeps the shape, not conv_geom). */
+/* The kernel arguments of a plan (the plan keeps the shape, checked when it was made; conv_geom is private). */
 template <uint32_t TBN>
 static ConvOps<TBN> conv_ops(const tma_conv2d_plan *p) {
     ConvOps<TBN> ops;
-    conv_descs d;
-    int bn = (int)TBN;
-    (void)conv_prepare(&p->shape, NULL, NULL, NULL, &d, &ops.g, &bn, NULL); /* checked when the plan was made */
+    ops.g = conv_geom_of(&p->shape);
     ops.x = p->x_map;
     ops.w = p->cluster == 2 ? p->w_half : p->w_map;
     ops.k = (uint32_t)p->shape.k;

@@ -180,6 +180,22 @@ static tma_status check_maps(const tma_conv2d_shape *sh, conv_descs *d, tma_diag
     return TMA_OK;
 }
 
+conv_geom conv_geom_of(const tma_conv2d_shape *sh) {
+    conv_geom g;
+    int p, q;
+    tma_conv2d_out_size(sh, &p, &q);
+    g.m = (uint32_t)sh->n * (uint32_t)p * (uint32_t)q;
+    g.pq = (uint32_t)p * (uint32_t)q;
+    g.q = (uint32_t)q;
+    g.s = (uint32_t)sh->s;
+    g.c_blocks = ((uint32_t)sh->c + CONV_BK - 1u) / CONV_BK;
+    g.stages = (uint32_t)sh->r * (uint32_t)sh->s * g.c_blocks;
+    g.stride_h = sh->stride_h, g.stride_w = sh->stride_w;
+    g.pad_h = sh->pad_h, g.pad_w = sh->pad_w;
+    g.dil_h = (uint32_t)sh->dilation_h, g.dil_w = (uint32_t)sh->dilation_w;
+    return g;
+}
+
 tma_status conv_prepare(const tma_conv2d_shape *sh, const void *x, const void *w, const void *y, conv_descs *d,
                         conv_geom *g, int *block_n, tma_diag *diag) {
     if (sh == NULL)
@@ -204,15 +220,7 @@ tma_status conv_prepare(const tma_conv2d_shape *sh, const void *x, const void *w
     d->y_tma = (uint64_t)sh->k * 2u % TMA_GLOBAL_ALIGN == 0 && (uintptr_t)ya % TMA_GLOBAL_ALIGN == 0;
     if ((st = check_maps(sh, d, diag)) != TMA_OK)
         return st;
-    g->m = (uint32_t)m;
-    g->pq = (uint32_t)p * (uint32_t)q;
-    g->q = (uint32_t)q;
-    g->s = (uint32_t)sh->s;
-    g->c_blocks = ((uint32_t)sh->c + CONV_BK - 1u) / CONV_BK;
-    g->stages = (uint32_t)sh->r * (uint32_t)sh->s * g->c_blocks;
-    g->stride_h = sh->stride_h, g->stride_w = sh->stride_w;
-    g->pad_h = sh->pad_h, g->pad_w = sh->pad_w;
-    g->dil_h = (uint32_t)sh->dilation_h, g->dil_w = (uint32_t)sh->dilation_w;
+    *g = conv_geom_of(sh);
     *block_n = bn;
     return kd_ok(diag);
 }

@@ -25,6 +25,9 @@ typedef struct conv_descs {
 tma_status conv_prepare(const tma_conv2d_shape *shape, const void *x, const void *w, const void *y, conv_descs *d,
                         conv_geom *g, int *block_n, tma_diag *diag);
 
+/** The copies' integers of a shape that conv_prepare accepted (pure arithmetic: no rule is checked again). */
+conv_geom conv_geom_of(const tma_conv2d_shape *shape);
+
 #ifdef __cplusplus
 }
 #endif
