@@ -106,13 +106,16 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
 /* ------------------------------------------------------------------------------------------------
  * TRANSPOSE: tma_transpose's pipeline (transpose.cu) for any element size and any tile of box[1] x box[2] lines
  * (pm_store_coords; at most PM_TILE_LINES): 64 threads per W x W sub-tile, PM_TR_STAGES input stages,
- * PM_TR_OUT_BUFFERS output buffers; thread 0 issues the loads, the first thread of each sub-tile its store. Ragged edges: loads fill zeros,
- * stores clip, output boxes wholly past dst are not issued; no thread branches on the tensor's size.
+ * PM_TR_OUT_BUFFERS output buffers; thread 0 issues the loads, the first thread of each sub-tile its store. Ragged
+ * edges: loads fill zeros, stores clip, output boxes wholly past dst are not issued; no thread branches on the
+ * tensor's size. Where dst's row pitch is not a multiple of 32 bytes (pm_use_tstore: g.tstore), the threads store
+ * the tile themselves with 16-byte writes, 512 contiguous bytes per warp (THREAD STORES in permute_tiles.h), clipped
+ * per element at the row ends.
  * ---------------------------------------------------------------------------------------------- */
 template <int E>
 __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_kernel(const __grid_constant__ tma_tensor tin,
                                                               const __grid_constant__ tma_tensor tout,
-                                                              const pm_grid g, uint64_t ntiles) {
+                                                              const pm_grid g, uint64_t ntiles, uint8_t *dst) {
     constexpr uint32_t V = 16 / E, W = 128 / E, S = PM_TR_STAGES, NB = PM_TR_OUT_BUFFERS;
     constexpr tma_swizzle SW = TMA_SWIZZLE_128B;
     const uint32_t TILE = g.box[1] * g.box[2] * 128u; /* box[1] * box[2] lines of 128 bytes */
@@ -152,6 +155,13 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
     /* The first thread of each sub-tile's 64 issues that sub-tile's store (its own bulk groups): the stores of a
      * tile leave from as many warps in parallel, and thread 0 keeps only the loads. */
     const bool issuer = tid % 64u == 0u;
+    /* THREAD STORES (permute_tiles.h; compiled only for the element sizes pm_use_tstore may choose them for) */
+    constexpr bool TS = PM_TSTORE_POLICY == 2 || (PM_TSTORE_POLICY == 1 && E >= 2);
+    pm_slot sl[V]; /* this thread's chunks of every tile */
+    if (TS && g.tstore)
+#pragma unroll
+        for (uint32_t j = 0; j < V; j++)
+            pm_tstore_slot(&g, j * blockDim.x + tid, E, &sl[j]);
     const uint32_t QA = g.box[1] / W, a2 = q % QA, c2 = q / QA; /* sub-tile q: rows a2 W.. of slab c2 */
 
     for (uint64_t it = 0;; it++) {
@@ -176,18 +186,41 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
         for (uint32_t j = 0; j < V; j++)
             *(uint4 *)__cvta_shared_to_generic(tma_swizzle_elem(SW, out_a, 128, E, c * V + j, k * V)) = o[j];
 
-        tma_fence_proxy_async(); /* this thread's shared writes -> visible to the stores (async proxy) */
-        if (issuer) {
+        if (TS && g.tstore) {
             for (int i = 0; i < 5; i++) /* before the barrier: thread 0 rewrites crd[s] (tile it + S) after it */
                 lc[i] = crd[s][i];
-            tma_store_wait_read<NB - 2>(); /* this sub-tile's store from NB - 1 tiles ago has read its buffer */
-        }
-        __syncthreads();
-        if (issuer) {
-            int32_t cc[5];
-            if (pm_store_coords(&g, lc, a2, c2, W, cc)) /* a box wholly past dst is not issued */
-                pm_store(g.rank, &tout, out + q * W * 128u, cc);
-            tma_store_commit();
+            __syncthreads();
+            /* THREAD STORES (permute_tiles.h): the buffer is read back before the next barrier, and rewritten
+             * NB >= 2 tiles later, after it. */
+            const uint32_t ob = tma_smem_addr(out);
+            uint8_t *tb = dst + pm_tstore_base(&g, lc, E);
+            uint4 x[V];
+#pragma unroll
+            for (uint32_t j = 0; j < V; j++)
+                x[j] = *(const uint4 *)__cvta_shared_to_generic(ob + sl[j].soff);
+#pragma unroll
+            for (uint32_t j = 0; j < V; j++) {
+                const uint32_t ne = pm_tstore_elems(&g, lc, &sl[j], V);
+                if (ne == V)
+                    *(uint4 *)(tb + sl[j].rel) = x[j];
+                else if (ne) /* the row's last chunk, partly past its end: its elements' bytes only */
+                    for (uint32_t b = 0; b < ne * E; b++)
+                        tb[sl[j].rel + b] = (uint8_t)(tr_word(x[j], (int)(b / 4u)) >> (8u * (b % 4u)));
+            }
+        } else {
+            tma_fence_proxy_async(); /* this thread's shared writes -> visible to the stores (async proxy) */
+            if (issuer) {
+                for (int i = 0; i < 5; i++) /* before the barrier: thread 0 rewrites crd[s] (tile it + S) after it */
+                    lc[i] = crd[s][i];
+                tma_store_wait_read<NB - 2>(); /* this sub-tile's store from NB - 1 tiles ago has read its buffer */
+            }
+            __syncthreads();
+            if (issuer) {
+                int32_t cc[5];
+                if (pm_store_coords(&g, lc, a2, c2, W, cc)) /* a box wholly past dst is not issued */
+                    pm_store(g.rank, &tout, out + q * W * 128u, cc);
+                tma_store_commit();
+            }
         }
         if (tid == 0 && tn < ntiles) {
             for (int i = 0; i < 5; i++)
@@ -221,6 +254,9 @@ static pm_grid pm_grid_of(const tma_permute_plan *p) {
     for (uint32_t k = 0; k < 5u; k++)
         g.n[k] = p->tiles_n[k], g.box[k] = p->box[k];
     g.lim_a = (uint32_t)p->dims[1], g.lim_c = p->rank >= 3 ? (uint32_t)p->dims[2] : 1u;
+    g.lim_0 = (uint32_t)p->dims[0];
+    if (p->transpose)
+        pm_grid_dst(&p->desc, p->src_dim, &g);
     return g;
 }
 
@@ -321,18 +357,19 @@ extern "C" tma_status tma_permute_run(const tma_permute_plan *p, tma_stream stre
                                           "fields were changed (use tma_permute_plan_tune)");
     const pm_grid g = pm_grid_of(p);
     cudaStream_t s = (cudaStream_t)stream;
+    uint8_t *dst = (uint8_t *)p->desc.dst;
     if (!p->transpose) {
         const uint32_t stage = (uint32_t)((p->load_map.box.smem_bytes + 1023u) / 1024u * 1024u);
         pm_copy_kernel<<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles, stage);
     } else {
         if (e == 1)
-            pm_transpose_kernel<1><<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles);
+            pm_transpose_kernel<1><<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles, dst);
         else if (e == 2)
-            pm_transpose_kernel<2><<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles);
+            pm_transpose_kernel<2><<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles, dst);
         else if (e == 4)
-            pm_transpose_kernel<4><<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles);
+            pm_transpose_kernel<4><<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles, dst);
         else
-            pm_transpose_kernel<8><<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles);
+            pm_transpose_kernel<8><<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles, dst);
     }
     tma_status st = kd_cuda(diag, cudaGetLastError(), "tma_permute kernel launch (or an earlier unchecked call)");
     return st == TMA_OK ? kd_ok(diag) : st;

@@ -190,7 +190,8 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
         if (n >= 3)
             ld->box_dim[2] = g->box[2] = bc;
         g->box[0] = w, g->box[1] = br;
-        g->lim_a = (uint32_t)v[a].n, g->lim_c = n >= 3 ? (uint32_t)v[o[2]].n : 1u;
+        g->lim_a = (uint32_t)v[a].n, g->lim_c = n >= 3 ? (uint32_t)v[o[2]].n : 1u, g->lim_0 = (uint32_t)v[0].n;
+        pm_grid_dst(d, L->src_dim, g);
     } else {
         /* COPY box: dimension 0 up to 256 elements (a 16-byte multiple), then doubling, in turn, src's next
          * dimension and dst's most contiguous one (both streams stay long), then the others, up to
@@ -243,6 +244,30 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
     return s == TMA_OK ? kd_ok(diag) : s;
 }
 
+void pm_grid_dst(const tma_permute_desc *d, const uint32_t src_dim[5], pm_grid *g) {
+    const uint32_t r = d->rank < 5u ? d->rank : 5u;
+    uint64_t dd[5], ds[5];
+    uint32_t inv[5] = {0, 0, 0, 0, 0};
+    for (uint32_t i = 0; i < r; i++) {
+        dd[i] = d->src_dims[d->perm[i] < 5u ? d->perm[i] : 0];
+        if (d->perm[i] < 5u)
+            inv[d->perm[i]] = i;
+    }
+    pm_resolve_strides(d->elem_bytes, r, dd, d->dst_strides, ds);
+    for (uint32_t k = 0; k < 5u; k++)
+        g->dst_stride[k] = k < g->rank && src_dim[k] < r ? ds[inv[src_dim[k]]] : 0u;
+    g->tstore = pm_use_tstore(g->dst_stride[0], d->elem_bytes);
+    g->outer[0] = 2, g->outer[1] = 3, g->outer[2] = 4;
+    if (PM_OUTER_BY_DST) /* insertion sort of the outer map dimensions by dst stride */
+        for (uint32_t i = 1; i < 3u; i++)
+            for (uint32_t j = i; j > 0 && g->outer[j] < g->rank && g->outer[j - 1] < g->rank &&
+                                g->dst_stride[g->outer[j]] < g->dst_stride[g->outer[j - 1]];
+                 j--) {
+                const uint32_t x = g->outer[j];
+                g->outer[j] = g->outer[j - 1], g->outer[j - 1] = x;
+            }
+}
+
 /* ------------------------------------------------------------------------------------------------
  * The CPU-model pipeline
  * ---------------------------------------------------------------------------------------------- */
@@ -291,6 +316,17 @@ tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_fac
                     memcpy(row + i * e, blk[i] + j * e, e);
                 memcpy(tout + q * w * 128u + tma_swizzle_elem(sw, 0, 128, e, c * v + j, k * v), row, 16);
             }
+        }
+        if (L.grid.tstore) { /* what the block's threads store (THREAD STORES in permute_tiles.h) */
+            const uint64_t base = pm_tstore_base(&L.grid, lc, e);
+            for (uint32_t i = 0; i < sub * 64u * v; i++) {
+                pm_slot sl;
+                pm_tstore_slot(&L.grid, i, e, &sl);
+                const uint32_t ne = pm_tstore_elems(&L.grid, lc, &sl, v);
+                if (ne)
+                    memcpy((uint8_t *)desc->dst + base + sl.rel, tout + sl.soff, (size_t)ne * e);
+            }
+            continue;
         }
         for (uint32_t q = 0; q < sub && s == TMA_OK; q++) {
             int32_t c[5];

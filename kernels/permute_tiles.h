@@ -24,6 +24,7 @@
 
 #include "tma/hd.h"
 #include "tma/kernels.h"
+#include "tma/swizzle.h"
 
 /** Bytes of shared memory one COPY box aims at (a plain TMA copy with 256 x 32 fp32 boxes reached 94.7% of a
  *  device-to-device copy, docs/HARDWARE.md). */
@@ -31,11 +32,23 @@
 /** Load stages of the COPY kernel (each box is loaded into a stage and stored from it). */
 #define PM_COPY_STAGES 4u
 /** Input stages and output buffers of the TRANSPOSE kernel (those of tma_transpose, docs/TRANSPOSE.md). */
+#ifndef PM_TR_STAGES
 #define PM_TR_STAGES 4u
+#endif
+#ifndef PM_TR_OUT_BUFFERS
 #define PM_TR_OUT_BUFFERS 3u
+#endif
 /** Lines (of 128 bytes) of a TRANSPOSE tile: box rows of dimension a times stacked slabs; 64 threads per W lines. */
 #ifndef PM_TILE_LINES
 #define PM_TILE_LINES 128u
+#endif
+/** Experiments (0 in the library): PM_TILE_DIAG 1 walks a slab's tiles by diagonals instead of bands;
+ *  PM_OUTER_BY_DST 1 walks the outer dimensions in the order of their dst strides instead of src's. */
+#ifndef PM_TILE_DIAG
+#define PM_TILE_DIAG 0
+#endif
+#ifndef PM_OUTER_BY_DST
+#define PM_OUTER_BY_DST 0
 #endif
 /** Default tile order of the TRANSPOSE kernel: bands of this many tile columns (tma_transpose's default). */
 #define PM_DEFAULT_GROUP 8u
@@ -48,6 +61,10 @@ typedef struct pm_grid {
     uint32_t group;    /**< TRANSPOSE: bands of `group` tile columns (tr_tile_xy) */
     uint32_t lim_a;    /**< TRANSPOSE: size of map dimension 1 (dst's innermost) */
     uint32_t lim_c;    /**< TRANSPOSE: size of map dimension 2 (1 for rank 2) */
+    uint32_t lim_0;    /**< TRANSPOSE: size of map dimension 0 */
+    uint32_t tstore;   /**< TRANSPOSE: 1 = the threads store the tile (pm_tstore_chunk), 0 = TMA store boxes */
+    uint64_t dst_stride[5]; /**< TRANSPOSE, thread stores: dst's byte stride of each map dimension (load order) */
+    uint32_t outer[3]; /**< TRANSPOSE: the order in which tiles walk the outer map dimensions 2..4 (pm_grid_dst) */
 } pm_grid;
 
 /** x / n with *rem = x % n, in 32-bit arithmetic whenever x fits (a 64-bit division is a long subroutine on the
@@ -81,14 +98,27 @@ TMA_HD void pm_copy_coords(const pm_grid *g, uint64_t t, int32_t c[5]) {
 TMA_HD void pm_transpose_coords(const pm_grid *g, uint64_t t, int32_t ld[5]) {
     uint32_t inner, tx, ty;
     uint64_t o = pm_divmod(t, g->n[0] * g->n[1], &inner); /* n[0] * n[1] < 2^31 (pm_plan) */
+#if PM_TILE_DIAG
+    ty = inner % g->n[1], tx = (inner / g->n[1] + ty) % g->n[0];
+#else
     tr_tile_xy(inner, g->n[0], g->n[1], g->group, &tx, &ty);
+#endif
     ld[0] = (int32_t)(tx * g->box[0]), ld[1] = (int32_t)(ty * g->box[1]);
-    for (uint32_t k = 2; k < 5u; k++) {
+    /* the outer dimensions in the order g->outer (selects, not indexing by a run-time value: see above) */
+    uint32_t r2 = 0, r3 = 0, r4 = 0;
+    for (uint32_t j = 0; j < 3u; j++) {
+        const uint32_t k = g->outer[j];
         uint32_t r = 0;
         if (k < g->rank)
-            o = pm_divmod(o, g->n[k], &r);
-        ld[k] = (int32_t)(r * g->box[k]);
+            o = pm_divmod(o, k == 2u ? g->n[2] : k == 3u ? g->n[3] : g->n[4], &r);
+        if (k == 2u)
+            r2 = r;
+        else if (k == 3u)
+            r3 = r;
+        else
+            r4 = r;
     }
+    ld[2] = (int32_t)(r2 * g->box[2]), ld[3] = (int32_t)(r3 * g->box[3]), ld[4] = (int32_t)(r4 * g->box[4]);
 }
 
 /** TRANSPOSE: a tile is Bc = box[2] slabs (indices of map dimension 2) of Ba = box[1] rows of dimension a (Bc > 1
@@ -99,6 +129,61 @@ TMA_HD void pm_transpose_coords(const pm_grid *g, uint64_t t, int32_t ld[5]) {
 TMA_HD int pm_store_coords(const pm_grid *g, const int32_t ld[5], uint32_t a2, uint32_t c2, uint32_t w, int32_t c[5]) {
     c[0] = ld[1] + (int32_t)(a2 * w), c[1] = ld[0], c[2] = ld[2] + (int32_t)c2, c[3] = ld[3], c[4] = ld[4];
     return (uint32_t)c[0] < g->lim_a && (uint32_t)c[2] < g->lim_c;
+}
+
+/** THREAD STORES (TRANSPOSE, where pm_use_tstore): instead of W x W TMA store boxes (each dst row of a box 128
+ *  bytes), the block's threads store the transposed tile from the output buffer with 16-byte st.global. Chunk i of
+ *  the tile (i = j * threads + tid, j = 0 .. V - 1) is chunk x = i % S of row r = (i / S) % W of slab c2 = i / (S W),
+ *  S = box[1] / V chunks per dst row segment: consecutive lanes write consecutive 16 bytes of one dst row (a warp 512
+ *  contiguous bytes for fp32) and each quarter-warp reads one 128-byte line of one sub-tile (8 distinct swizzled
+ *  chunks: no bank conflicts). What depends only on i is computed once per thread (pm_tstore_slot), so a tile costs
+ *  each chunk a compare, an add, a 16-byte shared read and a 16-byte global write. */
+typedef struct pm_slot {
+    uint32_t soff;     /**< byte offset of the chunk in the output buffer (sub-tile c2 QA + x / 8, line r, chunk x % 8,
+                            128B-swizzled as the transpose wrote it) */
+    uint32_t r, c2, xe;/**< its row (map dimension 0), slab (map dimension 2) and first element (map dimension 1),
+                            relative to the tile's load coordinates */
+    uint64_t rel;      /**< its byte offset in dst relative to the tile's first element (pm_tstore_base) */
+} pm_slot;
+
+TMA_HD void pm_tstore_slot(const pm_grid *g, uint32_t i, uint32_t e, pm_slot *sl) {
+    const uint32_t v = 16u / e, w = 128u / e, seg = g->box[1] / v;
+    const uint32_t x = i % seg, rr = i / seg, r = rr % w, c2 = rr / w;
+    const uint32_t q = c2 * (g->box[1] / w) + x / 8u;
+    sl->soff = q * w * 128u + tma_swizzle_elem(TMA_SWIZZLE_128B, 0, 128, e, r, (x % 8u) * v);
+    sl->r = r, sl->c2 = c2, sl->xe = x * v;
+    sl->rel = (uint64_t)r * g->dst_stride[0] + (uint64_t)c2 * g->dst_stride[2] + (uint64_t)x * 16u;
+}
+
+/** The dst byte offset of the tile's first element (load coordinates ld). */
+TMA_HD uint64_t pm_tstore_base(const pm_grid *g, const int32_t ld[5], uint32_t e) {
+    return (uint64_t)(uint32_t)ld[0] * g->dst_stride[0] + (uint64_t)(uint32_t)ld[1] * e +
+           (uint64_t)(uint32_t)ld[2] * g->dst_stride[2] + (uint64_t)(uint32_t)ld[3] * g->dst_stride[3] +
+           (uint64_t)(uint32_t)ld[4] * g->dst_stride[4];
+}
+
+/** Elements of the slot's chunk inside dst for the tile at ld: 0 (none), V, or fewer (the row's last chunk). */
+TMA_HD uint32_t pm_tstore_elems(const pm_grid *g, const int32_t ld[5], const pm_slot *sl, uint32_t v) {
+    const uint32_t ra = g->lim_a - (uint32_t)ld[1];
+    if (sl->r >= g->lim_0 - (uint32_t)ld[0] || sl->c2 >= g->lim_c - (uint32_t)ld[2] || sl->xe >= ra)
+        return 0;
+    return ra - sl->xe < v ? ra - sl->xe : v;
+}
+
+/** Which transposes store with the threads: those whose dst row pitch is not a multiple of 32 bytes, for 2-, 4- and
+ *  8-byte elements (PM_TSTORE_POLICY 1, the default; 0: none, 2: all, for measurements). Why (H200, one run of
+ *  tma-permute each, docs/PERMUTE.md): with such a pitch each 128-byte row of a W x W TMA store box begins and ends
+ *  inside a 32-byte sector, and L2 fetched sectors from DRAM to complete them (ncu, fp32 12345 x 6789: 398 MB read
+ *  for a 335 MB src, 342 MB with the threads storing 512-byte runs); thread stores took fp32 12345 x 6789 from 73.5%
+ *  to 82.8% of a device-to-device copy, fp64 75.3% -> 80.1%, bf16 6789 x 12345 78.2% -> 81.2%. 1-byte elements fell
+ *  (u8 6789 x 12345: 89.6% -> 58.6%; its 64-thread blocks, 16 chunks each, cannot hide the extra shared-memory pass),
+ *  and where the pitch is aligned TMA boxes are as fast or faster (thread stores everywhere: bf16 8192^2 84.8%, u8
+ *  59.2%, fp32 93.8%, fp64 92.0%). */
+#ifndef PM_TSTORE_POLICY
+#define PM_TSTORE_POLICY 1
+#endif
+TMA_HD uint32_t pm_use_tstore(uint64_t dst_pitch, uint32_t elem_bytes) {
+    return PM_TSTORE_POLICY == 2 ? 1u : PM_TSTORE_POLICY == 1 ? (dst_pitch % 32u != 0u && elem_bytes >= 2u) : 0u;
 }
 
 /** Everything the plan decides without a GPU: the kernel's maps and grid. */
@@ -119,6 +204,10 @@ extern "C" {
 /** Check a permute description and plan it (the argument rules, the merging, both descriptors checked by
  *  tma_check_tiled, the map named in diag). @return TMA_OK or the first refusal's status, with diag filled */
 tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag);
+
+/** TRANSPOSE: fill g->dst_stride (dst's byte stride of each map dimension, from d's dst strides and the lowest src
+ *  dimension src_dim[k] of each map dimension k) and g->tstore (pm_use_tstore of map dimension 0's dst stride). */
+void pm_grid_dst(const tma_permute_desc *d, const uint32_t src_dim[5], pm_grid *g);
 
 #ifdef __cplusplus
 }

@@ -171,6 +171,33 @@ Test(permute_model, issue_shapes_scaled_down) {
         }
 }
 
+Test(permute_model, thread_stores_where_dst_rows_are_not_32_byte_aligned) {
+    /* fp32 45 x 37 -> 37 x 45 with dst rows of 208 bytes (16 mod 32): the plan stores with the threads (THREAD
+     * STORES in permute_tiles.h), each dst row's last chunk holding one element; with 224-byte rows, TMA boxes */
+    uint64_t rng = seed_of("permute_model thread stores");
+    tma_permute_desc d = {.elem_bytes = 4, .rank = 2, .src_dims = {37, 45}, .perm = {1, 0}, .src_strides = {160},
+                          .dst_strides = {208}};
+    pm_layout L = plan_of(d);
+    cr_assert_eq(L.grid.tstore, PM_TSTORE_POLICY != 0, "dst pitch 208: tstore %u", L.grid.tstore);
+    cr_assert_eq(L.grid.dst_stride[0], 208u);
+    cr_assert_eq(model_case(&rng, d), 1);
+    d.dst_strides[0] = 224;
+    L = plan_of(d);
+    cr_assert_eq(L.grid.tstore, PM_TSTORE_POLICY == 2, "dst pitch 224: tstore %u", L.grid.tstore);
+    cr_assert_eq(model_case(&rng, d), 1);
+    /* every element size (1-byte ones keep TMA boxes), dst rows 16 bytes past a multiple of 32, slabs stacked (rank
+     * 3, a short) */
+    for (uint32_t e = 1; e <= 8; e *= 2) {
+        tma_permute_desc s3 = {.elem_bytes = e, .rank = 3, .src_dims = {300 / e, 20, 3}, .perm = {1, 0, 2}};
+        s3.src_strides[0] = (300 / e * e + 15) / 16 * 16 + 32, s3.src_strides[1] = s3.src_strides[0] * 20;
+        uint64_t pitch = (20u * e + 15u) / 16u * 16u;
+        pitch += pitch % 32u ? 0u : 16u;
+        s3.dst_strides[0] = pitch, s3.dst_strides[1] = pitch * (300 / e);
+        cr_assert_eq(plan_of(s3).grid.tstore, PM_TSTORE_POLICY == 2 || (PM_TSTORE_POLICY == 1 && e >= 2), "elem %u", e);
+        cr_assert_eq(model_case(&rng, s3), 1);
+    }
+}
+
 Test(permute_model, merged_strides_need_not_be_16_byte_multiples) {
     /* dense fp32 7 x 5 x 3 -> its own layout: src strides 28 and 140 bytes, which TMA cannot describe, vanish in
      * the merge (one run of 105 elements) */
