@@ -182,7 +182,9 @@ extern "C" tma_status tma_gemm_run(const tma_gemm_plan *p, tma_stream stream, tm
         return st;
     cudaLaunchConfig_t cfg;
     cudaLaunchAttribute attr[1];
-    launch_config(p, &cfg, attr);
+    const int blocks = launch_config(p, &cfg, attr);
+    const gm_sched sched = gm_launch_sched((p->m + (long)BM - 1) / (long)BM, (p->n + (long)BN - 1) / (long)BN,
+                                           p->cluster, blocks, (uint32_t)((p->k + (long)BK - 1) / (long)BK), false);
     cfg.stream = (cudaStream_t)stream;
     const uint32_t group = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
     const uint32_t no_store = p->diag_no_store ? 1u : 0u;
@@ -192,7 +194,7 @@ extern "C" tma_status tma_gemm_run(const tma_gemm_plan *p, tma_stream stream, tm
 #define GM_LAUNCH_(CL, EPI_TMA, T)                                                                        \
     if (p->cluster == CL && tma_epi == EPI_TMA && f32 == (sizeof(T) == 4))                                      \
         e = cudaLaunchKernelEx(&cfg, gm_pipeline_kernel<GemmOps, CL, EPI_TMA, T>, ops, p->c_map, (T *)p->c,     \
-                               group, no_store, 1u);
+                               group, no_store, sched, GmPartials{});
     GM_INSTANCES(GM_LAUNCH_)
 #undef GM_LAUNCH_
     st = kd_cuda(diag, e, "tma_gemm kernel launch (cudaLaunchKernelEx)");

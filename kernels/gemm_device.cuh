@@ -30,11 +30,14 @@ static_assert(BM / 2u == EPI_ROWS && EPI_ROW_BYTES == 128u, "a consumer's 64 row
 template <uint32_t TBN>
 struct GmShape {
     static constexpr uint32_t A_BYTES = BM * BK * 2u, B_BYTES = TBN * BK * 2u;
-    static constexpr uint32_t FIXED = 1024u + 2u * EPI_BUFS * EPI_BYTES + 2u * 8u * (uint32_t)sizeof(uint64_t);
+    /* alignment slack, epilogue boxes, full + empty barriers (at most 8 stages) and stream-K's two fixup barriers */
+    static constexpr uint32_t FIXED = 1024u + 2u * EPI_BUFS * EPI_BYTES + (2u * 8u + 2u) * (uint32_t)sizeof(uint64_t);
     static constexpr uint32_t FIT = (TMA_MAX_SMEM_PER_BLOCK - FIXED) / (A_BYTES + B_BYTES);
     static constexpr uint32_t STAGES = FIT < 8u ? FIT : 8u;
     static constexpr size_t SMEM_BYTES =
-        1024 + STAGES * (A_BYTES + B_BYTES) + 2u * EPI_BUFS * EPI_BYTES + 2u * STAGES * sizeof(uint64_t);
+        1024 + STAGES * (A_BYTES + B_BYTES) + 2u * EPI_BUFS * EPI_BYTES + (2u * STAGES + 2u) * sizeof(uint64_t);
+    /* stream-K's owner reads a helper's partial half tile (64 x TBN fp32) into its warpgroup's half of the stages */
+    static_assert(STAGES * (A_BYTES + B_BYTES) / 2u >= 64u * TBN * 4u, "a partial half tile fits half the stages");
     static_assert(SMEM_BYTES <= TMA_MAX_SMEM_PER_BLOCK, "over the 227 KiB a block may have on sm_90");
 };
 /* The GEMMs' tile, 128 x 256. */
@@ -57,14 +60,18 @@ static __device__ __forceinline__ void release_stage(uint64_t *empty_bar) {
 
 /* A consumer warpgroup's main loop for one tile: acc = the sum over nk stages of the ring, starting at stage s
  * with parity `phase` (both advanced past the tile), of A's 64 rows x B's TBN = 2 R rows (wgmma m64nTBNk16, four
- * per stage). da0 / db0: the descriptors of stage 0, one per 16-wide K step; stage s's are these plus s * bytes-per-box
- * in the start-address field (deriving all eight in the loop cost ~270 instructions per warp per stage, a serial
- * chain longer than the previous stage's wgmma group: ncu, tensor pipe ~69% busy). One wgmma group stays in
- * flight; a stage is released (by `releaser`, one lane per warp) when the group that read it has completed. */
+ * per stage). da0 / db0: the descriptors of stage 0's first 16-wide K step; the others are these plus, in the
+ * start-address field, s * bytes-per-box + 32 bytes per K step (the boxes are 128B-swizzled, whose descriptors
+ * address a K step by its byte offset in the row: wgmma.h, tma_wgmma_desc_kmajor; tests/test_wgmma.c checks the
+ * derivation against the model). Deriving them afresh every stage cost ~270 instructions per warp per stage, a
+ * serial chain longer than the previous stage's wgmma group (ncu: tensor pipe ~69% busy); keeping all eight of
+ * stage 0 took 16 of the consumers' 168 registers, which stream-K's fixup then lacked (ptxas spilled 4-12 bytes).
+ * One wgmma group stays in flight; a stage is released (by `releaser`, one lane per warp) when the group that read
+ * it has completed. */
 template <int CL, uint32_t R>
-static __device__ __forceinline__ void gm_mainloop(float (&acc)[R], const uint64_t (&da0)[BK / 16u],
-                                                   const uint64_t (&db0)[BK / 16u], uint64_t *full, uint64_t *empty,
-                                                   uint32_t nk, uint32_t &s, uint32_t &phase, bool releaser) {
+static __device__ __forceinline__ void gm_mainloop(float (&acc)[R], uint64_t da0, uint64_t db0, uint64_t *full,
+                                                   uint64_t *empty, uint32_t nk, uint32_t &s, uint32_t &phase,
+                                                   bool releaser) {
 #pragma unroll
     for (uint32_t i = 0; i < R; i++)
         acc[i] = 0.f;
@@ -75,8 +82,8 @@ static __device__ __forceinline__ void gm_mainloop(float (&acc)[R], const uint64
         uint64_t da[BK / 16u], db[BK / 16u]; /* all descriptors before the fence (ptxas C7519) */
 #pragma unroll
         for (uint32_t kk = 0; kk < BK / 16u; kk++) {
-            da[kk] = tma_wgmma_desc_advance(da0[kk], s * Shape::A_BYTES);
-            db[kk] = tma_wgmma_desc_advance(db0[kk], s * Shape::B_BYTES);
+            da[kk] = tma_wgmma_desc_advance(da0, s * Shape::A_BYTES + kk * GM_K_STEP_BYTES);
+            db[kk] = tma_wgmma_desc_advance(db0, s * Shape::B_BYTES + kk * GM_K_STEP_BYTES);
         }
         tma_wgmma_fence();
 #pragma unroll
@@ -98,16 +105,13 @@ static __device__ __forceinline__ void gm_mainloop(float (&acc)[R], const uint64
         release_stage<CL>(&empty[prev]);
 }
 
-/* The descriptors of stage 0 for gm_mainloop: consumer warpgroup cw's 64 rows of A start 64 * row_pitch bytes
- * into the A box (on the swizzle period); B's whole box. */
+/* The descriptors of stage 0's first K step for gm_mainloop: consumer warpgroup cw's 64 rows of A start
+ * 64 * row_pitch bytes into the A box (on the swizzle period); B's whole box. */
 static __device__ __forceinline__ void gm_stage0_descs(const tma_box_info *a_box, const tma_box_info *b_box,
-                                                       uint32_t sa, uint32_t sb, uint32_t cw,
-                                                       uint64_t (&da0)[BK / 16u], uint64_t (&db0)[BK / 16u]) {
-#pragma unroll
-    for (uint32_t kk = 0; kk < BK / 16u; kk++) {
-        da0[kk] = tma_wgmma_desc_box(a_box, sa + cw * 64u * a_box->row_pitch, kk * 16u);
-        db0[kk] = tma_wgmma_desc_box(b_box, sb, kk * 16u);
-    }
+                                                       uint32_t sa, uint32_t sb, uint32_t cw, uint64_t *da0,
+                                                       uint64_t *db0) {
+    *da0 = tma_wgmma_desc_box(a_box, sa + cw * 64u * a_box->row_pitch, 0);
+    *db0 = tma_wgmma_desc_box(b_box, sb, 0);
 }
 
 /* C's element type: two adjacent accumulators (a pair) or one, converted and stored. */
@@ -203,22 +207,82 @@ static __device__ __forceinline__ void epilogue_direct(const float (&acc)[R], Ou
     }
 }
 
-/* Unit u of the kernel's work: its tile (gm_tile_of order), its split *k and its range [kb0, kb1) of the nk stages. With SPLIT,
- * unit u is split u % splits of tile u / splits (the splits of a tile run side by side: they read the same rows of
- * A from L2), each split nk / splits stages or one more. */
-template <bool SPLIT>
-static __device__ __forceinline__ void gm_unit_of(uint32_t u, uint32_t groups_m, uint32_t tiles_n, uint32_t group_m,
-                                                  uint32_t nk, uint32_t splits, uint32_t *gm, uint32_t *tn,
-                                                  uint32_t *split, uint32_t *kb0, uint32_t *kb1) {
-    uint32_t t = u, k = 0;
-    if (SPLIT) {
-        t = u / splits;
-        k = u - t * splits;
+/* Stream-K's partial tiles (gm_sched in gemm_tiles.h): each block of the grid has a slot of BM x TBN fp32 in
+ * `partials`, in the accumulators' own order (consumer warpgroup cw's half, then float4 j of thread t at
+ * j * 128 + t: each warp's store or load is 512 contiguous bytes), and two flags (one per consumer warpgroup), 0 while
+ * the slot holds nothing for this launch. A helper stores its partial tile and sets its flags; the owner waits for
+ * them, adds the slot to its accumulators and clears them, so the next launch finds them 0 again. */
+struct GmPartials {
+    float4 *slots;
+    uint32_t *flags;
+};
+
+static __device__ __forceinline__ void gm_flag_release(uint32_t *flag, uint32_t v) {
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(flag), "r"(v) : "memory");
+}
+static __device__ __forceinline__ uint32_t gm_flag_acquire(const uint32_t *flag) {
+    uint32_t v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+    return v;
+}
+
+/* A helper's partial tile into its slot, then the flag (thread 0, after every thread of the warpgroup stored its
+ * part: the named barrier orders their stores before its release). */
+template <uint32_t R>
+static __device__ __forceinline__ void gm_store_partial(const float (&acc)[R], float4 *slot, uint32_t *flag,
+                                                        uint32_t barrier_id) {
+    const uint32_t t = threadIdx.x % 128u;
+#pragma unroll
+    for (uint32_t j = 0; j < R / 4u; j++)
+        __stcg(slot + j * 128u + t, make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
+    tma_named_barrier_sync(barrier_id, 128);
+    if (t == 0)
+        gm_flag_release(flag, 1u);
+}
+
+/* fence.proxy.async.global: this thread's view of global memory (what it acquired) before its copies read it. */
+static __device__ __forceinline__ void gm_fence_proxy_async_global() {
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+}
+
+/* The owner adds a helper's partial half tile (this warpgroup's 64 rows). Thread 0 waits for the flag (bounded: a hang
+ * becomes a trap), clears it and copies the half tile with one bulk copy into `buf`, free shared memory (the stages:
+ * the owner's segment is its block's last); then every thread adds its accumulators' part from there.
+ * Measured on an H200 (b128 7x7x512, 256-wide tiles): reading the slot with the threads' own loads, four float4 in
+ * flight per thread (all the consumers' registers allow beside 128 accumulators), was latency-bound: stream-K then
+ * gained 1.3 us of the ~13 us its balance is worth. */
+template <uint32_t R>
+static __device__ __forceinline__ void gm_add_partial(float (&acc)[R], const float4 *slot, uint32_t *flag,
+                                                      uint8_t *buf, uint64_t *bar, uint32_t &phase,
+                                                      uint32_t barrier_id) {
+    constexpr uint32_t BYTES = R / 4u * 128u * (uint32_t)sizeof(float4);
+    const uint32_t t = threadIdx.x % 128u;
+    if (t == 0) {
+        /* Bounded by a count of polls, each an L2 round trip (~0.5 us) plus a sleep: 2^22 of them take seconds. The
+         * clock-based bound of tma_mbar_wait needs two 64-bit registers more, here where the 128 accumulators are
+         * live (ptxas spilled). */
+        for (uint32_t polls = 0; gm_flag_acquire(flag) == 0u; polls++) {
+            if (polls == (1u << 22))
+                __trap(); /* the helper never stored its part: a launch with more blocks than are resident */
+            __nanosleep(256);
+        }
+        *flag = 0u; /* nothing else touches it in this launch */
+        gm_fence_proxy_async_global();
+        tma_mbar_arrive_expect_tx(bar, BYTES);
+        tma_bulk_load(buf, slot, BYTES, bar);
     }
-    *split = k;
-    gm_tile_of(t, groups_m, tiles_n, group_m, gm, tn);
-    *kb0 = SPLIT ? (uint32_t)((uint64_t)nk * k / splits) : 0u;
-    *kb1 = SPLIT ? (uint32_t)((uint64_t)nk * (k + 1u) / splits) : nk;
+    tma_mbar_wait_quiet(bar, phase);
+    phase ^= 1u;
+    const float4 *part = (const float4 *)buf + t; /* float4 j of thread t at j * 128 + t: no bank conflicts */
+#pragma unroll
+    for (uint32_t j = 0; j < R / 4u; j++) {
+        const float4 v = part[j * 128u];
+        acc[4 * j] += v.x;
+        acc[4 * j + 1] += v.y;
+        acc[4 * j + 2] += v.z;
+        acc[4 * j + 3] += v.w;
+    }
+    tma_named_barrier_sync(barrier_id, 128); /* every thread has read buf before the next copy into it */
 }
 
 /* The block's pipeline for C = A * B^T on tiles of BM x Ops::BN, whatever fills the stages. Ops (a struct passed
@@ -242,15 +306,17 @@ static __device__ __forceinline__ void gm_unit_of(uint32_t u, uint32_t groups_m,
  * have released it (empty[s] counts 16 arrivals, made with cluster-scope arrives).
  * TMA_EPI: the epilogue through shared memory and TMA stores (epilogue_tma), else epilogue_direct.
  * OutT: C's element type, __nv_bfloat16 or float.
- * SPLIT: K is split into `splits` ranges of stages, each a unit of work of its own, for problems with fewer tiles
- * than SMs. C is then fp32 and `splits` times as tall: split k stores its partial tile at rows k * tiles_m * BM + ...
- * with plain TMA stores, and a later kernel sums the slices (no atomics: reduce-adds of every unit's tile into one
- * C, zeroed first, cost ~8 us on an H200 at b32 7x7x512, 130 units finishing at once on the same addresses). */
-template <typename Ops, int CL, bool TMA_EPI, typename OutT, bool SPLIT = false>
+ * sched: the work of the grid's clusters, made on the host by gm_launch_sched (a kernel parameter: its fields are
+ * read from the constant bank, not kept in the consumers' registers, which the 128 x 256 tile's 128 accumulators
+ * leave scarce: computed in the kernel they spilled 16-20 bytes).
+ * SK: stream-K (gm_sched, gemm_tiles.h): the last one or two waves of tiles are shared out by stages, each block an
+ * equal share, and owners add their helpers' partial tiles (GmPartials: a slot per block of the grid) before the
+ * epilogue. Without SK every tile is whole (blocks take tiles blockIdx.x, + gridDim.x, ...). SK needs every block
+ * of the grid resident at once (the host's grid is the co-resident count): an owner waits for its helpers. */
+template <typename Ops, int CL, bool TMA_EPI, typename OutT, bool SK = false>
 __global__ void __launch_bounds__(THREADS, 1)
     gm_pipeline_kernel(const __grid_constant__ Ops ops, const __grid_constant__ tma_tensor tc, OutT *__restrict__ c,
-                       uint32_t group_m, uint32_t no_store, uint32_t splits = 1) {
-    static_assert(!SPLIT || (CL == 1 && TMA_EPI && sizeof(OutT) == 4), "a split of K stores fp32 partial tiles");
+                       uint32_t group_m, uint32_t no_store, const gm_sched sched, GmPartials partials) {
     using Shape = GmShape<Ops::BN>;
     constexpr uint32_t TBN = Ops::BN, NSTAGES = Shape::STAGES;
     extern __shared__ uint8_t dyn[];
@@ -260,15 +326,14 @@ __global__ void __launch_bounds__(THREADS, 1)
     uint8_t *se = sb + NSTAGES * Shape::B_BYTES;    /* 2 consumers x EPI_BUFS epilogue boxes */
     uint64_t *full = (uint64_t *)(se + 2u * EPI_BUFS * EPI_BYTES);
     uint64_t *empty = full + NSTAGES;
+    uint64_t *fixup = empty + NSTAGES; /* stream-K: one per consumer warpgroup, its bulk copies of partial tiles */
 
     const uint32_t M = ops.rows(), N = ops.cols();
     const uint32_t wg = threadIdx.x / 128u;
     const uint32_t rank = CL == 2 ? tma_cluster_ctarank() : 0u;
-    const uint32_t cluster_id = blockIdx.x / CL, clusters = gridDim.x / CL;
+    const uint32_t cluster_id = blockIdx.x / CL;
     const uint32_t tiles_m = (M + BM - 1) / BM, tiles_n = (N + TBN - 1) / TBN;
     const uint32_t groups_m = (tiles_m + CL - 1) / CL; /* cluster tile rows */
-    const uint32_t units = groups_m * tiles_n * (SPLIT ? splits : 1u);
-    const uint32_t nk_all = ops.k_blocks();
     group_m = group_m / CL > 0 ? group_m / CL : 1u; /* in cluster tile rows */
 
     if (threadIdx.x == 0) {
@@ -276,6 +341,8 @@ __global__ void __launch_bounds__(THREADS, 1)
             tma_mbar_init(&full[s], 1);
             tma_mbar_init(&empty[s], CONSUMER_WARPS * CL);
         }
+        tma_mbar_init(&fixup[0], 1);
+        tma_mbar_init(&fixup[1], 1);
         tma_fence_mbar_init();
     }
     if (CL == 2) {
@@ -292,11 +359,13 @@ __global__ void __launch_bounds__(THREADS, 1)
             ops.prefetch();
             const uint32_t tx = ops.tx_bytes(CL);
             uint32_t s = 0, phase = 0;
-            for (uint32_t u = cluster_id; u < units; u += clusters) {
-                uint32_t gm, tn, split, kb0, kb1;
-                gm_unit_of<SPLIT>(u, groups_m, tiles_n, group_m, nk_all, splits, &gm, &tn, &split, &kb0, &kb1);
+            uint32_t cursor = 0;
+            gm_segment seg;
+            while (gm_next_segment(&sched, cluster_id, &cursor, &seg)) {
+                uint32_t gm, tn;
+                gm_tile_of(seg.unit, groups_m, tiles_n, group_m, &gm, &tn);
                 const uint32_t tm = gm * CL + rank;
-                for (uint32_t kb = kb0; kb < kb1; kb++) {
+                for (uint32_t kb = seg.kb0; kb < seg.kb1; kb++) {
                     tma_mbar_wait_quiet(&empty[s], phase ^ 1u); /* a fresh barrier passes parity 1 at once */
                     tma_mbar_arrive_expect_tx(&full[s], tx);
                     ops.template load<CL>(sa + s * Shape::A_BYTES, sb + s * Shape::B_BYTES, &full[s], kb, tm, tn,
@@ -317,21 +386,46 @@ __global__ void __launch_bounds__(THREADS, 1)
         if (TMA_EPI && issuer)
             tma_prefetch_desc(&tc);
         float acc[TBN / 2u];
-        uint64_t da0[BK / 16u], db0[BK / 16u];
-        gm_stage0_descs(&ops.a_box(), &ops.b_box(), tma_smem_addr(sa), tma_smem_addr(sb), cw, da0, db0);
+        uint64_t da0, db0;
+        gm_stage0_descs(&ops.a_box(), &ops.b_box(), tma_smem_addr(sa), tma_smem_addr(sb), cw, &da0, &db0);
         uint32_t s = 0, phase = 0;
-        for (uint32_t u = cluster_id; u < units; u += clusters) {
-            uint32_t gm, tn, split, kb0, kb1;
-            gm_unit_of<SPLIT>(u, groups_m, tiles_n, group_m, nk_all, splits, &gm, &tn, &split, &kb0, &kb1);
-            const uint32_t tm = gm * CL + rank; /* may be past the last tile row: loads fill zeros, no store */
-            gm_mainloop<CL>(acc, da0, db0, full, empty, kb1 - kb0, s, phase, lane == 0);
-
+        uint32_t cursor = 0;
+        gm_segment seg;
+        while (gm_next_segment(&sched, cluster_id, &cursor, &seg)) {
+            gm_mainloop<CL>(acc, da0, db0, full, empty, seg.kb1 - seg.kb0, s, phase, lane == 0);
+            uint32_t gm, tn;
+            gm_tile_of(seg.unit, groups_m, tiles_n, group_m, &gm, &tn);
+            const uint32_t tm = gm * CL + rank; /* may be past the last tile row: loads filled zeros, no store */
             const uint32_t row0 = tm * BM + cw * 64u, col0 = tn * TBN;
+            if (SK && seg.kb1 - seg.kb0 != sched.nk) {
+                /* a block's slot: partial tiles of this warpgroup's 64 rows (TBN / 2 float4 per thread) */
+                constexpr uint32_t HALF = TBN / 8u * 128u;
+                if (seg.kb0 > 0) { /* a helper: its part, then on to its next segment */
+                    if (row0 < M)
+                        gm_store_partial(acc, partials.slots + (2u * blockIdx.x + cw) * HALF,
+                                         partials.flags + 2u * blockIdx.x + cw, 1u + cw);
+                    continue;
+                }
+                /* The owner: its block's last segment, so once both warpgroups are past their last wgmma the stages
+                 * are free (the producer has issued nothing since): each warpgroup reads its helpers' halves into
+                 * its half of them. */
+                tma_named_barrier_sync(3, 256);
+                uint32_t owner, last, fixup_phase = 0; /* a block owns at most one cut unit: its last segment's */
+                gm_sk_workers_of(&sched, seg.unit, &owner, &last);
+                for (uint32_t h = owner + 1u; h <= last && row0 < M; h++) {
+                    if (gm_sk_range_empty(&sched, h))
+                        continue;
+                    const uint32_t block = h * CL + rank; /* the helper's block on the same tile row */
+                    gm_add_partial(acc, partials.slots + (2u * block + cw) * HALF, partials.flags + 2u * block + cw,
+                                   base + cw * (NSTAGES * (Shape::A_BYTES + Shape::B_BYTES) / 2u), &fixup[cw],
+                                   fixup_phase, 1u + cw);
+                }
+            }
             if (row0 >= M)
-                continue; /* a cluster's second tile row past the end of C (uniform in the warpgroup) */
+                continue; /* a cluster's second tile row past the end of C */
             if (TMA_EPI)
-                epilogue_tma<OutT>(acc, &tc, se + cw * EPI_BUFS * EPI_BYTES, row0 + split * tiles_m * BM, col0,
-                                   1u + cw, issuer, no_store != 0);
+                epilogue_tma<OutT>(acc, &tc, se + cw * EPI_BUFS * EPI_BYTES, row0, col0, 1u + cw, issuer,
+                                   no_store != 0);
             else if (!no_store)
                 epilogue_direct(acc, c, (int)M, (int)N, row0, col0);
         }
@@ -346,6 +440,12 @@ __global__ void __launch_bounds__(THREADS, 1)
 
 /* ---- host side of gm_pipeline_kernel ---- */
 
+/* The schedule of a launch of `blocks` blocks (gm_launch_config's count) on tiles_m x tiles_n tiles of nk stages. */
+static inline gm_sched gm_launch_sched(long tiles_m, long tiles_n, int cluster, int blocks, uint32_t nk, bool stream_k) {
+    const uint32_t cl = cluster == 2 ? 2u : 1u;
+    return gm_sched_make((uint32_t)((tiles_m + cl - 1) / cl * tiles_n), nk, (uint32_t)blocks / cl, stream_k);
+}
+
 /* Clusters of two sharing B where each block has more than one tile. Measured on an H200 for the GEMM
  * (docs/GEMM.md, interleaved timing): within 1% at 4096^3, 4000^3 and 8192^3, +29-36% at 8192 x 8192 x 1000;
  * 5-6% slower at 2048^3, where each block has one tile. */
@@ -353,14 +453,15 @@ static inline int gm_default_cluster(long tiles_m, long tiles_n, int sms) {
     return tiles_m >= 2 && tiles_m * tiles_n > sms ? 2 : 1;
 }
 
-/* The launch configuration of gm_pipeline_kernel on tiles_m x tiles_n tiles (x splits of K): a persistent grid of
- * min(co-resident blocks, work) blocks, or grid_blocks (rounded down to whole clusters, at least one) when > 0. cluster_kernel: an
- * instance with CL = 2, for the co-residency query. @return the blocks */
+/* The launch configuration of gm_pipeline_kernel on tiles_m x tiles_n tiles: a persistent grid of min(co-resident
+ * blocks, work) blocks, or grid_blocks (rounded down to whole clusters, at least one) when > 0. cluster_kernel: an
+ * instance with CL = 2, for the co-residency query. shares: the parts a unit of work can be cut into (1; under
+ * stream-K its stages). @return the blocks */
 static inline int gm_launch_config(long tiles_m, long tiles_n, int cluster, int sms, int grid_blocks, size_t smem,
                                    const void *cluster_kernel, cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr,
-                                   long splits = 1) {
+                                   long shares = 1) {
     const int cl = cluster == 2 ? 2 : 1;
-    const long units = (tiles_m + cl - 1) / cl * tiles_n * splits; /* clusters' worth of work */
+    const long units = (tiles_m + cl - 1) / cl * tiles_n * shares; /* clusters' worth of work */
     memset(cfg, 0, sizeof *cfg);
     attr[0].id = cudaLaunchAttributeClusterDimension;
     attr[0].val.clusterDim.x = (unsigned)cl;

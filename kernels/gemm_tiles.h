@@ -3,6 +3,7 @@
 #ifndef KERNELS_GEMM_TILES_H
 #define KERNELS_GEMM_TILES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "tma/hd.h"
@@ -11,6 +12,7 @@
 #define GM_EPI_ROWS 64u          /* the epilogue's C boxes: 64 rows (one consumer warpgroup's) */
 #define GM_EPI_ROW_BYTES 128u    /* ... of 128 bytes, one 128B swizzle span: 64 bf16 or 32 fp32 */
 #define GM_EPI_SWIZZLE TMA_SWIZZLE_128B
+#define GM_K_STEP_BYTES 32u      /* one wgmma K step of bf16 (16 elements): the descriptor advance between steps */
 
 /** Tile scheduler: the t-th tile in launch order -> tile coordinates (tm, tn) of a tiles_m x tiles_n grid.
  *  Tiles go column by column inside groups of `group` tile rows, so the blocks running at one time share
@@ -23,6 +25,99 @@ TMA_HD void gm_tile_of(uint32_t t, uint32_t tiles_m, uint32_t tiles_n, uint32_t 
     *tm = first + local % rows;
     *tn = local / rows;
 }
+
+/** Stream-K: the work of one launch is `units` tiles (numbered in gm_tile_of order) of `nk` pipeline stages each,
+ *  shared by `workers` persistent workers (blocks, or clusters of two).
+ *  - Units [0, dp) are taken whole and in turn: unit u by worker u % workers (dp = units: the plain persistent
+ *    schedule).
+ *  - The stages of the other units, S = (units - dp) * nk, are cut into `workers` consecutive ranges, worker w's
+ *    the w-th, of S / workers stages (the first S % workers one more). The part of a range that falls on one unit is
+ *    a segment.
+ *  - A unit cut into several segments is finished by its OWNER, the worker holding its first stage. The owner adds
+ *    the partial sums of the unit's other workers (the HELPERS, in worker order: the sum does not depend on timing)
+ *    to its own, then stores the tile.
+ *  - A helper's segment starts inside a unit, so it is the first of the helper's range: each worker stores at most one
+ *    partial tile per launch (its workspace slot), and before any wait. An owner's segment ends inside its unit, so it
+ *    is the last of its range: the owner waits only at the end, for work its helpers did first. No cycle: with every
+ *    worker resident, no wait is long.
+ *  Proven on the CPU: every stage of every unit exactly once (tests/test_wgmma.c). */
+typedef struct gm_sched {
+    uint32_t units, nk, workers, dp;
+    uint32_t per, rem; /* stream-K: S = per * workers + rem; the first rem ranges are per + 1 stages long */
+} gm_sched;
+
+/** One worker's segment: stages [kb0, kb1) of unit `unit`. */
+typedef struct gm_segment {
+    uint32_t unit, kb0, kb1;
+} gm_segment;
+
+/** The units taken whole before the stream-K ones: none where they fit in one wave (units < 2 workers: every worker
+ *  gets between 1 and 2 units' stages, unless there are fewer units than workers), else all but the last one to two
+ *  waves, so each stream-K unit is split between at most two workers and every tile before them stays whole. */
+TMA_HD uint32_t gm_sk_dp_units(uint32_t units, uint32_t workers) {
+    return units % workers == 0 ? units : units < 2u * workers ? 0u : (units / workers - 1u) * workers;
+}
+
+/** Whether a launch's stream-K stages fit the schedule's 32-bit arithmetic (else: whole tiles only). */
+TMA_HD bool gm_sk_fits(uint32_t units, uint32_t nk, uint32_t workers) {
+    return (uint64_t)(units - gm_sk_dp_units(units, workers)) * nk <= 0xFFFFFFFFull;
+}
+
+/** The schedule of `units` units of nk stages on `workers` workers; stream_k false: every unit whole. Arithmetic
+ *  in 32 bits (the kernel's registers are scarce): a stream-K schedule needs gm_sk_fits. */
+TMA_HD gm_sched gm_sched_make(uint32_t units, uint32_t nk, uint32_t workers, bool stream_k) {
+    gm_sched s;
+    s.units = units;
+    s.nk = nk;
+    s.workers = workers;
+    s.dp = stream_k ? gm_sk_dp_units(units, workers) : units;
+    const uint32_t stages = (s.units - s.dp) * nk;
+    s.per = stages / workers;
+    s.rem = stages - s.per * workers;
+    return s;
+}
+
+/** The first stream-K stage of worker w's range (w = workers: the end of the last range). */
+TMA_HD uint32_t gm_sk_begin(const gm_sched *s, uint32_t w) { return w * s->per + (w < s->rem ? w : s->rem); }
+
+/** The worker whose range holds stream-K stage i: the last w with gm_sk_begin(w) <= i (ranges of per = 0 stages,
+ *  where there are fewer stages than workers, hold none). */
+TMA_HD uint32_t gm_sk_worker(const gm_sched *s, uint32_t i) {
+    const uint32_t longer = s->rem * (s->per + 1u); /* the stages of the first rem ranges */
+    return i < longer ? i / (s->per + 1u) : s->rem + (i - longer) / s->per;
+}
+
+/** Worker w's next segment: *cursor = 0 before the first call; false when w has no more work. Whole units first,
+ *  then the worker's stream-K range. */
+TMA_HD bool gm_next_segment(const gm_sched *s, uint32_t w, uint32_t *cursor, gm_segment *seg) {
+    const uint32_t whole = w < s->dp ? (s->dp - w - 1u) / s->workers + 1u : 0u; /* units w, w + workers, ... < dp */
+    if (*cursor < whole) {
+        seg->unit = w + *cursor * s->workers;
+        seg->kb0 = 0;
+        seg->kb1 = s->nk;
+        *cursor += 1u;
+        return true;
+    }
+    const uint32_t i = gm_sk_begin(s, w) + (*cursor - whole), end = gm_sk_begin(s, w + 1u);
+    if (i >= end)
+        return false;
+    seg->unit = s->dp + i / s->nk;
+    seg->kb0 = i % s->nk;
+    seg->kb1 = end - i < s->nk - seg->kb0 ? seg->kb0 + (end - i) : s->nk;
+    *cursor += seg->kb1 - seg->kb0;
+    return true;
+}
+
+/** The workers of stream-K unit `unit`: its owner, and its last helper (= owner where the unit is whole). The
+ *  helpers are the workers after the owner up to `last`, but for those whose ranges are empty (only where there are
+ *  fewer stages than workers). */
+TMA_HD void gm_sk_workers_of(const gm_sched *s, uint32_t unit, uint32_t *owner, uint32_t *last) {
+    const uint32_t first = (unit - s->dp) * s->nk;
+    *owner = gm_sk_worker(s, first);
+    *last = gm_sk_worker(s, first + s->nk - 1u);
+}
+
+TMA_HD bool gm_sk_range_empty(const gm_sched *s, uint32_t w) { return s->per == 0 && w >= s->rem; }
 
 /** Byte offset of element (row, col) of an epilogue box of elem_bytes-sized elements from the box's
  *  1024-byte aligned start: where the kernel writes it, and (by the swizzle rule) where the TMA store of

@@ -175,9 +175,9 @@ static __device__ void gg_consume(const gg_params &p, uint8_t *sa, uint8_t *sb, 
     const uint32_t lane = threadIdx.x % 32u, nk = (p.k + BK - 1u) / BK, tiles_n = (p.n + BN - 1u) / BN;
     const bool issuer = threadIdx.x % 128u == 0; /* issues this warpgroup's epilogue stores */
     float acc[128];
-    uint64_t da0[BK / 16u], db0[BK / 16u];
-    gm_stage0_descs(&p.tmpl[GG_MAP_A].box, &p.tmpl[GG_MAP_B].box, tma_smem_addr(sa), tma_smem_addr(sb), cw, da0,
-                    db0);
+    uint64_t da0, db0;
+    gm_stage0_descs(&p.tmpl[GG_MAP_A].box, &p.tmpl[GG_MAP_B].box, tma_smem_addr(sa), tma_smem_addr(sb), cw, &da0,
+                    &db0);
     gg_cursor cursor = {0u, 0u};
     gg_tile t;
     uint32_t s = 0, phase = 0, acquired = 0xffffffffu;

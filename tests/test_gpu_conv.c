@@ -5,11 +5,12 @@
  *             clusters, clusters of two sharing the filters, and the epilogue from registers: every element
  *             within 1e-2 |ref| + 1e-2 and finite (y poisoned with NaN first), and the 4 KiB after y unchanged.
  *   random  - the same on random shapes (TMA_TEST_SEED replays them; TMA_GPU_CONFIGS sets how many).
- *   one_call - tma_conv2d (plan, run, no split, nothing left behind) on a shape whose plan would split.
+ *   one_call - tma_conv2d (plan, run, whole tiles, nothing left behind) on a shape whose plan is stream-K.
  *   refused - plan_make's rules (NULL pointers, a shape tma_conv2d_check refuses) and run's (a plan changed to
- *             something it cannot run, a split out of range), each with its message.
- * Each shape also runs with a random tile width and K split (variant 4): partial sums reduce-added into the fp32
- * workspace; a split plan runs twice and the second result is checked (the workspace must be zeroed again). */
+ *             something it cannot run, a schedule out of range), each with its message.
+ * Each shape also runs stream-K with a random tile width on a random number of blocks (variant 4: from one block
+ * doing everything to more blocks than stages, so ranges of every kind: empty, inside one tile, across several);
+ * a stream-K plan runs twice and the second result is checked (the owners must have cleared the flags). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +22,7 @@
 enum { GUARD = 4096 }; /* bytes after y that no variant may write */
 
 /* One shape, one variant (1: the plan as made, 2: clusters of two, 3: no clusters and the epilogue from registers,
- * 2 and 3 unsplit; 4: a random tile width and K split into 2 .. 6 parts reduce-added in fp32): asserts every element
- * and the guard. */
+ * 2 and 3 whole tiles; 4: stream-K, a random tile width on 1 .. sms blocks): asserts every element and the guard. */
 static void run_shape(const tma_conv2d_shape *sh, int variant, uint64_t *rng) {
     const size_t nx = conv_x_elems(sh), nw = conv_w_elems(sh), ny = conv_y_elems(sh);
     uint16_t *hx = conv_random_bf16(rng, nx), *hw = conv_random_bf16(rng, nw);
@@ -39,10 +39,12 @@ static void run_shape(const tma_conv2d_shape *sh, int variant, uint64_t *rng) {
     tma_diag d;
     tma_status st = tma_conv2d_plan_make(&plan, sh, x, w, y, &d);
     cr_assert_eq(st, TMA_OK, "plan_make: %s: %s", tma_status_name(st), d.message);
-    if (variant >= 2) { /* 2, 3: the default width unsplit; 4: a random width, K split into 2 .. 6 parts */
-        const int splits = variant == 4 ? 2 + (int)(conv_rnd(rng) % 5) : 1;
+    if (variant >= 2) { /* 2, 3: the default width, whole tiles; 4: stream-K, a random width and grid */
         const int bn = variant == 4 ? 64 << (conv_rnd(rng) % 3) : plan.block_n;
-        st = tma_conv2d_plan_tiles(&plan, bn, splits < plan.stages ? splits : plan.stages, &d);
+        if (variant == 4)
+            plan.grid_blocks = conv_rnd(rng) % 2 ? plan.sms : 1 + (int)(conv_rnd(rng) % (uint64_t)plan.sms);
+        st = tma_conv2d_plan_tiles(&plan, bn, variant == 4 ? TMA_CONV2D_SCHEDULE_STREAM_K : TMA_CONV2D_SCHEDULE_TILES,
+                                   &d);
         cr_assert_eq(st, TMA_OK, "plan_tiles: %s: %s", tma_status_name(st), d.message);
     }
     plan.cluster = variant == 2 ? 2 : 1;
@@ -50,7 +52,7 @@ static void run_shape(const tma_conv2d_shape *sh, int variant, uint64_t *rng) {
         plan.epilogue = TMA_GEMM_EPILOGUE_DIRECT;
     st = tma_conv2d_run(&plan, NULL, &d);
     cr_assert_eq(st, TMA_OK, "run: %s: %s", tma_status_name(st), d.message);
-    if (plan.split_k > 1) { /* again: the first run's conversion must have left the workspace zeroed */
+    if (plan.schedule == TMA_CONV2D_SCHEDULE_STREAM_K) { /* again: the first run must have cleared its flags */
         CUDA_OK(cudaDeviceSynchronize());
         CUDA_OK(cudaMemset(y, 0xFF, ny * 2));
         st = tma_conv2d_run(&plan, NULL, &d);
@@ -62,9 +64,11 @@ static void run_shape(const tma_conv2d_shape *sh, int variant, uint64_t *rng) {
     for (size_t i = ny * 2; i < ny * 2 + GUARD; i++)
         guard_changed += hy[i] != 0xFFu;
     const size_t bad = conv_count_bad(sh, hx, hw, (const uint16_t *)hy, &first);
-    cr_log_info("N %d H %d W %d C %d K %d R %d S %d stride %d,%d pad %d,%d dil %d,%d, BN %d, split %d, variant %d (%s "
-                "epilogue): %zu bad of %zu", sh->n, sh->h, sh->w, sh->c, sh->k, sh->r, sh->s, sh->stride_h,
-                sh->stride_w, sh->pad_h, sh->pad_w, sh->dilation_h, sh->dilation_w, plan.block_n, plan.split_k, variant,
+    cr_log_info("N %d H %d W %d C %d K %d R %d S %d stride %d,%d pad %d,%d dil %d,%d, BN %d, %s on %d blocks, variant "
+                "%d (%s epilogue): %zu bad of %zu", sh->n, sh->h, sh->w, sh->c, sh->k, sh->r, sh->s, sh->stride_h,
+                sh->stride_w, sh->pad_h, sh->pad_w, sh->dilation_h, sh->dilation_w, plan.block_n,
+                plan.schedule == TMA_CONV2D_SCHEDULE_STREAM_K ? "stream-K" : "tiles",
+                plan.grid_blocks > 0 ? plan.grid_blocks : plan.sms, variant,
                 plan.epilogue == TMA_GEMM_EPILOGUE_TMA_STORE ? "TMA-store" : "direct", bad, ny);
     cr_assert(bad == 0 && guard_changed == 0,
               "N %d H %d W %d C %d K %d R %d S %d stride %d,%d pad %d,%d dil %d,%d, variant %d: %zu of %zu elements "
@@ -106,12 +110,12 @@ Test(gpu_conv, random) {
     }
 }
 
-/* The one-call form on a shape whose plan would split K (1 x 7 x 7 x 256 -> 256: one pixel tile): it runs unsplit,
+/* The one-call form on a shape whose plan is stream-K (8 x 7 x 7 x 512 -> 512: 4 pixel tiles): it runs whole tiles,
  * with no workspace to outlive the call, and gives the same result. */
 Test(gpu_conv, one_call) {
     require_sm90();
     uint64_t rng = seed_rng("gpu_conv/one_call");
-    const tma_conv2d_shape sh = {1, 7, 7, 256, 256, 3, 3, 1, 1, 1, 1, 1, 1};
+    const tma_conv2d_shape sh = {8, 7, 7, 512, 512, 3, 3, 1, 1, 1, 1, 1, 1};
     const size_t nx = conv_x_elems(&sh), nw = conv_w_elems(&sh), ny = conv_y_elems(&sh);
     uint16_t *hx = conv_random_bf16(&rng, nx), *hw = conv_random_bf16(&rng, nw), *hy = malloc(ny * 2);
     cr_assert(hx && hw && hy, "out of host memory");
@@ -125,7 +129,8 @@ Test(gpu_conv, one_call) {
     tma_conv2d_plan plan;
     tma_diag d;
     cr_assert_eq(tma_conv2d_plan_make(&plan, &sh, x, w, y, &d), TMA_OK, "%s", d.message);
-    cr_expect_gt(plan.split_k, 1, "the plan splits this shape (else the test proves nothing new)");
+    cr_expect_eq(plan.schedule, TMA_CONV2D_SCHEDULE_STREAM_K, "the plan is stream-K (else the test proves nothing "
+                 "new)");
     cr_assert_eq(tma_conv2d_plan_free(&plan, &d), TMA_OK, "%s", d.message);
     cr_assert_eq(tma_conv2d(&sh, x, w, y, NULL, &d), TMA_OK, "%s", d.message);
     CUDA_OK(cudaDeviceSynchronize());
@@ -160,19 +165,31 @@ Test(gpu_conv, refused) {
     changed = plan;
     changed.epilogue = (tma_gemm_epilogue)7;
     cr_expect_eq(tma_conv2d_run(&changed, NULL, &d), TMA_ERR_ARG, "epilogue 7");
-    cr_expect_eq(tma_conv2d_plan_tiles(&plan, 0, -1, &d), TMA_ERR_ARG, "-1 splits");
-    cr_expect(strstr(d.message, "splits = -1") != NULL, "%s", d.message);
-    cr_expect_eq(tma_conv2d_plan_tiles(&plan, 96, 1, &d), TMA_ERR_ARG, "96 wide tiles");
+    cr_expect_eq(tma_conv2d_plan_tiles(&plan, 0, (tma_conv2d_schedule)-1, &d), TMA_ERR_ARG, "schedule -1");
+    cr_expect(strstr(d.message, "schedule = -1") != NULL, "%s", d.message);
+    cr_expect_eq(tma_conv2d_plan_tiles(&plan, 96, TMA_CONV2D_SCHEDULE_TILES, &d), TMA_ERR_ARG, "96 wide tiles");
     cr_expect(strstr(d.message, "block_n = 96") != NULL, "%s", d.message);
-    cr_expect_eq(tma_conv2d_plan_tiles(&plan, 0, plan.stages + 1, &d), TMA_ERR_ARG, "more splits than stages");
-    cr_assert_eq(tma_conv2d_plan_tiles(&plan, 128, 3, &d), TMA_OK, "%s", d.message);
+    plan.grid_blocks = 3;
+    cr_assert_eq(tma_conv2d_plan_tiles(&plan, 128, TMA_CONV2D_SCHEDULE_STREAM_K, &d), TMA_OK, "%s", d.message);
+    cr_expect_eq(plan.workspace_blocks, 3, "slots for the grid of the time");
     changed = plan;
     changed.cluster = 2;
-    cr_expect_eq(tma_conv2d_run(&changed, NULL, &d), TMA_ERR_ARG, "a split run with clusters");
-    cr_expect(strstr(d.message, "split_k = 3") != NULL, "%s", d.message);
+    cr_expect_eq(tma_conv2d_run(&changed, NULL, &d), TMA_ERR_ARG, "stream-K with clusters");
+    cr_expect(strstr(d.message, "plan.cluster = 2 with STREAM_K") != NULL, "%s", d.message);
     changed = plan;
     changed.workspace = NULL;
-    cr_expect_eq(tma_conv2d_run(&changed, NULL, &d), TMA_ERR_ARG, "a split run without its workspace");
+    cr_expect_eq(tma_conv2d_run(&changed, NULL, &d), TMA_ERR_ARG, "stream-K without its workspace");
+    cr_expect(strstr(d.message, "without its workspace") != NULL, "%s", d.message);
+    changed = plan;
+    changed.grid_blocks = 4;
+    cr_expect_eq(tma_conv2d_run(&changed, NULL, &d), TMA_ERR_ARG, "more blocks than the workspace has slots");
+    cr_expect(strstr(d.message, "plan.grid_blocks = 4 with STREAM_K") != NULL, "%s", d.message);
+    changed.grid_blocks = plan.sms + 1;
+    cr_expect_eq(tma_conv2d_run(&changed, NULL, &d), TMA_ERR_ARG, "more blocks than multiprocessors");
+    changed = plan;
+    changed.schedule = (tma_conv2d_schedule)5;
+    cr_expect_eq(tma_conv2d_run(&changed, NULL, &d), TMA_ERR_ARG, "schedule 5");
+    cr_expect(strstr(d.message, "plan.schedule = 5") != NULL, "%s", d.message);
     cr_assert_eq(tma_conv2d_plan_free(&plan, &d), TMA_OK, "%s", d.message);
     CUDA_OK(cudaFree(p));
 }

@@ -8,10 +8,11 @@
  *   mismatch_detected - a descriptor built from another swizzle mode than the copy used designates the
  *       wrong element for most (m, k).
  *   fields / ok - field packing round-trips; the argument check accepts the kernel's use, refuses bad ones.
- *   scheduler - every output tile exactly once, any shape and group size.
+ *   scheduler - every output tile exactly once, any shape and group size; stream-K: every stage of every unit once,
+ *       each cut unit's owner and helpers as the kernel finds them.
  *   gemm_layout - the kernel's own descriptors (A box of 128 rows x 64 bf16, 128B swizzle, both consumer
- *       halves, ragged K) designate the element the model loaded, and advancing stage 0's descriptors by whole
- *       boxes equals deriving each stage's afresh; the epilogue's box addressing puts every element of C where
+ *       halves, ragged K) designate the element the model loaded, and advancing stage 0's first descriptor by
+ *       whole boxes and K steps equals deriving each afresh; the epilogue's box addressing puts every element of C where
  *       a model TMA store of C's map writes it, and each of its 4-byte warp stores hits 32 different banks. */
 #include <stdint.h>
 #include <stdio.h>
@@ -237,6 +238,82 @@ Test(gemm_sched, every_tile_once) {
         }
 }
 
+/* Stream-K (gm_sched): for unit counts around one and two waves, stage counts from 1 and worker counts from 1, every
+ * stage of every unit is done exactly once; a unit is either one whole segment or cut into segments whose first
+ * (kb0 = 0) is the last segment of its worker (the owner) and whose others are the first stream-K segments of the
+ * workers gm_sk_workers_of names (owner + 1 .. last, less the empty ranges), so each worker stores at most one
+ * partial tile and waits only after it; the whole units come first and are the dp ones. */
+Test(gemm_sched, stream_k_covers_every_stage_once) {
+    enum { MAXU = 600, MAXK = 40 };
+    static uint8_t done[MAXU * MAXK];
+    static int32_t first_seg_worker[MAXU], helpers_seen[MAXU];
+    for (int trial = 0; trial < 3000; trial++) {
+        const uint32_t workers = 1u + rnd32() % 140u, nk = 1u + rnd32() % MAXK;
+        uint32_t units = 1u + rnd32() % (3u * workers);
+        units = units > MAXU ? MAXU : units;
+        const bool sk = trial % 4 != 0;
+        if (sk && !gm_sk_fits(units, nk, workers))
+            continue;
+        const gm_sched s = gm_sched_make(units, nk, workers, sk);
+        cr_assert(s.dp <= units && (!sk || s.dp % workers == 0), "dp %u of %u units, %u workers", s.dp, units, workers);
+        memset(done, 0, sizeof done);
+        for (uint32_t u = 0; u < units; u++)
+            first_seg_worker[u] = -1, helpers_seen[u] = 0;
+        for (uint32_t w = 0; w < workers; w++) {
+            uint32_t cursor = 0, n = 0, partial_stores = 0;
+            gm_segment seg, prev = {0, 0, 0};
+            bool seen_sk = false;
+            while (gm_next_segment(&s, w, &cursor, &seg)) {
+                cr_assert(seg.unit < units && seg.kb0 < seg.kb1 && seg.kb1 <= nk, "worker %u: unit %u [%u, %u)", w,
+                          seg.unit, seg.kb0, seg.kb1);
+                cr_assert(seg.unit >= s.dp || (seg.kb0 == 0 && seg.kb1 == nk && seg.unit % workers == w),
+                          "whole units are taken in turn");
+                cr_assert(n == 0 || seg.unit > prev.unit, "units in order");
+                for (uint32_t k = seg.kb0; k < seg.kb1; k++) {
+                    cr_assert_eq(done[seg.unit * nk + k], 0, "unit %u stage %u twice", seg.unit, k);
+                    done[seg.unit * nk + k] = 1;
+                }
+                const bool whole = seg.kb0 == 0 && seg.kb1 == nk;
+                if (!whole) {
+                    uint32_t owner, last;
+                    gm_sk_workers_of(&s, seg.unit, &owner, &last);
+                    if (seg.kb0 == 0) {
+                        cr_assert_eq(owner, w, "the first stage's worker owns unit %u", seg.unit);
+                        cr_assert(last > w, "an owner of a cut unit has helpers");
+                        first_seg_worker[seg.unit] = (int32_t)w;
+                    } else {
+                        cr_assert(!seen_sk, "worker %u: a helper segment is its first stream-K one", w);
+                        cr_assert(w > owner && w <= last && !gm_sk_range_empty(&s, w), "worker %u helps unit %u",
+                                  w, seg.unit);
+                        partial_stores++;
+                        helpers_seen[seg.unit]++;
+                    }
+                }
+                if (seg.unit >= s.dp)
+                    seen_sk = true;
+                prev = seg;
+                n++;
+            }
+            cr_assert(partial_stores <= 1, "worker %u stores %u partial tiles", w, partial_stores);
+            /* an owner's cut segment is the last of its range */
+            if (n > 0 && prev.kb0 == 0 && prev.kb1 < nk)
+                cr_assert_eq(first_seg_worker[prev.unit], (int32_t)w);
+        }
+        for (uint32_t u = 0; u < units; u++) {
+            for (uint32_t k = 0; k < nk; k++)
+                cr_assert_eq(done[u * nk + k], 1, "unit %u stage %u never done (%u units, %u stages, %u workers)", u,
+                             k, units, nk, workers);
+            if (u < s.dp)
+                continue;
+            uint32_t owner, last, expect = 0;
+            gm_sk_workers_of(&s, u, &owner, &last);
+            for (uint32_t h = owner + 1u; h <= last; h++)
+                expect += !gm_sk_range_empty(&s, h);
+            cr_assert_eq((uint32_t)helpers_seen[u], expect, "unit %u: helpers", u);
+        }
+    }
+}
+
 /* The kernel's A box (TMA_GEMM_BM rows x TMA_GEMM_BK bf16, 128B swizzle) loaded by the model over a ragged K: each
  * consumer half's descriptors, one per K step, designate the element the model wrote (zero past K). */
 Test(gemm_layout, kernel_descriptors_designate_the_loaded_elements) {
@@ -275,8 +352,10 @@ Test(gemm_layout, kernel_descriptors_designate_the_loaded_elements) {
         for (uint32_t k = 0; k < TMA_GEMM_BK; k += 16)
             for (uint32_t st = 0; st < TMA_GEMM_STAGES; st++)
                 cr_assert_eq(tma_wgmma_desc_box(&bx, base + st * tile, k),
-                             tma_wgmma_desc_advance(tma_wgmma_desc_box(&bx, base, k), st * tile),
-                             "rows %u stage %u k %u", rows, st, k);
+                             tma_wgmma_desc_advance(tma_wgmma_desc_box(&bx, base, 0),
+                                                    st * tile + k / 16u * GM_K_STEP_BYTES),
+                             "rows %u stage %u k %u: gm_mainloop's derivation from stage 0's first K step", rows,
+                             st, k);
     }
 }
 

@@ -271,6 +271,15 @@ typedef struct tma_conv2d_shape {
     int dilation_h, dilation_w;  /**< >= 1 */
 } tma_conv2d_shape;
 
+/** How a plan's tiles are shared among the blocks of its persistent grid. */
+typedef enum tma_conv2d_schedule {
+    TMA_CONV2D_SCHEDULE_AUTO = 0,  /**< tma_conv2d_plan_tiles chooses (docs/CONV.md) */
+    TMA_CONV2D_SCHEDULE_TILES,     /**< every tile whole: block b takes tiles b, b + blocks, ... */
+    TMA_CONV2D_SCHEDULE_STREAM_K,  /**< the last one or two waves of tiles shared out by pipeline stages, every block
+                                        an equal share; a tile cut between blocks is summed by the block holding its
+                                        first stage from the others' fp32 partial tiles (a workspace) */
+} tma_conv2d_schedule;
+
 /** Everything one launch needs, prepared once by tma_conv2d_plan_make. Fields marked "may be changed" may be set
  *  between make and run; run checks them. */
 typedef struct tma_conv2d_plan {
@@ -287,16 +296,16 @@ typedef struct tma_conv2d_plan {
                                     filter tile through multicast); default as tma_gemm_plan's */
     int group_m;               /**< may be changed: pixel-tile rows per rasterization group */
     int sms;                   /**< multiprocessors of the device */
-    int grid_blocks;           /**< may be changed: 0 (default) as many blocks as can be co-resident, else this many */
+    int grid_blocks;           /**< may be changed: 0 (default) as many blocks as can be co-resident, else this many
+                                    (STREAM_K: at most sms and workspace_blocks, every block resident) */
     tma_gemm_epilogue epilogue; /**< may be changed: TMA_STORE (default where K * 2 and y are 16-byte multiples) or
                                     DIRECT */
     size_t smem;               /**< dynamic shared memory per block, bytes */
     int stages;                /**< pipeline stages of a tile: R * S * ceil(C / 64) */
-    int split_k;               /**< set by tma_conv2d_plan_tiles: 1, or the splits of the stages (small outputs) */
-    void *workspace;           /**< with split_k > 1: split_k slices of fp32 partial sums, each (N P Q rounded up to
-                                    a 128-pixel tile) x K (cudaMalloc), else NULL */
-    size_t workspace_pitch;    /**< bytes between the workspace's rows: K * 4 rounded up to 16 */
-    tma_tensor workspace_map;  /**< the workspace as 64 rows x 32 fp32 boxes: the split epilogue's stores */
+    tma_conv2d_schedule schedule; /**< set by tma_conv2d_plan_tiles: TILES or STREAM_K */
+    void *workspace;           /**< with STREAM_K: a slot of block_n x 128 fp32 partial sums and two flags per block
+                                    of the grid (cudaMalloc), else NULL */
+    int workspace_blocks;      /**< the blocks it has slots for: a STREAM_K run launches at most this many */
 } tma_conv2d_plan;
 
 /** Output rows and columns of a shape (0 where the filter does not fit). */
@@ -314,15 +323,13 @@ tma_status tma_conv2d_check(const tma_conv2d_shape *shape, const void *x, const 
 tma_status tma_conv2d_plan_make(tma_conv2d_plan *p, const tma_conv2d_shape *shape, const void *x, const void *w,
                                 void *y, tma_diag *diag);
 
-/** Choose the plan's tiles: block_n output channels per tile (64, 128 or 256; 0: the plan's choice) and each tile's
- *  stages (filter taps x channel blocks) split into `splits` units of work (1 .. stages; 0: the plan's choice), for
- *  outputs with fewer tiles than the GPU has multiprocessors: each unit stores its partial sums into its own fp32
- *  slice of a workspace, and a second launch writes y as their sum. A plan with a workspace must not run on two
- *  streams at once.
- *  splits > 1 allocates the workspace (cudaMalloc: synchronous), 1 frees it. tma_conv2d_plan_make calls it with
- *  0, 0 (docs/CONV.md says how it chooses).
- *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_ARG (a width or split out of range), TMA_ERR_CUDA */
-tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_n, int splits, tma_diag *diag);
+/** Choose the plan's tiles: block_n output channels per tile (64, 128 or 256; 0: the plan's choice) and how the
+ *  blocks share them (AUTO: the plan's choice). STREAM_K, for outputs whose tiles leave the last wave of blocks part
+ *  idle, allocates the workspace (cudaMalloc and cudaMemset: synchronous) for the plan's grid; TILES frees it. A plan
+ *  with a workspace must not run on two streams at once. tma_conv2d_plan_make calls it with 0, AUTO (docs/CONV.md
+ *  says how it chooses).
+ *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_ARG (a width or schedule out of range), TMA_ERR_CUDA */
+tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_n, tma_conv2d_schedule schedule, tma_diag *diag);
 
 /** Launch a prepared plan on `stream` (asynchronous).
  *  @return TMA_OK; TMA_ERR_NULL_ARG; TMA_ERR_ARG for fields changed to something it cannot run; TMA_ERR_CUDA */
@@ -332,8 +339,8 @@ tma_status tma_conv2d_run(const tma_conv2d_plan *p, tma_stream stream, tma_diag 
  *  TMA_ERR_CUDA */
 tma_status tma_conv2d_plan_free(tma_conv2d_plan *p, tma_diag *diag);
 
-/** Plan and run in one call; asynchronous on `stream`. It does not split K (that needs a workspace to outlive the
- *  launch): for small outputs, keep a plan. @return as the two */
+/** Plan and run in one call; asynchronous on `stream`. Whole tiles only (stream-K needs a workspace that outlives
+ *  the launch): for small outputs, keep a plan. @return as the two */
 tma_status tma_conv2d(const tma_conv2d_shape *shape, const void *x, const void *w, void *y, tma_stream stream,
                       tma_diag *diag);
 

@@ -17,7 +17,7 @@
  *        over the median of REPS (>= 20) event-timed launches, all timed in interleaved rounds after warm-up
  *        (common/bench.h):
  *          libtma          tma_conv2d as tma_conv2d_plan_make sets it up
- *          other-cluster   the same with the other cluster setting (1 <-> 2)
+ *          tiles           the same tile width with whole tiles (no stream-K)
  *          im2col+cuBLAS   the explicit im2col kernel then the cuBLAS GEMM: what a convolution costs without
  *                          implicit im2col
  *          cuBLAS GEMM     the cuBLAS GEMM alone on the already expanded matrix (the ceiling an implicit GEMM aims
@@ -25,7 +25,8 @@
  *     Without a Hopper GPU it checks the kernel's tile pipeline on libtma's CPU model of the copy engine
  *     (tma_conv2d_model) against the fp64 direct convolution on small shapes, and exits.
  *     TMA_CONV_SEED replays the data; TMA_CONV_ONLY=ROW runs the table row of that name (e.g. "b32 28x28x128");
- *     TMA_CONV_SWEEP also times every tile width (64, 128, 256) and split of K (1-8) of each row (docs/CONV.md).
+ *     TMA_CONV_SWEEP also times every tile width (64, 128, 256) with each schedule (whole tiles, stream-K) of each
+ *     row (docs/CONV.md).
  *
  * BUILD AND RUN
  *     cmake -B build && cmake --build build -j && ./build/samples/tma-conv
@@ -173,7 +174,7 @@ typedef struct problem {
     void *x, *w, *y;  /* libtma */
     void *a, *yref;   /* the explicit im2col matrix and the baseline's y */
     size_t y_bytes;
-    tma_conv2d_plan plan, other; /* the default, and clusters of two sharing the filter tile (no split) */
+    tma_conv2d_plan plan, other; /* the default, and the same width with whole tiles */
 } problem;
 
 static void problem_open(problem *g, cublasHandle_t h, const tma_conv2d_shape *sh, uint64_t seed) {
@@ -199,11 +200,14 @@ static void problem_open(problem *g, cublasHandle_t h, const tma_conv2d_shape *s
     }
     g->other = g->plan;
     g->other.workspace = NULL; /* its own (none): the default's stays the default's */
-    if (tma_conv2d_plan_tiles(&g->other, g->plan.block_n, 1, &d) != TMA_OK) {
+    if (tma_conv2d_plan_tiles(&g->other, g->plan.block_n, TMA_CONV2D_SCHEDULE_TILES, &d) != TMA_OK) {
         fprintf(stderr, "tma_conv2d_plan_tiles: %s\n", d.message);
         exit(1);
     }
-    g->other.cluster = 2;
+}
+
+static const char *schedule_name(const tma_conv2d_plan *p) {
+    return p->schedule == TMA_CONV2D_SCHEDULE_STREAM_K ? "stream-K" : "tiles";
 }
 
 static void problem_close(problem *g) {
@@ -237,19 +241,20 @@ static void cublas_gemm(const problem *g, void *y) {
 
 static void run_im2col(const problem *g) { CUDA_CHECK(explicit_im2col(g->x, g->a, &g->sh, g->p, g->q, 0)); }
 
-enum { T_LIBTMA, T_OTHER, T_IM2COL_CUBLAS, T_CUBLAS, NTIMED };
+enum { T_LIBTMA, T_TILES, T_IM2COL_CUBLAS, T_CUBLAS, NTIMED };
 
 static void launch(void *ctx, int which) {
     const problem *g = ctx;
     switch (which) {
     case T_LIBTMA: run_plan(&g->plan); break;
-    case T_OTHER: run_plan(&g->other); break;
+    case T_TILES: run_plan(&g->other); break;
     case T_IM2COL_CUBLAS: run_im2col(g), cublas_gemm(g, g->yref); break;
     default: cublas_gemm(g, g->yref); break;
     }
 }
 
-/* libtma (both cluster settings) against the baseline, every element; small shapes also against fp64.
+/* libtma (its plan, and the same width with whole tiles) against the baseline, every element; small shapes also
+ * against fp64.
  * @return 1 when every check passed */
 static int check_problem(problem *g, int fp64) {
     CUDA_CHECK(cudaMemset(g->yref, 0xFF, g->y_bytes));
@@ -264,8 +269,8 @@ static int check_problem(problem *g, int fp64) {
         compare_result cr;
         CUDA_CHECK(compare_bf16(g->y, g->yref, (size_t)g->m * g->sh.k, 1e-2f, 1e-2f, &cr));
         const tma_conv2d_plan *pv = v ? &g->other : &g->plan;
-        printf("  clusters of %d, split %d: vs im2col + cuBLAS: %llu bad, max |diff| %.3e %s\n", pv->cluster,
-               pv->split_k, cr.bad, cr.max_abs_diff, cr.bad ? "FAIL" : "ok");
+        printf("  BN %d, %s: vs im2col + cuBLAS: %llu bad, max |diff| %.3e %s\n", pv->block_n, schedule_name(pv),
+               cr.bad, cr.max_abs_diff, cr.bad ? "FAIL" : "ok");
         ok = ok && cr.bad == 0;
     }
     if (fp64) {
@@ -274,7 +279,7 @@ static int check_problem(problem *g, int fp64) {
         uint16_t *x = host_alloc(nx * 2), *w = host_alloc(nw * 2), *y = host_alloc(ny * 2), *yr = host_alloc(ny * 2);
         CUDA_CHECK(cudaMemcpy(x, g->x, nx * 2, cudaMemcpyDeviceToHost));
         CUDA_CHECK(cudaMemcpy(w, g->w, nw * 2, cudaMemcpyDeviceToHost));
-        CUDA_CHECK(cudaMemcpy(y, g->y, ny * 2, cudaMemcpyDeviceToHost)); /* the last run: the other setting */
+        CUDA_CHECK(cudaMemcpy(y, g->y, ny * 2, cudaMemcpyDeviceToHost)); /* the last run: whole tiles */
         CUDA_CHECK(cudaMemcpy(yr, g->yref, ny * 2, cudaMemcpyDeviceToHost));
         double *ref = direct_conv(&g->sh, x, w), err, err_ref;
         const long bad = count_bad(y, ref, ny, &err), bad_ref = count_bad(yr, ref, ny, &err_ref);
@@ -310,7 +315,7 @@ static const layer layers[] = {
 };
 enum { NLAYERS = sizeof layers / sizeof layers[0] };
 
-/* TMA_CONV_SWEEP (diagnostic): the default plan with each tile width and split of K, checked, then timed in
+/* TMA_CONV_SWEEP (diagnostic): the default plan with each tile width and schedule, checked, then timed in
  * interleaved rounds. */
 enum { SWEEP_MAX = 24 };
 typedef struct sweep_ctx {
@@ -321,18 +326,18 @@ typedef struct sweep_ctx {
 static void launch_sweep(void *ctx, int which) { run_plan(&((sweep_ctx *)ctx)->plans[which]); }
 
 static void sweep_tiles(problem *g, int reps) {
-    static const int splits[] = {1, 2, 3, 4, 6, 8};
+    static const tma_conv2d_schedule schedules[] = {TMA_CONV2D_SCHEDULE_TILES, TMA_CONV2D_SCHEDULE_STREAM_K};
     sweep_ctx sc;
     sc.n = 0;
     tma_diag d;
     for (int bn = 64; bn <= 256; bn *= 2)
-        for (int i = 0; i < 6 && splits[i] <= g->plan.stages && sc.n < SWEEP_MAX; i++) {
+        for (int i = 0; i < 2 && sc.n < SWEEP_MAX; i++) {
             tma_conv2d_plan *p = &sc.plans[sc.n++];
             *p = g->plan;
             p->workspace = NULL;
             p->cluster = 1;
-            if (tma_conv2d_plan_tiles(p, bn, splits[i], &d) != TMA_OK) {
-                fprintf(stderr, "tma_conv2d_plan_tiles %d %d: %s\n", bn, splits[i], d.message);
+            if (tma_conv2d_plan_tiles(p, bn, schedules[i], &d) != TMA_OK) {
+                fprintf(stderr, "tma_conv2d_plan_tiles %d %d: %s\n", bn, (int)schedules[i], d.message);
                 exit(1);
             }
             CUDA_CHECK(cudaMemset(g->y, 0xFF, g->y_bytes));
@@ -341,7 +346,7 @@ static void sweep_tiles(problem *g, int reps) {
             compare_result cr;
             CUDA_CHECK(compare_bf16(g->y, g->yref, (size_t)g->m * g->sh.k, 1e-2f, 1e-2f, &cr));
             if (cr.bad) {
-                printf("  sweep BN %d split %d: %llu bad FAIL\n", bn, splits[i], cr.bad);
+                printf("  sweep BN %d %s: %llu bad FAIL\n", bn, schedule_name(p), cr.bad);
                 exit(1);
             }
         }
@@ -349,7 +354,7 @@ static void sweep_tiles(problem *g, int reps) {
     bench_interleaved(launch_sweep, &sc, sc.n, reps, ms);
     printf("  sweep:");
     for (int i = 0; i < sc.n; i++) {
-        printf(" BN %d split %d %.1f us (%.0f TF/s)%s", sc.plans[i].block_n, sc.plans[i].split_k, ms[i] * 1e3,
+        printf(" BN %d %s %.1f us (%.0f TF/s)%s", sc.plans[i].block_n, schedule_name(&sc.plans[i]), ms[i] * 1e3,
                2.0 * (double)g->m * g->sh.k * (double)g->kg * 1e-9 / ms[i], i + 1 < sc.n ? "," : "\n");
         tma_conv2d_plan_free(&sc.plans[i], &d);
     }
@@ -359,23 +364,23 @@ typedef struct row {
     const char *name;
     double ms[NTIMED];
     double gflop;
-    int cluster, block_n, split;
+    int cluster, block_n, stream_k;
 } row;
 
 static void print_table(const char *gpu, int reps, const row *rs, int n, int failures) {
     printf("\n%s (TFLOP/s = 2 (N P Q) K (R S C) / median of %d launches each, CUDA events, all four of a row timed in "
            "interleaved rounds after >= %.0f ms of warm-up rounds; libtma = tma_conv2d's default plan (clusters = its "
-           "choice, BN = output channels per tile, split = its split of K); cl2 = clusters of two sharing the filter "
-           "tile, no split; im2col+cuBLAS = the explicit "
+           "choice, BN = output channels per tile, sched = how its blocks share the tiles); tiles = the same width "
+           "with whole tiles (no stream-K); im2col+cuBLAS = the explicit "
            "im2col kernel then cublasGemmEx; cuBLAS GEMM = cublasGemmEx alone on the expanded matrix)\n",
            gpu, reps, BENCH_WARMUP_MS);
-    printf("%-18s %6s %3s %3s %5s %9s %9s %9s %9s %9s %9s %10s %10s\n", "layer", "GFLOP", "cl", "BN", "split",
-           "libtma us", "libtma TF", "cl2 TF", "i2c+cB TF", "cuBLAS TF", "cuBLAS us", "% cuBLAS", "x i2c+cB");
+    printf("%-18s %6s %3s %3s %8s %9s %9s %9s %9s %9s %9s %10s %10s\n", "layer", "GFLOP", "cl", "BN", "sched",
+           "libtma us", "libtma TF", "tiles TF", "i2c+cB TF", "cuBLAS TF", "cuBLAS us", "% cuBLAS", "x i2c+cB");
     for (int i = 0; i < n; i++) {
         const row *r = &rs[i];
         /* GFLOP / ms = TFLOP/s */
-        printf("%-18s %6.2f %3d %3d %5d %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f%% %9.2fx\n", r->name, r->gflop,
-               r->cluster, r->block_n, r->split, r->ms[0] * 1e3, r->gflop / r->ms[0], r->gflop / r->ms[1],
+        printf("%-18s %6.2f %3d %3d %8s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f%% %9.2fx\n", r->name, r->gflop,
+               r->cluster, r->block_n, r->stream_k ? "stream-K" : "tiles", r->ms[0] * 1e3, r->gflop / r->ms[0], r->gflop / r->ms[1],
                r->gflop / r->ms[2], r->gflop / r->ms[3], r->ms[3] * 1e3, 100.0 * r->ms[3] / r->ms[0],
                r->ms[2] / r->ms[0]);
     }
@@ -434,7 +439,7 @@ int main(int argc, char **argv) {
             r->gflop = 2.0 * (double)g.m * g.sh.k * (double)g.kg * 1e-9;
             r->cluster = g.plan.cluster;
             r->block_n = g.plan.block_n;
-            r->split = g.plan.split_k;
+            r->stream_k = g.plan.schedule == TMA_CONV2D_SCHEDULE_STREAM_K;
             if (getenv("TMA_CONV_SWEEP"))
                 sweep_tiles(&g, reps);
         }
