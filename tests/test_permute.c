@@ -97,6 +97,21 @@ Test(permute_plan, dense_identity_is_rows_of_a_copy) {
     cr_assert_eq(L.ld.box_dim[0] * L.ld.box_dim[1] * 4u, PM_COPY_BOX_BYTES);
 }
 
+Test(permute_plan, rank5_walks_slabs_in_dst_order) {
+    /* src {256, 128, 64, 32, 16}, perm {1, 3, 0, 4, 2}: outer map dimensions 2, 3, 4 (src 2, 3, 4) have dst strides
+     * 64 MiB, 512 B and 4 MiB, so the tiles walk 3, 4, 2 (PM_OUTER_BY_DST) */
+    tma_permute_desc d = {.elem_bytes = 4, .rank = 5, .src_dims = {256, 128, 64, 32, 16}, .perm = {1, 3, 0, 4, 2}};
+    pm_layout L = plan_of(d);
+    cr_assert_eq(L.transpose, 1);
+    cr_assert_eq(L.grid.dst_stride[2], 64ull << 20, "%llu", (unsigned long long)L.grid.dst_stride[2]);
+    cr_assert_eq(L.grid.dst_stride[3], 512u);
+    cr_assert_eq(L.grid.dst_stride[4], 4ull << 20);
+    const uint32_t want[3] = {3, 4, 2}, src_order[3] = {2, 3, 4};
+    for (int j = 0; j < 3; j++)
+        cr_assert_eq(L.grid.outer[j], PM_OUTER_BY_DST ? want[j] : src_order[j], "outer[%d] = %u", j, L.grid.outer[j]);
+    cr_assert_eq(L.grid.tstore, 0, "dst rows of 512 bytes: TMA boxes");
+}
+
 Test(permute_plan, unit_dimensions_dropped) {
     tma_permute_desc d = {.elem_bytes = 4, .rank = 5, .src_dims = {33, 1, 17, 1, 5}, .perm = {2, 1, 0, 4, 3},
                           .src_strides = {144, 144, 2448, 2448}, .dst_strides = {80, 80, 2640, 13200}};
