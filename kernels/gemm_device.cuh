@@ -245,44 +245,74 @@ static __device__ __forceinline__ void gm_fence_proxy_async_global() {
     asm volatile("fence.proxy.async.global;" ::: "memory");
 }
 
-/* The owner adds a helper's partial half tile (this warpgroup's 64 rows). Thread 0 waits for the flag (bounded: a hang
- * becomes a trap), clears it and copies the half tile with one bulk copy into `buf`, free shared memory (the stages:
- * the owner's segment is its block's last); then every thread adds its accumulators' part from there.
- * Measured on an H200 (b128 7x7x512, 256-wide tiles): reading the slot with the threads' own loads, four float4 in
- * flight per thread (all the consumers' registers allow beside 128 accumulators), was latency-bound: stream-K then
- * gained 1.3 us of the ~13 us its balance is worth. */
-template <uint32_t R>
-static __device__ __forceinline__ void gm_add_partial(float (&acc)[R], const float4 *slot, uint32_t *flag,
-                                                      uint8_t *buf, uint64_t *bar, uint32_t &phase,
-                                                      uint32_t barrier_id) {
-    constexpr uint32_t BYTES = R / 4u * 128u * (uint32_t)sizeof(float4);
+/* Thread 0 of a warpgroup waits for a helper's flag, bounded by a count of polls (each an L2 round trip, ~0.5 us,
+ * plus a sleep: 2^22 of them take seconds; the clock-based bound of tma_mbar_wait needs two 64-bit registers more,
+ * here where the 128 accumulators are live, and ptxas spilled). A hang becomes a trap: a helper that never stored
+ * its part (a launch with more blocks than are resident). Then it clears the flag (nothing else touches it in this
+ * launch) and orders what it acquired before its bulk copies read it. */
+static __device__ __forceinline__ void gm_take_flag(uint32_t *flag) {
+    for (uint32_t polls = 0; gm_flag_acquire(flag) == 0u; polls++) {
+        if (polls == (1u << 22))
+            __trap();
+        __nanosleep(256);
+    }
+    *flag = 0u;
+    gm_fence_proxy_async_global();
+}
+
+/* The owner adds its helpers' partial half tiles (this warpgroup's 64 rows) to its accumulators, in helper order.
+ * `region`: this warpgroup's half of the stages, free (the owner's segment is its block's last, and both warpgroups
+ * are past their last wgmma). Thread 0 bulk-copies as many halves as fit in the region at once (one barrier, their
+ * bytes together), then every thread adds them from there; again for the rest.
+ * Measured on an H200 (two runs of the sweep, the same day): with the threads' own loads of the slots instead, four
+ * float4 in flight per thread (all the registers beside 128 accumulators allow), the fixup was latency-bound:
+ * stream-K at 256 wide took 51.8 us on b128 7x7x512 and 35.8 on b32 7x7x512, against 50.0 and 31.6 with one bulk
+ * copy per helper. */
+template <uint32_t R, uint32_t REGION>
+static __device__ __forceinline__ void gm_add_partials(float (&acc)[R], const gm_sched &sched, uint32_t unit,
+                                                       const GmPartials &partials, uint32_t rank, uint32_t cw, int cl,
+                                                       uint8_t *region, uint64_t *bar, uint32_t barrier_id) {
+    constexpr uint32_t HALF = R / 4u * 128u; /* float4 in a slot's half */
+    constexpr uint32_t BYTES = HALF * (uint32_t)sizeof(float4), NBUF = REGION / BYTES;
+    static_assert(NBUF >= 1, "a partial half tile fits the region");
     const uint32_t t = threadIdx.x % 128u;
-    if (t == 0) {
-        /* Bounded by a count of polls, each an L2 round trip (~0.5 us) plus a sleep: 2^22 of them take seconds. The
-         * clock-based bound of tma_mbar_wait needs two 64-bit registers more, here where the 128 accumulators are
-         * live (ptxas spilled). */
-        for (uint32_t polls = 0; gm_flag_acquire(flag) == 0u; polls++) {
-            if (polls == (1u << 22))
-                __trap(); /* the helper never stored its part: a launch with more blocks than are resident */
-            __nanosleep(256);
-        }
-        *flag = 0u; /* nothing else touches it in this launch */
-        gm_fence_proxy_async_global();
-        tma_mbar_arrive_expect_tx(bar, BYTES);
-        tma_bulk_load(buf, slot, BYTES, bar);
-    }
-    tma_mbar_wait_quiet(bar, phase);
-    phase ^= 1u;
-    const float4 *part = (const float4 *)buf + t; /* float4 j of thread t at j * 128 + t: no bank conflicts */
+    uint32_t owner, last, phase = 0;
+    gm_sk_workers_of(&sched, unit, &owner, &last);
+    for (uint32_t h0 = owner + 1u; h0 <= last;) {
+        uint32_t n = 0, h = h0; /* this batch: helpers h0 .. h - 1, n of them with work */
+        for (; h <= last && n < NBUF; h++)
+            n += gm_sk_range_empty(&sched, h) ? 0u : 1u;
+        if (n > 0) {
+            if (t == 0) {
+                uint32_t b = 0;
+                for (uint32_t i = h0; i < h; i++) {
+                    if (gm_sk_range_empty(&sched, i))
+                        continue;
+                    const uint32_t slot = 2u * (i * (uint32_t)cl + rank) + cw; /* the helper's block, same row */
+                    gm_take_flag(partials.flags + slot);
+                    if (b == 0)
+                        tma_mbar_arrive_expect_tx(bar, n * BYTES);
+                    tma_bulk_load(region + b * BYTES, partials.slots + slot * HALF, BYTES, bar);
+                    b++;
+                }
+            }
+            tma_mbar_wait_quiet(bar, phase);
+            phase ^= 1u;
+            for (uint32_t b = 0; b < n; b++) {
+                const float4 *part = (const float4 *)(region + b * BYTES) + t; /* j * 128 + t: no bank conflicts */
 #pragma unroll
-    for (uint32_t j = 0; j < R / 4u; j++) {
-        const float4 v = part[j * 128u];
-        acc[4 * j] += v.x;
-        acc[4 * j + 1] += v.y;
-        acc[4 * j + 2] += v.z;
-        acc[4 * j + 3] += v.w;
+                for (uint32_t j = 0; j < R / 4u; j++) {
+                    const float4 v = part[j * 128u];
+                    acc[4 * j] += v.x;
+                    acc[4 * j + 1] += v.y;
+                    acc[4 * j + 2] += v.z;
+                    acc[4 * j + 3] += v.w;
+                }
+            }
+            tma_named_barrier_sync(barrier_id, 128); /* every thread has read the region before the next batch */
+        }
+        h0 = h;
     }
-    tma_named_barrier_sync(barrier_id, 128); /* every thread has read buf before the next copy into it */
 }
 
 /* The block's pipeline for C = A * B^T on tiles of BM x Ops::BN, whatever fills the stages. Ops (a struct passed
@@ -410,16 +440,10 @@ __global__ void __launch_bounds__(THREADS, 1)
                  * are free (the producer has issued nothing since): each warpgroup reads its helpers' halves into
                  * its half of them. */
                 tma_named_barrier_sync(3, 256);
-                uint32_t owner, last, fixup_phase = 0; /* a block owns at most one cut unit: its last segment's */
-                gm_sk_workers_of(&sched, seg.unit, &owner, &last);
-                for (uint32_t h = owner + 1u; h <= last && row0 < M; h++) {
-                    if (gm_sk_range_empty(&sched, h))
-                        continue;
-                    const uint32_t block = h * CL + rank; /* the helper's block on the same tile row */
-                    gm_add_partial(acc, partials.slots + (2u * block + cw) * HALF, partials.flags + 2u * block + cw,
-                                   base + cw * (NSTAGES * (Shape::A_BYTES + Shape::B_BYTES) / 2u), &fixup[cw],
-                                   fixup_phase, 1u + cw);
-                }
+                if (row0 < M)
+                    gm_add_partials<TBN / 2u, NSTAGES *(Shape::A_BYTES + Shape::B_BYTES) / 2u>(
+                        acc, sched, seg.unit, partials, rank, cw, CL, base + cw * (NSTAGES * (Shape::A_BYTES +
+                        Shape::B_BYTES) / 2u), &fixup[cw], 1u + cw);
             }
             if (row0 >= M)
                 continue; /* a cluster's second tile row past the end of C */
