@@ -156,7 +156,7 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
      * tile leave from as many warps in parallel, and thread 0 keeps only the loads. */
     const bool issuer = tid % 64u == 0u;
     /* THREAD STORES (permute_tiles.h; compiled only for the element sizes pm_use_tstore may choose them for) */
-    constexpr bool TS = PM_TSTORE_POLICY == 2 || (PM_TSTORE_POLICY == 1 && E >= 2);
+    constexpr bool TS = E >= 2;
     pm_slot sl[V]; /* this thread's chunks of every tile */
     if (TS && g.tstore)
 #pragma unroll

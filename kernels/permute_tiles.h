@@ -42,14 +42,6 @@
 #ifndef PM_TILE_LINES
 #define PM_TILE_LINES 128u
 #endif
-/** Tiles walk the outer map dimensions (2..4, one slab after another) in the order of their dst strides, smallest
- *  first, so the tiles in flight write neighbouring dst bytes (pm_grid_dst; 0: src's order). Measured on an H200
- *  (tma-permute, one run each, same session): the rank-5 case {256, 128, 64, 32, 16}, perm {1, 3, 0, 4, 2} fp32 went
- *  from 84.4% to 88.7% of a device-to-device copy. In src order its ~500 tiles in flight wrote 512-byte rows into 64
- *  regions 64 MiB apart; in dst order, into one 4 MiB run. */
-#ifndef PM_OUTER_BY_DST
-#define PM_OUTER_BY_DST 1
-#endif
 /** Default tile order of the TRANSPOSE kernel: bands of this many tile columns (tma_transpose's default). */
 #define PM_DEFAULT_GROUP 8u
 
@@ -167,7 +159,7 @@ TMA_HD uint32_t pm_tstore_elems(const pm_grid *g, const int32_t ld[5], const pm_
 }
 
 /** Which transposes store with the threads: those whose dst row pitch is not a multiple of 32 bytes, for 2-, 4- and
- *  8-byte elements (PM_TSTORE_POLICY 1, the default; 0: none, 2: all, for measurements). Why (H200, one run of
+ *  8-byte elements. Why (H200, one run of
  *  tma-permute each, docs/PERMUTE.md): with such a pitch each 128-byte row of a W x W TMA store box begins and ends
  *  inside a 32-byte sector, and L2 fetched sectors from DRAM to complete them (ncu, fp32 12345 x 6789: 398 MB read
  *  for a 335 MB src, 342 MB with the threads storing 512-byte runs); thread stores took fp32 12345 x 6789 from 73.5%
@@ -175,11 +167,8 @@ TMA_HD uint32_t pm_tstore_elems(const pm_grid *g, const int32_t ld[5], const pm_
  *  (u8 6789 x 12345: 89.6% -> 58.6%; its 64-thread blocks, 16 chunks each, cannot hide the extra shared-memory pass),
  *  and where the pitch is aligned TMA boxes are as fast or faster (thread stores everywhere: bf16 8192^2 84.8%, u8
  *  59.2%, fp32 93.8%, fp64 92.0%). */
-#ifndef PM_TSTORE_POLICY
-#define PM_TSTORE_POLICY 1
-#endif
 TMA_HD uint32_t pm_use_tstore(uint64_t dst_pitch, uint32_t elem_bytes) {
-    return PM_TSTORE_POLICY == 2 ? 1u : PM_TSTORE_POLICY == 1 ? (dst_pitch % 32u != 0u && elem_bytes >= 2u) : 0u;
+    return dst_pitch % 32u != 0u && elem_bytes >= 2u;
 }
 
 /** Everything the plan decides without a GPU: the kernel's maps and grid. */

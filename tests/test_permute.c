@@ -99,16 +99,16 @@ Test(permute_plan, dense_identity_is_rows_of_a_copy) {
 
 Test(permute_plan, rank5_walks_slabs_in_dst_order) {
     /* src {256, 128, 64, 32, 16}, perm {1, 3, 0, 4, 2}: outer map dimensions 2, 3, 4 (src 2, 3, 4) have dst strides
-     * 64 MiB, 512 B and 4 MiB, so the tiles walk 3, 4, 2 (PM_OUTER_BY_DST) */
+     * 64 MiB, 512 B and 4 MiB, so the tiles walk 3, 4, 2 (dst order) */
     tma_permute_desc d = {.elem_bytes = 4, .rank = 5, .src_dims = {256, 128, 64, 32, 16}, .perm = {1, 3, 0, 4, 2}};
     pm_layout L = plan_of(d);
     cr_assert_eq(L.transpose, 1);
     cr_assert_eq(L.grid.dst_stride[2], 64ull << 20, "%llu", (unsigned long long)L.grid.dst_stride[2]);
     cr_assert_eq(L.grid.dst_stride[3], 512u);
     cr_assert_eq(L.grid.dst_stride[4], 4ull << 20);
-    const uint32_t want[3] = {3, 4, 2}, src_order[3] = {2, 3, 4};
+    const uint32_t want[3] = {3, 4, 2};
     for (int j = 0; j < 3; j++)
-        cr_assert_eq(L.grid.outer[j], PM_OUTER_BY_DST ? want[j] : src_order[j], "outer[%d] = %u", j, L.grid.outer[j]);
+        cr_assert_eq(L.grid.outer[j], want[j], "outer[%d] = %u", j, L.grid.outer[j]);
     cr_assert_eq(L.grid.tstore, 0, "dst rows of 512 bytes: TMA boxes");
 }
 
@@ -193,12 +193,12 @@ Test(permute_model, thread_stores_where_dst_rows_are_not_32_byte_aligned) {
     tma_permute_desc d = {.elem_bytes = 4, .rank = 2, .src_dims = {37, 45}, .perm = {1, 0}, .src_strides = {160},
                           .dst_strides = {208}};
     pm_layout L = plan_of(d);
-    cr_assert_eq(L.grid.tstore, PM_TSTORE_POLICY != 0, "dst pitch 208: tstore %u", L.grid.tstore);
+    cr_assert_eq(L.grid.tstore, 1, "dst pitch 208: tstore %u", L.grid.tstore);
     cr_assert_eq(L.grid.dst_stride[0], 208u);
     cr_assert_eq(model_case(&rng, d), 1);
     d.dst_strides[0] = 224;
     L = plan_of(d);
-    cr_assert_eq(L.grid.tstore, PM_TSTORE_POLICY == 2, "dst pitch 224: tstore %u", L.grid.tstore);
+    cr_assert_eq(L.grid.tstore, 0, "dst pitch 224: tstore %u", L.grid.tstore);
     cr_assert_eq(model_case(&rng, d), 1);
     /* every element size (1-byte ones keep TMA boxes), dst rows 16 bytes past a multiple of 32, slabs stacked (rank
      * 3, a short) */
@@ -208,7 +208,7 @@ Test(permute_model, thread_stores_where_dst_rows_are_not_32_byte_aligned) {
         uint64_t pitch = (20u * e + 15u) / 16u * 16u;
         pitch += pitch % 32u ? 0u : 16u;
         s3.dst_strides[0] = pitch, s3.dst_strides[1] = pitch * (300 / e);
-        cr_assert_eq(plan_of(s3).grid.tstore, PM_TSTORE_POLICY == 2 || (PM_TSTORE_POLICY == 1 && e >= 2), "elem %u", e);
+        cr_assert_eq(plan_of(s3).grid.tstore, e >= 2, "elem %u", e);
         cr_assert_eq(model_case(&rng, s3), 1);
     }
 }

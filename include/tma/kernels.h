@@ -428,13 +428,15 @@ typedef struct tma_permute_model_facts {
     size_t load_smem_bytes;    /**< bytes each load occupies in shared memory */
     size_t store_smem_bytes;   /**< bytes each store's box occupies in shared memory */
     uint64_t tiles;            /**< tiles (one load each) */
-    uint64_t stores;           /**< store boxes issued (transpose boxes wholly past dst are skipped) */
+    uint64_t stores;           /**< store boxes issued (transpose boxes wholly past dst are skipped; 0 where the
+                                    threads store the tiles: dst rows not 32-byte aligned, 2- to 8-byte elements) */
 } tma_permute_model_facts;
 
 /** The plan's tile pipeline on libtma's CPU model of the copy engine, no GPU: the same descriptors and tile
  *  coordinates as the kernels; for each tile a model load (tma_model_load_tiled) into a 1024-aligned buffer, for
  *  a transpose the kernel's 16-byte reads and writes addressed through tma_swizzle_elem with its lane map, and
- *  model stores (tma_model_store_tiled). desc->src and desc->dst are host memory. Slow: for small tensors.
+ *  model stores (tma_model_store_tiled), or, where the kernel's threads store the tile, the same 16-byte chunks
+ *  written to dst. desc->src and desc->dst are host memory. Slow: for small tensors.
  *  facts: optional. @return as tma_permute_plan_make's rules, or the model's first refusal */
 tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_facts *facts, tma_diag *diag);
 
