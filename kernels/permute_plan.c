@@ -259,10 +259,11 @@ void pm_grid_dst(const tma_permute_desc *d, const uint32_t src_dim[5], pm_grid *
     g->tstore = pm_use_tstore(g->dst_stride[0], d->elem_bytes);
     g->outer[0] = 2, g->outer[1] = 3, g->outer[2] = 4;
     /* Tiles walk the outer map dimensions (2..4, one slab after another) in the order of their dst strides, smallest
-     * first, so the tiles in flight write neighbouring dst bytes (an insertion sort). Measured on an H200
-     * (tma-permute, one run each, same session): the rank-5 case {256, 128, 64, 32, 16}, perm {1, 3, 0, 4, 2} fp32
-     * went from 84.4% to 88.7% of a device-to-device copy. In src order its ~500 tiles in flight wrote 512-byte rows
-     * into 64 regions 64 MiB apart; in dst order, into one 4 MiB run. */
+     * first, so the tiles in flight write neighbouring dst bytes (an insertion sort). The rank-5 case {256, 128, 64,
+     * 32, 16}, perm {1, 3, 0, 4, 2} fp32: in src order its ~500 tiles in flight wrote 512-byte rows into 64 regions
+     * 64 MiB apart; in dst order, into one 4 MiB run. Measured on an H200 (tma-permute): 84.4% of a device-to-device
+     * copy in src order, 88.7% in dst order (with a diagonal tile order that gives this case the same tiles; one
+     * session, two binaries), 85.2% with this code in a later session: the gain is not established. */
     for (uint32_t i = 1; i < 3u; i++)
             for (uint32_t j = i; j > 0 && g->outer[j] < g->rank && g->outer[j - 1] < g->rank &&
                                 g->dst_stride[g->outer[j]] < g->dst_stride[g->outer[j - 1]];
