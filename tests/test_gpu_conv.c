@@ -10,7 +10,8 @@
  *             something it cannot run, a schedule out of range), each with its message.
  * Each shape also runs stream-K with a random tile width on a random number of blocks (variant 4: from one block
  * doing everything to more blocks than stages, so ranges of every kind: empty, inside one tile, across several);
- * a stream-K plan runs twice and the second result is checked (the owners must have cleared the flags). */
+ * a stream-K plan runs twice: the second result is checked (the owners must have cleared the flags) and must equal
+ * the first bit for bit (owners add their helpers' partial tiles in a fixed order). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,14 +53,22 @@ static void run_shape(const tma_conv2d_shape *sh, int variant, uint64_t *rng) {
         plan.epilogue = TMA_GEMM_EPILOGUE_DIRECT;
     st = tma_conv2d_run(&plan, NULL, &d);
     cr_assert_eq(st, TMA_OK, "run: %s: %s", tma_status_name(st), d.message);
+    uint8_t *first_run = NULL;
     if (plan.schedule == TMA_CONV2D_SCHEDULE_STREAM_K) { /* again: the first run must have cleared its flags */
+        first_run = malloc(ny * 2);
+        cr_assert(first_run, "out of host memory");
         CUDA_OK(cudaDeviceSynchronize());
+        CUDA_OK(cudaMemcpy(first_run, y, ny * 2, cudaMemcpyDeviceToHost));
         CUDA_OK(cudaMemset(y, 0xFF, ny * 2));
         st = tma_conv2d_run(&plan, NULL, &d);
         cr_assert_eq(st, TMA_OK, "second run: %s: %s", tma_status_name(st), d.message);
     }
     CUDA_OK(cudaDeviceSynchronize());
     CUDA_OK(cudaMemcpy(hy, y, ny * 2 + GUARD, cudaMemcpyDeviceToHost));
+    if (first_run) { /* owners add their helpers in a fixed order: the same bits whatever the timing */
+        cr_assert(memcmp(first_run, hy, ny * 2) == 0, "stream-K: the second run differs from the first");
+        free(first_run);
+    }
     size_t first, guard_changed = 0;
     for (size_t i = ny * 2; i < ny * 2 + GUARD; i++)
         guard_changed += hy[i] != 0xFFu;
