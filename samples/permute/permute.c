@@ -40,7 +40,9 @@
  *     --ncu-isolated   the transpose kernels on exactly one tile per block (132 tiles), so no TMA copy overlaps a
  *                      block's shared reads and writes
  *     TMA_PERMUTE_SEED replays the data; TMA_PERMUTE_DST_ALIGN=N (diagnostic) pads dst's row strides to N bytes
- *     instead of 16 (docs/PERMUTE.md: the ragged cases with 32-byte aligned dst rows).
+ *     instead of 16 (docs/PERMUTE.md: the ragged cases with 32-byte aligned dst rows); TMA_PERMUTE_ROW_PAD=N
+ *     (diagnostic) adds N bytes (a multiple of 16) between the rows of src and dst (docs/PERMUTE.md: power-of-two
+ *     pitches).
  *
  * BUILD AND RUN
  *     cmake -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j && ./build/samples/tma-permute
@@ -126,12 +128,19 @@ typedef struct layout {
     size_t src_bytes, dst_bytes, elems;
 } layout;
 
+/* TMA_PERMUTE_ROW_PAD=N (diagnostic): N more bytes between rows (a multiple of 16) in src and dst. */
+static uint64_t row_pad(void) {
+    const char *env = getenv("TMA_PERMUTE_ROW_PAD");
+    const uint64_t n = env ? strtoull(env, NULL, 0) : 0u;
+    return n % 16u == 0 ? n : 0u;
+}
+
 static void strides_of(uint32_t e, uint32_t r, const uint64_t *dims, uint64_t align, uint64_t *given,
                        uint64_t *out) {
     out[0] = e;
     for (uint32_t i = 1; i < r; i++) {
         const uint64_t dense = out[i - 1] * dims[i - 1];
-        out[i] = dense % align ? (dense + align - 1) / align * align : dense;
+        out[i] = (dense % align ? (dense + align - 1) / align * align : dense) + (i == 1 ? row_pad() : 0u);
         given[i - 1] = out[i] == dense ? 0 : out[i];
     }
 }
