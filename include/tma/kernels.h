@@ -292,8 +292,9 @@ typedef struct tma_conv2d_plan {
     tma_conv2d_shape shape;    /**< the convolution */
     int p, q;                  /**< output rows and columns */
     int block_n;               /**< output channels per tile: 64, 128 or 256 (set by tma_conv2d_plan_tiles) */
-    int cluster;               /**< may be changed: 1, or 2 (pairs of blocks on adjacent pixel tiles share the
-                                    filter tile through multicast); default as tma_gemm_plan's */
+    int cluster;               /**< may be changed: 1 (default: pairs were slower on every layer measured,
+                                    docs/CONV.md), or 2 (pairs of blocks on adjacent pixel tiles share the filter
+                                    tile through multicast; whole tiles only) */
     int group_m;               /**< may be changed: pixel-tile rows per rasterization group */
     int sms;                   /**< multiprocessors of the device */
     int grid_blocks;           /**< may be changed: 0 (default) as many blocks as can be co-resident, else this many
