@@ -127,9 +127,10 @@ static void conv_default_tiles(const tma_conv2d_plan *p, int *block_n, tma_conv2
     *schedule = *schedule != TMA_CONV2D_SCHEDULE_AUTO ? *schedule : best_schedule;
 }
 
-/* The blocks of a run of the plan without clusters (gm_launch_config's count). */
-static int conv_blocks(const tma_conv2d_plan *p, bool stream_k) {
-    const long work = conv_tiles_m(p) * conv_tiles_n(p) * (stream_k ? p->stages : 1);
+/* The blocks of a stream-K run of the plan (gm_launch_config's count without clusters, a unit's stages its shares):
+ * what the workspace is sized for at plan time and checked against before a launch. */
+static int conv_stream_k_blocks(const tma_conv2d_plan *p) {
+    const long work = conv_tiles_m(p) * conv_tiles_n(p) * p->stages;
     const long blocks = p->grid_blocks > 0 ? p->grid_blocks : p->sms;
     return (int)(blocks < work ? blocks : work);
 }
@@ -138,7 +139,7 @@ static int conv_blocks(const tma_conv2d_plan *p, bool stream_k) {
 static size_t conv_slots_bytes(int blocks, int block_n) { return (size_t)blocks * BM * (size_t)block_n * 4u; }
 
 static tma_status conv_make_workspace(tma_conv2d_plan *p, tma_diag *diag) {
-    const int blocks = conv_blocks(p, true);
+    const int blocks = conv_stream_k_blocks(p);
     const size_t slots = conv_slots_bytes(blocks, p->block_n), flags = (size_t)blocks * 2u * sizeof(uint32_t);
     tma_status st = kd_cuda(diag, cudaMalloc(&p->workspace, slots + flags), "cudaMalloc of the stream-K workspace");
     if (st != TMA_OK)
@@ -238,7 +239,7 @@ static tma_status conv_check_plan(const tma_conv2d_plan *p, tma_diag *diag) {
         return kd_fail(diag, TMA_ERR_ARG, "plan.schedule = %d: change it with tma_conv2d_plan_tiles", (int)p->schedule);
     if (p->schedule == TMA_CONV2D_SCHEDULE_STREAM_K) {
         /* every block of the grid resident (an owner waits for its helpers), each with its workspace slot */
-        const int blocks = conv_blocks(p, true);
+        const int blocks = conv_stream_k_blocks(p);
         if (p->workspace == NULL)
             return kd_fail(diag, TMA_ERR_ARG, "plan.schedule = STREAM_K without its workspace: change it with "
                            "tma_conv2d_plan_tiles");
