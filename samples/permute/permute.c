@@ -16,8 +16,7 @@
  *       tma-copy    tma_permute with the identity permutation into a tensor of src's layout: a plain TMA copy (load
  *                   map -> store map) over the same strides, the ceiling for any TMA kernel on them
  *       tma-copy-dst  the same over dst's layout (dst's dimensions and strides, copied into a tensor like it)
- *       permute     tma_permute (tma/kernels.h)
- *       transpose   tma_transpose (2-D cases with 2- and 4-byte elements): the kernel the permute generalises
+ *       permute     tma_permute (tma/kernels.h; tma_transpose is its 2-D case)
  *     Every variant is first verified against a CPU permutation of fresh random data (seed printed; output poisoned
  *     first; every element compared bitwise). Then all variants of a case are timed together in interleaved rounds
  *     after >= 500 ms of warm-up rounds (median of N launches each, CUDA events; common/bench.h). GB/s counts bytes
@@ -221,15 +220,13 @@ static size_t compare_rows(uint32_t e, uint32_t r, const uint64_t *dd, const uin
 /* ------------------------------------------------------------------------------------------------
  * The variants of one case
  * ---------------------------------------------------------------------------------------------- */
-enum { V_MEMCPY, V_TMA_COPY, V_COPY_DST, V_PERMUTE, V_TRANSPOSE, NV };
-static const char *vname[NV] = {"memcpy", "tma-copy", "tma-copy-dst", "permute", "transpose"};
+enum { V_MEMCPY, V_TMA_COPY, V_COPY_DST, V_PERMUTE, NV };
+static const char *vname[NV] = {"memcpy", "tma-copy", "tma-copy-dst", "permute"};
 
 typedef struct bench_ctx {
     const layout *L;
     void *dsrc, *ddst, *dcopy, *dcopy2;
     tma_permute_plan perm, copy, copy_dst;
-    tma_transpose_plan tr;
-    int have_tr;
 } bench_ctx;
 
 static void launch(void *p, int which) {
@@ -242,10 +239,8 @@ static void launch(void *p, int which) {
         st = tma_permute_run(&c->copy, NULL, &diag);
     else if (which == V_COPY_DST)
         st = tma_permute_run(&c->copy_dst, NULL, &diag);
-    else if (which == V_PERMUTE)
-        st = tma_permute_run(&c->perm, NULL, &diag);
     else
-        st = tma_transpose_run(&c->tr, NULL, &diag);
+        st = tma_permute_run(&c->perm, NULL, &diag);
     if (st != TMA_OK) {
         fprintf(stderr, "%s: %s: %s\n", vname[which], tma_status_name(st), diag.message);
         exit(1);
@@ -254,7 +249,7 @@ static void launch(void *p, int which) {
 
 typedef struct row {
     const pcase *c;
-    int transpose, have_tr, ok;
+    int transpose, ok;
     float ms[NV];
     size_t bytes;
 } row;
@@ -280,12 +275,6 @@ static int make_plans(bench_ctx *b, const layout *L) {
         st = tma_permute_plan_make(&b->copy, &id, &diag);
     if (st == TMA_OK)
         st = tma_permute_plan_make(&b->copy_dst, &idd, &diag);
-    b->have_tr = 0;
-    if (st == TMA_OK && L->d.rank == 2 && L->d.perm[0] == 1 && (L->d.elem_bytes == 2 || L->d.elem_bytes == 4)) {
-        st = tma_transpose_plan_make(&b->tr, TMA_TRANSPOSE_SWIZZLED, L->d.elem_bytes, b->dsrc, b->ddst,
-                                     (uint32_t)L->d.src_dims[1], (uint32_t)L->d.src_dims[0], L->ss[1], L->ds[1], &diag);
-        b->have_tr = st == TMA_OK;
-    }
     if (st != TMA_OK)
         printf("  plan refused: %s: %s\n", tma_status_name(st), diag.message);
     return st == TMA_OK;
@@ -356,18 +345,16 @@ static int measure_case(const pcase *c, int reps, row *out) {
     memset(out, 0, sizeof *out);
     out->c = c, out->bytes = 2 * L.elems * c->e;
     int ok = make_plans(&b, &L);
-    out->transpose = (int)b.perm.transpose, out->have_tr = b.have_tr;
+    out->transpose = (int)b.perm.transpose;
     if (ok)
         printf("  plan: %s, rank %u, box {%u, %u, %u, %u, %u}, %llu tiles, grid %u x %u threads, %zu bytes of shared "
                "memory\n", b.perm.transpose ? "transpose" : "copy", b.perm.rank, b.perm.box[0], b.perm.box[1],
                b.perm.box[2], b.perm.box[3], b.perm.box[4], (unsigned long long)b.perm.tiles, b.perm.grid,
                b.perm.block, b.perm.smem);
     /* verify each variant (not memcpy) on a poisoned output; tma-copy-dst last: it copies dst as permute left it */
-    static const int order[] = {V_TMA_COPY, V_PERMUTE, V_TRANSPOSE, V_COPY_DST};
-    for (int oi = 0; ok && oi < 4; oi++) {
+    static const int order[] = {V_TMA_COPY, V_PERMUTE, V_COPY_DST};
+    for (int oi = 0; ok && oi < 3; oi++) {
         const int v = order[oi];
-        if (v == V_TRANSPOSE && !b.have_tr)
-            continue;
         void *dout = v == V_TMA_COPY ? b.dcopy : v == V_COPY_DST ? b.dcopy2 : b.ddst;
         const size_t bytes = v == V_TMA_COPY ? L.src_bytes : L.dst_bytes;
         CUDA_CHECK(cudaMemset(dout, 0xFF, bytes));
@@ -384,15 +371,7 @@ static int measure_case(const pcase *c, int reps, row *out) {
     }
     out->ok = ok;
     if (ok) {
-        int which[NV], n = 0;
-        for (int v = 0; v < NV; v++)
-            if (v != V_TRANSPOSE || b.have_tr)
-                which[n++] = v;
-        float med[NV];
-        /* `which` is 0..n-1 in order (the optional transpose comes last), so launch numbers are variants */
-        bench_interleaved(launch, &b, n, reps, med);
-        for (int i = 0; i < n; i++)
-            out->ms[which[i]] = med[i];
+        bench_interleaved(launch, &b, NV, reps, out->ms);
     }
     CUDA_CHECK(cudaFree(b.dsrc));
     CUDA_CHECK(cudaFree(b.ddst));
@@ -404,22 +383,19 @@ static int measure_case(const pcase *c, int reps, row *out) {
 
 static void print_table(const row *rows, int n, int reps) {
     printf("\n| case | dtype | kind | memcpy GB/s | tma-copy %% | tma-copy-dst %% | permute ms | permute GB/s | permute %% "
-           "memcpy | transpose %% |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+           "memcpy |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (int i = 0; i < n; i++) {
         const row *r = &rows[i];
         if (!r->ok) {
-            printf("| %s | %s | - | FAILED verification | | | | | | |\n", r->c->name, elem_name(r->c->e));
+            printf("| %s | %s | - | FAILED verification | | | | | |\n", r->c->name, elem_name(r->c->e));
             continue;
         }
         const double mc = r->bytes / (r->ms[V_MEMCPY] * 1e6), pg = r->bytes / (r->ms[V_PERMUTE] * 1e6);
         const double cg = r->bytes / (r->ms[V_TMA_COPY] * 1e6);
-        char tr[32] = "-";
-        if (r->have_tr)
-            snprintf(tr, sizeof tr, "%.1f%%", 100.0 * r->bytes / (r->ms[V_TRANSPOSE] * 1e6) / mc);
         const double dg = r->bytes / (r->ms[V_COPY_DST] * 1e6);
-        printf("| %s | %s | %s | %.0f | %.1f%% | %.1f%% | %.3f | %.0f | %.1f%% | %s |\n", r->c->name, elem_name(r->c->e),
+        printf("| %s | %s | %s | %.0f | %.1f%% | %.1f%% | %.3f | %.0f | %.1f%% |\n", r->c->name, elem_name(r->c->e),
                r->transpose ? "transpose" : "copy", mc, 100.0 * cg / mc, 100.0 * dg / mc, r->ms[V_PERMUTE], pg,
-               100.0 * pg / mc, tr);
+               100.0 * pg / mc);
     }
     printf("\n(median of %d launches per variant, interleaved rounds; GB/s = 2 x elements x size / time)\n", reps);
 }
@@ -558,19 +534,6 @@ static int run_for_ncu(int isolated) {
                      (unsigned long long)rows, (unsigned long long)cols, (unsigned long long)(rows * e + 16));
             failed |= run_once(d, cols * rows * e, cols * (rows * e + 16) + 16, what);
         }
-    }
-    if (!isolated) { /* tma_transpose on the same fp32 matrix, for comparison */
-        void *a, *b;
-        CUDA_CHECK(cudaMalloc(&a, 8192ull * 8192 * 4));
-        CUDA_CHECK(cudaMalloc(&b, 8192ull * 8192 * 4));
-        CUDA_CHECK(cudaMemset(a, 0x11, 8192ull * 8192 * 4));
-        tma_diag diag;
-        tma_status st = tma_transpose(4, a, b, 8192, 8192, 8192 * 4, 8192 * 4, NULL, &diag);
-        CUDA_CHECK(cudaDeviceSynchronize());
-        printf("tma_transpose fp32 8192x8192: %s\n", tma_status_name(st));
-        failed |= st != TMA_OK;
-        CUDA_CHECK(cudaFree(a));
-        CUDA_CHECK(cudaFree(b));
     }
     if (!isolated) {
         tma_permute_desc d = {.elem_bytes = 2, .rank = 4, .src_dims = {128, 32, 4096, 8}, .perm = {0, 2, 1, 3}};
