@@ -1,6 +1,6 @@
 /* Private to libtma_kernels: the register transposes of one V x V block of E-byte elements (V = 16 / E rows of one
- * 16-byte chunk each), shared by tma_transpose (transpose.cu) and tma_permute (permute.cu): tr_regs<E>::run(a, o)
- * leaves column j of a in o[j]. CUDA; not installed. */
+ * 16-byte chunk each), for the tile transpose of tma_permute (permute.cu): tr_regs<E>::run(a, o) leaves column j
+ * of a in o[j]. CUDA; not installed. */
 #ifndef KERNELS_TRANSPOSE_REGS_CUH
 #define KERNELS_TRANSPOSE_REGS_CUH
 

@@ -1,5 +1,5 @@
-/* Private to libtma_kernels (and its tests): the transpose's tile geometry, shared by the kernel
- * (transpose.cu) and its CPU-model pipeline (transpose_model.c). Not installed.
+/* Private to libtma_kernels (and its tests): the geometry of a tile transpose in shared memory, shared by the
+ * permute's kernel (permute.cu) and its CPU-model pipeline (permute_plan.c). Not installed.
  *
  * THE LANE MAP. A 128B-swizzled box row is one 128-byte line of eight 16-byte chunks; the copy engine
  * stores logical chunk c of line r at physical chunk c ^ (r % 8) (for a 1024-byte aligned tile). A sub-tile
@@ -21,7 +21,7 @@
  *   write j: physical chunk = k ^ ((cV + j) % 8) = t ^ s ^ (fp32: 4(t & 1) ^ j; bf16: j) -> distinct the
  *            same way.
  *   And (k, c) = (t ^ s, t) runs over all 64 blocks exactly once as (s, t) does.
- * The permute (permute.cu) uses the same map for 1- and 8-byte elements:
+ * The same map serves 1- and 8-byte elements:
  *   1 byte (V = 16, sub-tile 128 x 128): read i is line 16k + i, chunk c ^ (i % 8) = t ^ (i % 8); write j is line
  *            16c + j, chunk k ^ (j % 8) = t ^ s ^ (j % 8) -> distinct.
  *   8 bytes (V = 2, sub-tile 16 x 16): read i: chunk t ^ ((2(t ^ s) + i) % 8) = t ^ i ^ ((t ^ s) << 1 & 6); write

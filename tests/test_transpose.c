@@ -1,12 +1,14 @@
-/* The libtma transpose without a GPU (tma_transpose_model, tma/kernels.h; the lane map of kernels/transpose_tiles.h):
+/* The libtma transpose without a GPU (tma_transpose_desc run through tma_permute_model, tma/kernels.h; the lane
+ * map of kernels/transpose_tiles.h):
  *   transpose_lanes - the lane map is a bijection onto the 64 blocks of a sub-tile, and every 16-byte
  *                     read and write instruction of every quarter-warp hits 8 distinct physical chunks
- *                     (bank groups), computed with libtma's swizzle helper, for both element sizes and
- *                     every 1024-byte aligned tile placement; the plain row-major map does not.
- *   transpose_model - the CPU-model tile pipeline (model load -> helper-addressed reads and writes ->
- *                     model store) against a plain transpose on ragged sizes, fp32 and bf16, output
- *                     poisoned first, every element compared bitwise; padding past the 16-byte chunk
- *                     of each row untouched.
+ *                     (bank groups), computed with libtma's swizzle helper, for 2- and 4-byte elements
+ *                     and every 1024-byte aligned tile placement (test_permute.c: 1 and 8); the plain
+ *                     row-major map does not; the tile order visits every tile once.
+ *   transpose_model - the permute's CPU-model tile pipeline on tma_transpose_desc against a plain
+ *                     transpose on ragged sizes, 1-, 2-, 4- and 8-byte elements of fresh random data,
+ *                     output poisoned first, every element compared bitwise; padding past the 16-byte
+ *                     chunk of each row untouched; the maps name the matrix as given; refusals.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 
 #include "tma/swizzle.h"
 #include "tma/kernels.h"
+#include "test_seed.h"
 #include "transpose_ref.h"
 #include "transpose_tiles.h"
 
@@ -55,34 +58,6 @@ static int conflicts(lane_map map, uint32_t e, uint32_t base) {
     return bad;
 }
 
-/* The libtma-wide variant writes into an unswizzled box of rows 128 * e bytes (box_rows = 128 input rows):
- * lane (q, k, c) writes line c*v + j at element column q*w + k*v. Conflicting (instruction, quarter-warp)
- * pairs over the 64-lane groups of every sub-tile q. */
-static int wide_write_conflicts(uint32_t e) {
-    const uint32_t v = 16u / e, w = 128u / e, pitch = 128u * e;
-    int bad = 0;
-    for (uint32_t q = 0; q < 128u / w; q++)
-        for (uint32_t s = 0; s < 8; s++)
-            for (uint32_t j = 0; j < v; j++) {
-                uint32_t seen = 0;
-                int clash = 0;
-                for (uint32_t t = 0; t < 8; t++) {
-                    uint32_t k, c;
-                    tr_lane_block(8 * s + t, &k, &c);
-                    uint32_t g = (tma_swizzle_elem(TMA_SWIZZLE_NONE, 0, pitch, e, c * v + j, q * w + k * v) / 16u) % 8u;
-                    clash |= (seen >> g) & 1u;
-                    seen |= 1u << g;
-                }
-                bad += clash;
-            }
-    return bad;
-}
-
-Test(transpose_lanes, wide_output_conflict_free) {
-    cr_assert_eq(wide_write_conflicts(4), 0);
-    cr_assert_eq(wide_write_conflicts(2), 0);
-}
-
 Test(transpose_lanes, map_is_a_bijection) {
     int hit[8][8] = {{0}};
     for (uint32_t lb = 0; lb < 64; lb++) {
@@ -110,61 +85,105 @@ Test(transpose_lanes, every_quarter_warp_conflict_free) {
                 8 * (8 + 16), n4, n2);
 }
 
-static void run_model(uint32_t e, uint32_t rows, uint32_t cols, uint32_t box_rows) {
-    size_t ip = (cols * (size_t)e + 15) / 16 * 16 + 16 * (rows % 2), op = (rows * (size_t)e + 15) / 16 * 16 + 16 * (cols % 2);
+static uint64_t rng;
+static void fill_random(uint8_t *p, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        p[i] = (uint8_t)(rng >> 32);
+    }
+}
+
+/* The transpose as tma_permute's 2-D case: tma_transpose_desc's maps name the matrix as given, and the model
+ * pipeline writes exactly the transpose. Pitches: the row rounded up to 16 bytes, plus 16 on odd sizes (the
+ * pipeline must honour pitches, not assume them), or 0 (dense) where the row is already a 16-byte multiple. */
+static void run_model(uint32_t e, uint32_t rows, uint32_t cols) {
+    const size_t in_row = (size_t)cols * e, out_row = (size_t)rows * e;
+    size_t ip = (in_row + 15) / 16 * 16 + 16 * (rows % 2), op = (out_row + 15) / 16 * 16 + 16 * (cols % 2);
+    const size_t ip_arg = ip == in_row ? 0 : ip, op_arg = op == out_row ? 0 : op;
     uint8_t *in = malloc(rows * ip), *out = malloc(cols * op), *want = malloc(cols * op);
     cr_assert(in && out && want);
-    for (size_t i = 0; i < rows * ip; i++)
-        in[i] = (uint8_t)(i * 2654435761u >> 13);
+    fill_random(in, rows * ip);
     memset(out, 0xEE, cols * op);
     memset(want, 0xEE, cols * op);
     ref_transpose(e, in, want, rows, cols, ip, op);
     char where[160] = "";
     tma_diag diag;
-    tma_transpose_model_facts f;
-    tma_status s = tma_transpose_model(e, in, out, rows, cols, ip, op, box_rows, &f, &diag);
-    cr_assert_eq(s, TMA_OK, "%u x %u elem %u box_rows %u: %s", rows, cols, e, box_rows, diag.message);
+    tma_permute_model_facts f;
+    const tma_permute_desc d = tma_transpose_desc(e, in, out, rows, cols, ip_arg, op_arg);
+    tma_status s = tma_permute_model(&d, &f, &diag);
+    cr_assert_eq(s, TMA_OK, "%u x %u elem %u: %s", rows, cols, e, diag.message);
     size_t bad = ref_compare(e, out, want, cols, rows, op, where, sizeof where);
-    cr_assert_eq(bad, 0, "%u x %u elem %u box_rows %u: %zu elements differ, first %s", rows, cols, e, box_rows, bad,
-                 where);
+    cr_assert_eq(bad, 0, "%u x %u elem %u (pitch %zu -> %zu): %zu elements differ, first %s", rows, cols, e, ip, op,
+                 bad, where);
     /* Bytes past the 16-byte chunk holding each output row's last element are never written. */
-    size_t chunk_end = (rows * (size_t)e + 15) / 16 * 16;
+    size_t chunk_end = (out_row + 15) / 16 * 16;
     for (uint32_t r = 0; r < cols; r++)
         for (size_t b = chunk_end; b < op; b++)
-            cr_assert_eq(out[r * op + b], 0xEE, "row %u byte %zu of the padding written", r, b);
-    cr_assert_eq(f.in_tx_bytes, (size_t)box_rows * 128u);
-    cr_assert_eq(f.out_smem_bytes, (size_t)(128u / e) * 128u);
+            cr_assert_eq(out[r * op + b], 0xEE, "%u x %u elem %u: row %u byte %zu of the padding written", rows, cols,
+                         e, r, b);
+    if (rows > 1 && cols > 1) { /* load map {cols, rows} over in, store map {rows, cols} over out */
+        cr_assert_eq(f.transpose, 1u);
+        cr_assert(f.load_desc.global_dim[0] == cols && f.load_desc.global_dim[1] == rows &&
+                      f.load_desc.global_stride[0] == ip,
+                  "load map {%llu, %llu} stride %llu", (unsigned long long)f.load_desc.global_dim[0],
+                  (unsigned long long)f.load_desc.global_dim[1], (unsigned long long)f.load_desc.global_stride[0]);
+        cr_assert(f.store_desc.global_dim[0] == rows && f.store_desc.global_dim[1] == cols &&
+                      f.store_desc.global_stride[0] == op,
+                  "store map {%llu, %llu} stride %llu", (unsigned long long)f.store_desc.global_dim[0],
+                  (unsigned long long)f.store_desc.global_dim[1], (unsigned long long)f.store_desc.global_stride[0]);
+    }
     free(in), free(out), free(want);
 }
 
-Test(transpose_model, ragged_fp32) {
-    static const uint32_t sz[][2] = {{1, 1}, {3, 5}, {31, 33}, {32, 32}, {129, 67}, {200, 37}, {257, 130}};
-    for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++) {
-        run_model(4, sz[i][0], sz[i][1], 128);
-        run_model(4, sz[i][0], sz[i][1], 64);
-        run_model(4, sz[i][1], sz[i][0], 32);
-    }
+Test(transpose_model, ragged_every_element_size) {
+    rng = test_seed("transpose_model.ragged_every_element_size");
+    static const uint32_t sz[][2] = {{1, 1},    {3, 5},     {1, 70},    {70, 1},    {31, 33},
+                                     {32, 32},  {129, 67},  {200, 37},  {257, 130}, {300, 77}};
+    static const uint32_t elems[] = {1, 2, 4, 8};
+    for (size_t k = 0; k < 4; k++)
+        for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++) {
+            run_model(elems[k], sz[i][0], sz[i][1]);
+            run_model(elems[k], sz[i][1], sz[i][0]);
+        }
 }
 
-Test(transpose_model, ragged_bf16) {
-    static const uint32_t sz[][2] = {{1, 1}, {3, 5}, {63, 65}, {64, 64}, {129, 67}, {300, 77}, {257, 130}};
-    for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++) {
-        run_model(2, sz[i][0], sz[i][1], 128);
-        run_model(2, sz[i][1], sz[i][0], 64);
-    }
+Test(transpose_model, dense_pitches) { /* pitch 0: the row's own bytes */
+    rng = test_seed("transpose_model.dense_pitches");
+    run_model(4, 64, 128);
+    run_model(2, 256, 40);
+    run_model(8, 34, 16);
 }
 
 Test(transpose_model, refuses_bad_arguments_with_a_message) {
-    uint8_t buf[64] = {0};
+    static _Alignas(128) uint8_t buf[512];
     tma_diag diag;
-    cr_assert_eq(tma_transpose_model(4, buf, buf, 2, 2, 16, 16, 48, NULL, &diag), TMA_ERR_ARG, "box_rows 48");
-    cr_assert(strstr(diag.message, "box_rows = 48") != NULL, "%s", diag.message);
-    cr_assert_eq(tma_transpose_model(3, buf, buf, 2, 2, 16, 16, 32, NULL, &diag), TMA_ERR_ARG, "3-byte elements");
+    tma_permute_desc d = tma_transpose_desc(3, buf, buf + 256, 2, 2, 16, 16);
+    cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_ERR_ARG, "3-byte elements");
     cr_assert(strstr(diag.message, "elem_bytes = 3") != NULL, "%s", diag.message);
-    cr_assert_eq(tma_transpose_model(4, buf, NULL, 2, 2, 16, 16, 32, NULL, &diag), TMA_ERR_NULL_ARG, "out NULL");
+    d = tma_transpose_desc(4, buf, NULL, 2, 2, 16, 16);
+    cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_ERR_NULL_ARG, "out NULL");
+    cr_assert(strstr(diag.message, "dst = NULL") != NULL, "%s", diag.message);
+    d = tma_transpose_desc(4, buf, buf + 256, 0, 2, 16, 16);
+    cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_ERR_ARG, "0 rows");
+    cr_assert(strstr(diag.message, "src_dims[1] = 0") != NULL, "%s", diag.message);
     /* a pitch that breaks TMA's stride rule: the descriptor's own message, naming the map */
-    cr_assert_eq(tma_transpose_model(4, buf, buf, 2, 2, 24, 16, 32, NULL, &diag), TMA_ERR_GLOBAL_STRIDE_ALIGN, "pitch");
-    cr_assert(strstr(diag.message, "input map: global_stride[0] = 24 bytes") != NULL, "%s", diag.message);
+    d = tma_transpose_desc(4, buf, buf + 256, 2, 5, 24, 16);
+    cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_ERR_GLOBAL_STRIDE_ALIGN, "pitch");
+    cr_assert(strstr(diag.message, "src (load) map: global_stride[0] = 24 bytes") != NULL, "%s", diag.message);
+    /* out rows that overlap: refused; in's may overlap (it is only read) */
+    d = tma_transpose_desc(4, buf, buf + 256, 2, 8, 16, 16); /* in rows of 32 bytes, 16 apart */
+    cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_OK, "in rows overlapping: %s", diag.message);
+    d = tma_transpose_desc(4, buf, buf + 256, 8, 2, 16, 16); /* out rows of 32 bytes, 16 apart */
+    cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_ERR_GLOBAL_STRIDE_OVERLAP, "out rows overlapping");
+    cr_assert(strstr(diag.message, "dst (store) map") != NULL, "%s", diag.message);
+}
+
+Test(transpose_model, desc_names_the_matrix) {
+    int a = 0, b = 0;
+    const tma_permute_desc d = tma_transpose_desc(2, &a, &b, 7, 9, 32, 48);
+    cr_assert(d.elem_bytes == 2 && d.rank == 2 && d.src == &a && d.dst == &b);
+    cr_assert(d.src_dims[0] == 9 && d.src_dims[1] == 7, "src {cols, rows}");
+    cr_assert(d.src_strides[0] == 32 && d.dst_strides[0] == 48 && d.perm[0] == 1 && d.perm[1] == 0);
 }
 
 Test(transpose_lanes, tile_order_is_a_bijection) {

@@ -30,10 +30,10 @@ static inline size_t ref_compare(uint32_t e, const void *got, const void *want, 
             if (memcmp(g + at, w + at, e) == 0)
                 continue;
             if (bad++ == 0 && where) {
-                uint32_t gv = 0, wv = 0;
-                memcpy(&gv, g + at, e);
-                memcpy(&wv, w + at, e);
-                snprintf(where, wherelen, "output (%u, %u): got 0x%0*x, want 0x%0*x", r, c, (int)e * 2, gv,
+                unsigned long long gv = 0, wv = 0; /* elements of up to 8 bytes (little-endian) */
+                memcpy(&gv, g + at, e < sizeof gv ? e : sizeof gv);
+                memcpy(&wv, w + at, e < sizeof wv ? e : sizeof wv);
+                snprintf(where, wherelen, "output (%u, %u): got 0x%0*llx, want 0x%0*llx", r, c, (int)e * 2, gv,
                          (int)e * 2, wv);
             }
         }

@@ -1,7 +1,5 @@
 /* libtma kernels (tma::kernels, libtma_kernels): reusable TMA kernels for Hopper with a small C API.
  *
- *   - Transpose of a strided matrix, 2- and 4-byte elements, at 90-95% of a device-to-device copy on an H200
- *     (docs/TRANSPOSE.md), and the same tile pipeline on libtma's CPU model of the copy engine.
  *   - C = A * B^T in bf16 with fp32 accumulation (TMA loads, wgmma, warp specialization, clusters sharing B
  *     by multicast), 98-106% of cuBLAS on an H200 (docs/GEMM.md).
  *   - Grouped C_g = A_g * B_g^T (mixture-of-experts layers) with each group's tensor maps built on the device
@@ -9,7 +7,9 @@
  *   - 2-D convolution forward (bf16 NHWC) as an implicit GEMM whose activations come through im2col TMA loads
  *     (docs/CONV.md).
  *   - Any permutation of a rank 1-5 strided tensor (1-8 byte elements): a pure TMA copy where the innermost
- *     dimension stays, a conflict-free shared-memory tile transpose where it moves (docs/PERMUTE.md).
+ *     dimension stays, a conflict-free shared-memory tile transpose where it moves (docs/PERMUTE.md); the 2-D
+ *     transpose of a strided matrix is its special case, at 90-95% of a device-to-device copy on an H200 for
+ *     aligned pitches (docs/TRANSPOSE.md); both with the same tile pipeline on libtma's CPU model.
  *
  * Every kernel has the same shape: a plan (arguments checked, tensor maps encoded, kernel attributes set,
  * once), a run (an asynchronous launch on a stream), and a one-call form that does both. Every function
@@ -36,91 +36,6 @@ extern "C" {
 struct CUstream_st;
 /** A CUDA stream: a cudaStream_t or CUstream converts to it as it is; NULL is the default stream. */
 typedef struct CUstream_st *tma_stream;
-
-/* =============================================================================================
- * Transpose: out (cols x rows) = in (rows x cols)^T, row-major, any pitches that are multiples of 16 bytes.
- * ============================================================================================= */
-
-/** How the transpose moves a tile. All three verify bitwise against a CPU transpose (tests/). */
-typedef enum tma_transpose_kind {
-    /** The default: 128-row input boxes of one 128-byte swizzle span (32 fp32 / 64 bf16 columns), 128B
-     *  swizzle, a 4-stage load ring; each block reads and writes its tile with conflict-free 16-byte
-     *  shared-memory accesses and stores (128/e) x (128/e) swizzled output boxes, 3 output buffers. */
-    TMA_TRANSPOSE_SWIZZLED = 0,
-    /** The same with 64-row input boxes (smaller blocks, four per SM). */
-    TMA_TRANSPOSE_SWIZZLED_64 = 1,
-    /** As SWIZZLED, but each tile's transpose is one unswizzled (128/e) x 128 output box, one store. */
-    TMA_TRANSPOSE_WIDE = 2,
-    TMA_TRANSPOSE_KIND_COUNT_ = 3 /**< number of kinds; not a kind */
-} tma_transpose_kind;
-
-/** Everything a transpose launch needs, prepared once by tma_transpose_plan_make. Read-only, except through
- *  tma_transpose_plan_tune. */
-typedef struct tma_transpose_plan {
-    tma_tensor in_map;        /**< TMA map of the input: boxes of box_rows rows x 128 bytes, 128B swizzle */
-    tma_tensor out_map;       /**< TMA map of the output (its box depends on kind) */
-    tma_transpose_kind kind;  /**< how tiles move */
-    uint32_t elem_bytes;      /**< 2 or 4 */
-    uint32_t rows, cols;      /**< of the input */
-    const void *in;           /**< the input's device address */
-    void *out;                /**< the output's device address */
-    size_t in_pitch;          /**< bytes between input rows */
-    size_t out_pitch;         /**< bytes between output rows */
-    uint32_t box_rows;        /**< input box rows: 128, or 64 for SWIZZLED_64 */
-    uint32_t tiles_x;         /**< tiles along the input's columns */
-    uint32_t tiles_y;         /**< tiles along the input's rows */
-    uint32_t group;           /**< tile order: bands of `group` tile columns (>= tiles_x: row-major) */
-    tma_l2_promotion l2;      /**< L2 promotion of both maps */
-    uint32_t grid;            /**< persistent grid: blocks launched */
-    uint32_t block;           /**< threads per block */
-    size_t smem;              /**< dynamic shared memory per block, bytes */
-} tma_transpose_plan;
-
-/** Prepare out = in^T for device pointers `in` (rows x cols elements of elem_bytes, in_pitch bytes between
- *  rows) and `out` (cols x rows, out_pitch bytes between rows), on the current device.
- *  Rules: elem_bytes 2 or 4; rows, cols >= 1; pitches multiples of 16 bytes holding a row; in and out
- *  16-byte aligned. A TMA store writes whole 16-byte chunks, so it may write up to 15 bytes of each output
- *  row's padding past its last element, never past out_pitch.
- *  @return TMA_OK; TMA_ERR_NULL_ARG / TMA_ERR_ARG for arguments outside the rules; a descriptor status for
- *          a map libtma refuses; TMA_ERR_DEVICE without an sm_90 device; TMA_ERR_CUDA */
-tma_status tma_transpose_plan_make(tma_transpose_plan *p, tma_transpose_kind kind, uint32_t elem_bytes,
-                                   const void *in, void *out, uint32_t rows, uint32_t cols, size_t in_pitch,
-                                   size_t out_pitch, tma_diag *diag);
-
-/** Change a plan's tile order (group = 0: row-major) and its maps' L2 promotion (re-encodes both maps).
- *  The defaults (bands of 8 tile columns, 256-byte promotion) won the sweeps in docs/TRANSPOSE.md.
- *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_ARG, or an encoding status */
-tma_status tma_transpose_plan_tune(tma_transpose_plan *p, uint32_t group, tma_l2_promotion l2, tma_diag *diag);
-
-/** Launch a prepared plan on `stream` (asynchronous).
- *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_ARG (a plan with fields changed by hand), TMA_ERR_CUDA */
-tma_status tma_transpose_run(const tma_transpose_plan *p, tma_stream stream, tma_diag *diag);
-
-/** Plan (the default kind) and run in one call; asynchronous on `stream`. @return as the two */
-tma_status tma_transpose(uint32_t elem_bytes, const void *in, void *out, uint32_t rows, uint32_t cols,
-                         size_t in_pitch, size_t out_pitch, tma_stream stream, tma_diag *diag);
-
-/** What the CPU-model pipeline did: the two descriptors and what each copy delivers and occupies. */
-typedef struct tma_transpose_model_facts {
-    tma_tiled_desc in_desc;     /**< the load map's descriptor (global_address: the host input) */
-    tma_tiled_desc out_desc;    /**< the store map's descriptor */
-    size_t in_tx_bytes;         /**< bytes each load delivers (the mbarrier's expect-tx) */
-    size_t in_smem_bytes;       /**< bytes each load occupies in shared memory */
-    size_t out_tx_bytes;        /**< bytes each store reads */
-    size_t out_smem_bytes;      /**< bytes each store's box occupies in shared memory */
-    uint32_t tiles;             /**< input tiles */
-    uint32_t stores;            /**< store boxes issued (boxes wholly past the output are skipped) */
-} tma_transpose_model_facts;
-
-/** The SWIZZLED kind's tile pipeline on libtma's CPU model of the copy engine, no GPU: for each tile, a
- *  model load (tma_model_load_tiled) of the box_rows x (128 / elem) box into a 1024-aligned buffer, the
- *  kernel's 16-byte reads and writes addressed through tma_swizzle_elem with its lane map, and a model
- *  store (tma_model_store_tiled) of each transposed box. in and out are host memory, laid out as for
- *  tma_transpose_plan_make. box_rows: a multiple of 128 / elem_bytes, at most 256. facts: optional.
- *  @return TMA_OK, TMA_ERR_ARG, TMA_ERR_NULL_ARG or the first status of the model (diag says which copy) */
-tma_status tma_transpose_model(uint32_t elem_bytes, const void *in, void *out, uint32_t rows, uint32_t cols,
-                               size_t in_pitch, size_t out_pitch, uint32_t box_rows,
-                               tma_transpose_model_facts *facts, tma_diag *diag);
 
 /* =============================================================================================
  * GEMM: C = A * B^T. A (M x K) and B (N x K) row-major (K-major) bf16, fp32 accumulation, C (M x N)
@@ -358,7 +273,7 @@ tma_status tma_conv2d_model(const tma_conv2d_shape *shape, const void *x, const 
  * permute(...).contiguous()), rank 1-5, 1-, 2-, 4- and 8-byte elements, strided src and dst. Dimension 0 is the
  * innermost (contiguous) one everywhere, as in tma_tiled_desc. Where dst keeps src's innermost dimension the kernel
  * is a pure TMA copy (the tensor maps do the index arithmetic); otherwise a 2-D tile transpose in shared memory
- * (tma_transpose's conflict-free lane map) inside the same reordering. docs/PERMUTE.md.
+ * (a conflict-free lane map) inside the same reordering. docs/PERMUTE.md. The 2-D transpose, below, is a special case.
  * ============================================================================================= */
 
 /** A permutation: dst dimension i is src dimension perm[i], so dst has dimensions src_dims[perm[i]].
@@ -404,7 +319,8 @@ typedef struct tma_permute_plan {
  *  describe: addresses 16-byte aligned, strides multiples of 16 bytes below 2^40, dst's strides not overlapping
  *  (src may overlap: it is only loaded from); a refusal forwards tma_check_tiled's message with the map dimension
  *  it names and the src dimensions it stands for. A TMA store writes whole 16-byte chunks: up to 15 bytes past
- *  the last element of each innermost dst row may be written (zeros), as for tma_transpose.
+ *  the last element of each innermost dst row may be written (zeros): pad every row, the last one included, to
+ *  a multiple of 16 bytes (docs/HARDWARE.md, store rule 7).
  *  @return TMA_OK; TMA_ERR_NULL_ARG / TMA_ERR_ARG for arguments outside the rules; a descriptor status for a
  *          map TMA cannot describe; TMA_ERR_DEVICE without an sm_90 device; TMA_ERR_CUDA */
 tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permute_desc *desc, tma_diag *diag);
@@ -440,6 +356,27 @@ typedef struct tma_permute_model_facts {
  *  written to dst. desc->src and desc->dst are host memory. Slow: for small tensors.
  *  facts: optional. @return as tma_permute_plan_make's rules, or the model's first refusal */
 tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_facts *facts, tma_diag *diag);
+
+/* =============================================================================================
+ * Transpose: out (cols x rows) = in (rows x cols)^T, row-major, strided: the 2-D case of tma_permute, with the
+ * same kernel, plan, tuning and CPU model (docs/TRANSPOSE.md).
+ * ============================================================================================= */
+
+/** The permute descriptor of out = in^T: in is rows x cols elements of elem_bytes, in_pitch bytes between its
+ *  rows; out is cols x rows, out_pitch bytes between its rows (a pitch of 0: dense, a row's bytes). That is src
+ *  dimensions {cols, rows} with perm {1, 0}. Pass it to tma_permute_plan_make / tma_permute / tma_permute_model,
+ *  which check it (elements of 1, 2, 4 or 8 bytes, pitches multiples of 16 bytes, addresses 16-byte aligned). */
+tma_permute_desc tma_transpose_desc(uint32_t elem_bytes, const void *in, void *out, uint32_t rows, uint32_t cols,
+                                    size_t in_pitch, size_t out_pitch);
+
+/** out = in^T in one call, asynchronous on `stream`: tma_permute of tma_transpose_desc(...), whose rules it
+ *  has (up to 15 bytes past the last element of each out row may be written). @return as tma_permute */
+static inline tma_status tma_transpose(uint32_t elem_bytes, const void *in, void *out, uint32_t rows,
+                                       uint32_t cols, size_t in_pitch, size_t out_pitch, tma_stream stream,
+                                       tma_diag *diag) {
+    const tma_permute_desc d = tma_transpose_desc(elem_bytes, in, out, rows, cols, in_pitch, out_pitch);
+    return tma_permute(&d, stream, diag);
+}
 
 #ifdef __cplusplus
 }

@@ -11,11 +11,11 @@
  *       naive         32x32 shared tile, 32x8 threads; the column read is a 32-way bank conflict (fp32)
  *       padded        the same tile with a 33-element pitch
  *       xor-swizzled  the same tile addressed tile[r][c ^ r]
- *       libtma        tma_transpose (tma/kernels.h), kind TMA_TRANSPOSE_SWIZZLED: TMA loads of 128B-swizzled
- *                     boxes (128 bytes x 128 rows) into a 4-stage mbarrier ring, conflict-free 16-byte shared
- *                     reads and writes, a register transpose of 4x4 (fp32) or 8x8 (bf16) blocks, TMA stores
- *       libtma-b64    the same with 64-row boxes (TMA_TRANSPOSE_SWIZZLED_64)
- *       libtma-wide   one unswizzled output box of 128 elements per row per tile (TMA_TRANSPOSE_WIDE)
+ *       libtma        the transpose as tma_permute's 2-D case (tma_transpose_desc, tma/kernels.h): TMA loads
+ *                     of 128B-swizzled boxes (128 bytes x 128 rows) into a 4-stage mbarrier ring,
+ *                     conflict-free 16-byte shared reads and writes, a register transpose of 4x4 (fp32) or
+ *                     8x8 (bf16) blocks, TMA stores (or 16-byte thread stores where out's pitch is not a
+ *                     multiple of 32 bytes: docs/PERMUTE.md)
  *     The classic kernels are this sample's own (classic.cu); the libtma ones are the installed library's.
  *     For each size (8192^2, 16384^2 and the ragged 12345 x 6789) and type, every variant is first
  *     verified against a CPU transpose of fresh random data (output poisoned first, every element compared
@@ -24,7 +24,7 @@
  *     GB/s counts bytes read plus bytes written. One table is printed last.
  *
  *     Without a CUDA device, or on one that is not Hopper (sm_90), it says so and runs libtma's transpose
- *     pipeline through the CPU model of the copy engine instead (tma_transpose_model) on a small ragged
+ *     pipeline through the CPU model of the copy engine instead (tma_permute_model) on a small ragged
  *     matrix, verifies the result and prints the per-tile facts: descriptors, transaction bytes,
  *     shared-memory bytes, swizzle.
  *
@@ -32,9 +32,9 @@
  *     --ncu     run each variant once on 8192^2 (fp32 and bf16), unverified and untimed: for
  *               ncu --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,...
  *     --ncu-isolated
- *               run the libtma and libtma-wide kernels once on a matrix of exactly one tile per block (fp32
- *               128 x 4224, bf16 128 x 8448: 132 tiles), so no TMA copy overlaps a block's shared reads and
- *               writes: the bank-conflict counters then see the kernel's own accesses alone
+ *               run the libtma kernel once on a matrix of exactly one tile per block (fp32 128 x 4224, bf16
+ *               128 x 8448 on 132 SMs), so no TMA copy overlaps a block's shared reads and writes: the
+ *               bank-conflict counters then see the kernel's own accesses alone
  *     --tune    after the table, sweep the libtma kernel's tile order (bands of G tile columns) and L2
  *               promotion at 16384^2 and 12345 x 6789, each setting verified before it is timed
  *     --reps N  timed launches per variant (default 20)
@@ -65,19 +65,16 @@
  * ---------------------------------------------------------------------------------------------- */
 typedef struct variant {
     const char *name;
-    int classic;             /* a classic_kind, or -1 for libtma */
-    tma_transpose_kind kind; /* libtma only */
+    int classic; /* a classic_kind, or -1 for libtma */
 } variant;
 
 static const variant variants[] = {
-    {"naive", CLASSIC_NAIVE, 0},
-    {"padded", CLASSIC_PADDED, 0},
-    {"xor-swizzled", CLASSIC_XOR, 0},
-    {"libtma", -1, TMA_TRANSPOSE_SWIZZLED},
-    {"libtma-b64", -1, TMA_TRANSPOSE_SWIZZLED_64},
-    {"libtma-wide", -1, TMA_TRANSPOSE_WIDE},
+    {"naive", CLASSIC_NAIVE},
+    {"padded", CLASSIC_PADDED},
+    {"xor-swizzled", CLASSIC_XOR},
+    {"libtma", -1},
 };
-enum { NVARIANTS = sizeof variants / sizeof variants[0] };
+enum { NVARIANTS = sizeof variants / sizeof variants[0], LIBTMA = NVARIANTS - 1 };
 
 static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
 static const char *dtype_name(uint32_t e) { return e == 4 ? "fp32" : "bf16"; }
@@ -143,20 +140,22 @@ static void print_desc(const char *what, const tma_tiled_desc *d) {
            d->oob_fill == TMA_OOB_ZERO ? "out-of-bounds loads fill zero" : "NaN fill");
 }
 
-static void print_model_facts(uint32_t e, uint32_t box_rows, const tma_transpose_model_facts *f) {
-    print_desc("load map ", &f->in_desc);
-    print_desc("store map", &f->out_desc);
-    printf("  per load: %zu tx bytes (what the mbarrier expects), %zu shared bytes; per store: %zu bytes from %zu "
-           "shared bytes\n",
-           f->in_tx_bytes, f->in_smem_bytes, f->out_tx_bytes, f->out_smem_bytes);
-    printf("  %u tiles, %u stores (%u per full tile); each thread: %u 16-byte reads, a %ux%u register transpose, %u "
-           "16-byte writes\n",
-           f->tiles, f->stores, box_rows / (128u / e), 16 / e, 16 / e, 16 / e, 16 / e);
+static void print_model_facts(uint32_t e, const tma_permute_model_facts *f) {
+    print_desc("load map ", &f->load_desc);
+    print_desc("store map", &f->store_desc);
+    printf("  per load: %zu tx bytes (what the mbarrier expects), %zu shared bytes; per store box: %zu shared "
+           "bytes\n",
+           f->load_tx_bytes, f->load_smem_bytes, f->store_smem_bytes);
+    printf("  %llu tiles, %llu store boxes%s; each thread: %u 16-byte reads, a %ux%u register transpose, %u 16-byte "
+           "writes\n",
+           (unsigned long long)f->tiles, (unsigned long long)f->stores,
+           f->stores ? "" : " (out rows are not 32-byte aligned: the threads store the tiles)", 16 / e, 16 / e,
+           16 / e, 16 / e);
 }
 
-/* Transpose a small ragged matrix of each type through tma_transpose_model and verify it. */
+/* Transpose a small ragged matrix of each type through the permute's CPU-model pipeline and verify it. */
 static int cpu_model_demo(void) {
-    const uint32_t rows = 333, cols = 201, box_rows = 128;
+    const uint32_t rows = 333, cols = 201;
     int failed = 0;
     for (uint32_t e = 4; e >= 2; e -= 2) {
         const size_t ip = round16((size_t)cols * e), op = round16((size_t)rows * e);
@@ -168,17 +167,18 @@ static int cpu_model_demo(void) {
         fill_random(in, rows * ip);
         memset(out, 0xFF, cols * op), memset(want, 0xFF, cols * op);
         cpu_transpose(e, in, want, rows, cols, ip, op);
-        tma_transpose_model_facts f;
+        tma_permute_model_facts f;
         tma_diag diag;
         char where[160] = "";
-        tma_status s = tma_transpose_model(e, in, out, rows, cols, ip, op, box_rows, &f, &diag);
+        const tma_permute_desc d = tma_transpose_desc(e, in, out, rows, cols, ip, op);
+        tma_status s = tma_permute_model(&d, &f, &diag);
         size_t bad = s == TMA_OK ? compare(e, out, want, cols, rows, op, where, sizeof where) : 1;
         printf("\n%s %u x %u (row pitch %zu B in, %zu B out), libtma tile pipeline on the CPU model:\n",
                dtype_name(e), rows, cols, ip, op);
         if (s != TMA_OK) {
             printf("  FAILED: %s: %s\n", tma_status_name(s), diag.message);
         } else {
-            print_model_facts(e, box_rows, &f);
+            print_model_facts(e, &f);
             printf("  verified against a CPU transpose, bitwise: %s%s%s\n", bad ? "MISMATCH " : "all elements equal",
                    bad ? ": " : "", bad ? where : "");
         }
@@ -235,7 +235,7 @@ static void matrix_close(matrix *m) {
 typedef struct launch {
     const variant *v;
     const matrix *m;
-    tma_transpose_plan plan;
+    tma_permute_plan plan;
 } launch;
 
 static void launch_prepare(launch *l, const variant *v, const matrix *m) {
@@ -243,8 +243,8 @@ static void launch_prepare(launch *l, const variant *v, const matrix *m) {
     if (v == NULL || v->classic >= 0)
         return;
     tma_diag diag;
-    if (tma_transpose_plan_make(&l->plan, v->kind, m->eb, m->din, m->dout, m->rows, m->cols, m->ip, m->op, &diag) !=
-        TMA_OK) {
+    const tma_permute_desc d = tma_transpose_desc(m->eb, m->din, m->dout, m->rows, m->cols, m->ip, m->op);
+    if (tma_permute_plan_make(&l->plan, &d, &diag) != TMA_OK) {
         fprintf(stderr, "%s: %s: %s\n", v->name, tma_status_name(diag.status), diag.message);
         exit(1);
     }
@@ -259,7 +259,7 @@ static void launch_run(const launch *l) {
                                      m->op, 0));
     } else {
         tma_diag diag;
-        if (tma_transpose_run(&l->plan, NULL, &diag) != TMA_OK) {
+        if (tma_permute_run(&l->plan, NULL, &diag) != TMA_OK) {
             fprintf(stderr, "%s: %s\n", l->v->name, diag.message);
             exit(1);
         }
@@ -372,33 +372,32 @@ static int run_for_ncu(void) {
     return 0;
 }
 
-/* --ncu-isolated: the libtma and libtma-wide kernels once, on exactly one tile per block. */
+/* --ncu-isolated: the libtma kernel once, on exactly one tile per block. */
 static int run_isolated(void) {
-    const int which[2] = {3, 5}; /* libtma, libtma-wide */
-    for (int w = 0; w < 2; w++)
-        for (uint32_t eb = 4; eb >= 2; eb -= 2) {
-            matrix m;
-            matrix_open(&m, eb, 128, 132 * (128u / eb), 0);
-            launch l;
-            launch_prepare(&l, &variants[which[w]], &m);
-            launch_run(&l);
-            CUDA_CHECK(cudaDeviceSynchronize());
-            printf("ran %s %s %ux%u once: %u tiles on %u blocks\n", variants[which[w]].name, dtype_name(eb), m.rows,
-                   m.cols, l.plan.tiles_x * l.plan.tiles_y, l.plan.grid);
-            matrix_close(&m);
-        }
+    int sms = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    for (uint32_t eb = 4; eb >= 2; eb -= 2) {
+        matrix m;
+        matrix_open(&m, eb, 128, (uint32_t)sms * (128u / eb), 0);
+        launch l;
+        launch_prepare(&l, &variants[LIBTMA], &m);
+        launch_run(&l);
+        CUDA_CHECK(cudaDeviceSynchronize());
+        printf("ran %s %s %ux%u once: %llu tiles on %u blocks\n", variants[LIBTMA].name, dtype_name(eb), m.rows,
+               m.cols, (unsigned long long)l.plan.tiles, l.plan.grid);
+        matrix_close(&m);
+    }
     return 0;
 }
 
-/* --tune: the tile order and L2 promotion of libtma and libtma-wide; every setting verified, then all timed
- * together with the memcpy in interleaved rounds. */
+/* --tune: the libtma kernel's tile order and L2 promotion; every setting verified, then all timed together with
+ * the memcpy in interleaved rounds. */
 static int run_tune(int reps) {
     static const uint32_t sizes[][2] = {{16384, 16384}, {12345, 6789}};
     static const uint32_t groups[] = {0, 4, 8, 16};
     static const tma_l2_promotion l2s[] = {TMA_L2_128B, TMA_L2_256B};
-    static const int kinds[] = {3, 5}; /* libtma, libtma-wide */
     static const char *l2n[] = {"none", "64B", "128B", "256B"};
-    enum { NSET = 2 * 4 * 2 };
+    enum { NSET = 4 * 2 };
     int failed = 0;
     printf("\nTune: libtma, tile order (G = 0: row-major, else bands of G tile columns) x L2 promotion\n");
     printf("%-12s %-5s %-13s %4s %5s %10s %9s %9s\n", "variant", "dtype", "size", "G", "L2", "time (ms)", "GB/s",
@@ -415,18 +414,17 @@ static int run_tune(int reps) {
             launch_prepare(&ls[NSET], NULL, &m);
             timed[ntimed++] = &ls[NSET];
             for (int i = 0; i < NSET; i++) {
-                const variant *v = &variants[kinds[i / 8]];
-                const uint32_t g = groups[i / 2 % 4];
+                const uint32_t g = groups[i / 2];
                 const tma_l2_promotion l2 = l2s[i % 2];
                 char where[160] = "";
                 tma_diag diag;
-                launch_prepare(&ls[i], v, &m);
-                if (tma_transpose_plan_tune(&ls[i].plan, g, l2, &diag) != TMA_OK) {
-                    fprintf(stderr, "%s: %s\n", v->name, diag.message);
+                launch_prepare(&ls[i], &variants[LIBTMA], &m);
+                if (tma_permute_plan_tune(&ls[i].plan, g, l2, &diag) != TMA_OK) {
+                    fprintf(stderr, "libtma: %s\n", diag.message);
                     return 1;
                 }
                 if (verify(&ls[i], &m, where, sizeof where)) {
-                    printf("%-12s %-5s %-13s %4u %5s WRONG: %s\n", v->name, dtype_name(eb), size, g, l2n[l2], where);
+                    printf("%-12s %-5s %-13s %4u %5s WRONG: %s\n", "libtma", dtype_name(eb), size, g, l2n[l2], where);
                     failed = 1;
                     continue;
                 }
@@ -440,9 +438,8 @@ static int run_tune(int reps) {
                    copy_gbs, 100.0);
             for (int t = 1; t < ntimed; t++) {
                 const int i = setting_of[t];
-                printf("%-12s %-5s %-13s %4u %5s %10.3f %9.0f %8.1f%%\n", variants[kinds[i / 8]].name,
-                       dtype_name(eb), size, groups[i / 2 % 4], l2n[l2s[i % 2]], ms[t], gbs_of(&m, ms[t]),
-                       100.0 * gbs_of(&m, ms[t]) / copy_gbs);
+                printf("%-12s %-5s %-13s %4u %5s %10.3f %9.0f %8.1f%%\n", "libtma", dtype_name(eb), size,
+                       groups[i / 2], l2n[l2s[i % 2]], ms[t], gbs_of(&m, ms[t]), 100.0 * gbs_of(&m, ms[t]) / copy_gbs);
             }
             matrix_close(&m);
         }

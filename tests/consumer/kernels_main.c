@@ -11,7 +11,8 @@ int main(void) {
     for (int i = 0; i < ROWS * PITCH_IN / 4; i++)
         in[i] = (float)i;
     tma_diag diag;
-    if (tma_transpose_model(4, in, out, ROWS, COLS, PITCH_IN, PITCH_OUT, 128, NULL, &diag) != TMA_OK) {
+    const tma_permute_desc d = tma_transpose_desc(4, in, out, ROWS, COLS, PITCH_IN, PITCH_OUT);
+    if (tma_permute_model(&d, NULL, &diag) != TMA_OK) {
         fprintf(stderr, "consumer_kernels: %s\n", diag.message);
         return 1;
     }
