@@ -31,8 +31,8 @@
  *                      comma-separated strings of LIST
  *     --once           each case's permute and tma-copy-dst once, on unverified data, untimed (for ncu)
  *     --tune           after the table, sweep the transpose's tile order (bands of G tile columns) and L2
- *                      promotion on the ragged fp32 transpose, fp32 and fp64 16384^2, NCHW -> NHWC bf16 and the
- *                      rank-5 case, each verified
+ *                      promotion on the ragged transposes (fp32, fp64, bf16), fp32 8192^2, fp32 and fp64 16384^2,
+ *                      NCHW -> NHWC bf16 and the rank-5 case (those --only selects), each verified
  *     --reps N         timed launches per variant (default 20)
  *     --ncu            each permute kernel once (one case per element size and kind), unverified, untimed: for
  *                      ncu --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}.sum,...
@@ -41,7 +41,9 @@
  *     TMA_PERMUTE_SEED replays the data; TMA_PERMUTE_DST_ALIGN=N (diagnostic) pads dst's row strides to N bytes
  *     instead of 16 (docs/PERMUTE.md: the ragged cases with 32-byte aligned dst rows); TMA_PERMUTE_ROW_PAD=N
  *     (diagnostic) adds N bytes (a multiple of 16) between the rows of src and dst (docs/PERMUTE.md: power-of-two
- *     pitches).
+ *     pitches), TMA_PERMUTE_ROW_PAD=S,D S bytes between src's rows and D between dst's; TMA_PERMUTE_TUNE=G,L2
+ *     (diagnostic) tunes the permute's plan (tma_permute_plan_tune: bands of G tile columns, 0 = row-major; L2
+ *     promotion 0..3 = none, 64, 128, 256 bytes).
  *
  * BUILD AND RUN
  *     cmake -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j && ./build/samples/tma-permute
@@ -127,19 +129,23 @@ typedef struct layout {
     size_t src_bytes, dst_bytes, elems;
 } layout;
 
-/* TMA_PERMUTE_ROW_PAD=N (diagnostic): N more bytes between rows (a multiple of 16) in src and dst. */
-static uint64_t row_pad(void) {
+/* TMA_PERMUTE_ROW_PAD=N or S,D (diagnostic): N more bytes between rows (a multiple of 16) in src and dst, or S
+ * more in src and D more in dst. */
+static uint64_t row_pad(int dst) {
     const char *env = getenv("TMA_PERMUTE_ROW_PAD");
-    const uint64_t n = env ? strtoull(env, NULL, 0) : 0u;
+    char *end = NULL;
+    uint64_t n = env ? strtoull(env, &end, 0) : 0u;
+    if (dst && end && *end == ',')
+        n = strtoull(end + 1, NULL, 0);
     return n % 16u == 0 ? n : 0u;
 }
 
-static void strides_of(uint32_t e, uint32_t r, const uint64_t *dims, uint64_t align, uint64_t *given,
+static void strides_of(uint32_t e, uint32_t r, const uint64_t *dims, uint64_t align, uint64_t pad, uint64_t *given,
                        uint64_t *out) {
     out[0] = e;
     for (uint32_t i = 1; i < r; i++) {
         const uint64_t dense = out[i - 1] * dims[i - 1];
-        out[i] = (dense % align ? (dense + align - 1) / align * align : dense) + (i == 1 ? row_pad() : 0u);
+        out[i] = (dense % align ? (dense + align - 1) / align * align : dense) + (i == 1 ? pad : 0u);
         given[i - 1] = out[i] == dense ? 0 : out[i];
     }
 }
@@ -160,8 +166,8 @@ static layout layout_of(const pcase *c) {
     L.elems = 1;
     for (uint32_t i = 0; i < c->rank; i++)
         L.dd[i] = c->dims[c->perm[i]], L.elems *= c->dims[i];
-    strides_of(c->e, c->rank, c->dims, 16u, L.d.src_strides, L.ss);
-    strides_of(c->e, c->rank, L.dd, dst_align(), L.d.dst_strides, L.ds);
+    strides_of(c->e, c->rank, c->dims, 16u, row_pad(0), L.d.src_strides, L.ss);
+    strides_of(c->e, c->rank, L.dd, dst_align(), row_pad(1), L.d.dst_strides, L.ds);
     size_t s = c->e, t = c->e;
     for (uint32_t i = 0; i < c->rank; i++)
         s += (c->dims[i] - 1) * L.ss[i], t += (L.dd[i] - 1) * L.ds[i];
@@ -275,6 +281,13 @@ static int make_plans(bench_ctx *b, const layout *L) {
         st = tma_permute_plan_make(&b->copy, &id, &diag);
     if (st == TMA_OK)
         st = tma_permute_plan_make(&b->copy_dst, &idd, &diag);
+    const char *tune = getenv("TMA_PERMUTE_TUNE"); /* diagnostic: "G,L2" (L2 0..3: none, 64, 128, 256 bytes) */
+    if (st == TMA_OK && tune && b->perm.transpose) {
+        char *end = NULL;
+        const uint32_t g = (uint32_t)strtoul(tune, &end, 0);
+        const uint32_t l2 = end && *end == ',' ? (uint32_t)strtoul(end + 1, NULL, 0) : 3u;
+        st = tma_permute_plan_tune(&b->perm, g, (tma_l2_promotion)l2, &diag);
+    }
     if (st != TMA_OK)
         printf("  plan refused: %s: %s\n", tma_status_name(st), diag.message);
     return st == TMA_OK;
@@ -348,9 +361,10 @@ static int measure_case(const pcase *c, int reps, row *out) {
     out->transpose = (int)b.perm.transpose;
     if (ok)
         printf("  plan: %s, rank %u, box {%u, %u, %u, %u, %u}, %llu tiles, grid %u x %u threads, %zu bytes of shared "
-               "memory\n", b.perm.transpose ? "transpose" : "copy", b.perm.rank, b.perm.box[0], b.perm.box[1],
-               b.perm.box[2], b.perm.box[3], b.perm.box[4], (unsigned long long)b.perm.tiles, b.perm.grid,
-               b.perm.block, b.perm.smem);
+               "memory; row pitches src %llu, dst %llu bytes\n", b.perm.transpose ? "transpose" : "copy", b.perm.rank,
+               b.perm.box[0], b.perm.box[1], b.perm.box[2], b.perm.box[3], b.perm.box[4],
+               (unsigned long long)b.perm.tiles, b.perm.grid, b.perm.block, b.perm.smem,
+               (unsigned long long)(c->rank > 1 ? L.ss[1] : 0), (unsigned long long)(c->rank > 1 ? L.ds[1] : 0));
     /* verify each variant (not memcpy) on a poisoned output; tma-copy-dst last: it copies dst as permute left it */
     static const int order[] = {V_TMA_COPY, V_PERMUTE, V_COPY_DST};
     for (int oi = 0; ok && oi < 3; oi++) {
@@ -403,10 +417,10 @@ static void print_table(const row *rows, int n, int reps) {
 /* ------------------------------------------------------------------------------------------------
  * --tune: the transpose's tile order (bands of G tile columns; 0 = row-major) and L2 promotion
  * ---------------------------------------------------------------------------------------------- */
-#define NSET 8
-static const uint32_t set_group[NSET] = {0, 2, 4, 8, 16, 32, 8, 8};
-static const tma_l2_promotion set_l2[NSET] = {TMA_L2_256B, TMA_L2_256B, TMA_L2_256B, TMA_L2_256B,
-                                              TMA_L2_256B, TMA_L2_256B, TMA_L2_128B, TMA_L2_NONE};
+#define NSET 10
+static const uint32_t set_group[NSET] = {8, 8, 8, 8, 2, 4, 16, 0, 4, 16};
+static const tma_l2_promotion set_l2[NSET] = {TMA_L2_256B, TMA_L2_128B, TMA_L2_64B, TMA_L2_NONE, TMA_L2_128B,
+                                              TMA_L2_128B, TMA_L2_128B, TMA_L2_128B, TMA_L2_256B, TMA_L2_256B};
 
 typedef struct tune_ctx {
     const layout *L;
@@ -428,10 +442,11 @@ static void tune_launch(void *p, int which) {
     }
 }
 
-static int run_tune(int reps) {
-    static const char *names[] = {"transpose 12345x6789", "transpose 16384^2", "NCHW->NHWC 32x256x56x56",
+static int run_tune(int reps, const char *only) {
+    static const char *names[] = {"transpose 12345x6789", "transpose 12345x6789", "transpose 12345x6789",
+                                  "transpose 8192^2", "transpose 16384^2", "NCHW->NHWC 32x256x56x56",
                                   "transpose 16384^2", "rank 5 (1,3,0,4,2)"};
-    static const uint32_t elems[] = {4, 4, 2, 8, 4};
+    static const uint32_t elems[] = {4, 8, 2, 4, 4, 2, 8, 4};
     int failed = 0;
     printf("\n| case | dtype | G | L2 | permute ms | %% memcpy |\n| --- | --- | ---: | --- | ---: | ---: |\n");
     for (int n = 0; n < (int)(sizeof names / sizeof names[0]); n++) {
@@ -439,7 +454,7 @@ static int run_tune(int reps) {
         for (size_t i = 0; i < NCASES; i++)
             if (!strcmp(cases[i].name, names[n]) && cases[i].e == elems[n])
                 c = &cases[i];
-        if (!c)
+        if (!c || !selected(c, only))
             continue;
         const layout L = layout_of(c);
         tune_ctx t;
@@ -484,7 +499,8 @@ static int run_tune(int reps) {
             bench_interleaved(tune_launch, &t, NSET + 1, reps, med);
             for (int k = 0; k < NSET; k++)
                 printf("| %s | %s | %u | %s | %.3f | %.1f%% |\n", c->name, elem_name(c->e), set_group[k],
-                       set_l2[k] == TMA_L2_256B ? "256B" : set_l2[k] == TMA_L2_128B ? "128B" : "none", med[k + 1],
+                       set_l2[k] == TMA_L2_256B ? "256B" : set_l2[k] == TMA_L2_128B ? "128B"
+                                                  : set_l2[k] == TMA_L2_64B ? "64B" : "none", med[k + 1],
                        100.0 * med[0] / med[k + 1]);
         }
         CUDA_CHECK(cudaFree(t.dsrc));
@@ -653,6 +669,6 @@ int main(int argc, char **argv) {
         return failed;
     print_table(rows, n, reps);
     if (tune)
-        failed |= run_tune(reps);
+        failed |= run_tune(reps, only);
     return failed;
 }
