@@ -24,6 +24,19 @@ static __device__ __forceinline__ void pm_load(uint32_t rank, void *smem, const 
     }
 }
 
+/* The same load with an L2 evict_last policy (pm_src_keep: src row pitches that are not multiples of 256 bytes). */
+static __device__ __forceinline__ void pm_load_keep(uint32_t rank, void *smem, const tma_tensor *t, uint64_t *bar,
+                                                    const int32_t (&c)[5]) {
+    const uint64_t pol = tma_l2_policy_evict_last();
+    switch (rank) {
+    case 1: tma_load_hint<1>(smem, t, bar, c, pol); break;
+    case 2: tma_load_hint<2>(smem, t, bar, c, pol); break;
+    case 3: tma_load_hint<3>(smem, t, bar, c, pol); break;
+    case 4: tma_load_hint<4>(smem, t, bar, c, pol); break;
+    default: tma_load_hint<5>(smem, t, bar, c, pol); break;
+    }
+}
+
 static __device__ __forceinline__ void pm_store(uint32_t rank, const tma_tensor *t, const void *smem,
                                                 const int32_t (&c)[5]) {
     switch (rank) {
@@ -110,7 +123,8 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
  * edges: loads fill zeros, stores clip, output boxes wholly past dst are not issued; no thread branches on the
  * tensor's size. Where dst's row pitch is not a multiple of 32 bytes (pm_use_tstore: g.tstore), the threads store
  * the tile themselves with 16-byte writes, 512 contiguous bytes per warp (THREAD STORES in permute_tiles.h), clipped
- * per element at the row ends.
+ * per element at the row ends. Where src's row pitch is not a multiple of 256 bytes (pm_src_keep: g.src_keep, 2- to
+ * 8-byte elements), the loads carry an L2 evict_last policy, so the 256-byte blocks neighbouring tiles share stay in L2.
  * ---------------------------------------------------------------------------------------------- */
 template <int E>
 __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_kernel(const __grid_constant__ tma_tensor tin,
@@ -145,7 +159,10 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
                 for (int i = 0; i < 5; i++)
                     crd[s][i] = lc[i];
                 tma_mbar_expect_box(&full[s], &tin);
-                pm_load(g.rank, in_buf + s * TILE, &tin, &full[s], lc);
+                if (g.src_keep)
+                    pm_load_keep(g.rank, in_buf + s * TILE, &tin, &full[s], lc);
+                else
+                    pm_load(g.rank, in_buf + s * TILE, &tin, &full[s], lc);
             }
         }
 
@@ -226,7 +243,10 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
             for (int i = 0; i < 5; i++)
                 crd[s][i] = nc[i];
             tma_mbar_expect_box(&full[s], &tin);
-            pm_load(g.rank, in, &tin, &full[s], nc);
+            if (g.src_keep)
+                pm_load_keep(g.rank, in, &tin, &full[s], nc);
+            else
+                pm_load(g.rank, in, &tin, &full[s], nc);
         }
     }
     if (issuer)

@@ -257,6 +257,9 @@ void pm_grid_dst(const tma_permute_desc *d, const uint32_t src_dim[5], pm_grid *
     for (uint32_t k = 0; k < 5u; k++)
         g->dst_stride[k] = k < g->rank && src_dim[k] < r ? ds[inv[src_dim[k]]] : 0u;
     g->tstore = pm_use_tstore(g->dst_stride[0], d->elem_bytes);
+    uint64_t ss[5];
+    pm_resolve_strides(d->elem_bytes, r, d->src_dims, d->src_strides, ss);
+    g->src_keep = g->rank >= 2u && src_dim[1] < r ? pm_src_keep(ss[src_dim[1]], d->elem_bytes) : 0u;
     g->outer[0] = 2, g->outer[1] = 3, g->outer[2] = 4;
     /* Tiles walk the outer map dimensions (2..4, one slab after another) in the order of their dst strides, smallest
      * first, so the tiles in flight write neighbouring dst bytes (an insertion sort). The rank-5 case {256, 128, 64,

@@ -57,6 +57,7 @@ typedef struct pm_grid {
     uint32_t tstore;   /**< TRANSPOSE: 1 = the threads store the tile (pm_tstore_chunk), 0 = TMA store boxes */
     uint64_t dst_stride[5]; /**< TRANSPOSE, thread stores: dst's byte stride of each map dimension (load order) */
     uint32_t outer[3]; /**< TRANSPOSE: the order in which tiles walk the outer map dimensions 2..4 (pm_grid_dst) */
+    uint32_t src_keep; /**< TRANSPOSE: 1 = the loads carry an L2 evict_last policy (pm_src_keep) */
 } pm_grid;
 
 /** x / n with *rem = x % n, in 32-bit arithmetic whenever x fits (a 64-bit division is a long subroutine on the
@@ -171,6 +172,19 @@ TMA_HD uint32_t pm_use_tstore(uint64_t dst_pitch, uint32_t elem_bytes) {
     return dst_pitch % 32u != 0u && elem_bytes >= 2u;
 }
 
+/** Which transposes load with an L2 evict_last policy: those of 2-, 4- and 8-byte elements whose src row pitch (map
+ *  dimension 1's stride) is not a multiple of 256 bytes. Why (H200, ncu and tma-permute, docs/PERMUTE.md "Ragged
+ *  pitches"): there the tile's 128-byte box rows sit at a different phase of L2's 256-byte blocks in each row, and L2
+ *  read 5-13% more from DRAM than src holds (fp32 12345 x 6789, src pitch 27,168 bytes: 378 MB for 335; padded to
+ *  27,392 = 107 x 256: 340 MB and 90% of a device-to-device copy against 83%, dst aligned in both). With the loaded
+ *  lines kept longer the neighbouring tiles find the blocks they share: 364 MB and 186 us against 201 (ncu, one
+ *  launch each); timed, alternating two runs each: fp32 12345 x 6789 84.9 / 83.8% against 77.8 / 77.4%, fp64 91.9 /
+ *  92.3% against 77.6 / 77.2%, bf16 94.0 / 93.9% against 88.0 / 84.4%. Not for 1-byte elements: u8 6789 x 12345
+ *  (src pitch 12,352) fell from 93.3% to 85.9% (one run). The bytes moved are the same; the CPU model has no L2. */
+TMA_HD uint32_t pm_src_keep(uint64_t src_pitch, uint32_t elem_bytes) {
+    return src_pitch % 256u != 0u && elem_bytes >= 2u;
+}
+
 /** Everything the plan decides without a GPU: the kernel's maps and grid. */
 typedef struct pm_layout {
     uint32_t transpose;      /**< 0: COPY, 1: TRANSPOSE */
@@ -191,7 +205,8 @@ extern "C" {
 tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag);
 
 /** TRANSPOSE: fill g->dst_stride (dst's byte stride of each map dimension, from d's dst strides and the lowest src
- *  dimension src_dim[k] of each map dimension k) and g->tstore (pm_use_tstore of map dimension 0's dst stride). */
+ *  dimension src_dim[k] of each map dimension k), g->tstore (pm_use_tstore of map dimension 0's dst stride), g->outer
+ *  and g->src_keep (pm_src_keep of map dimension 1's src stride). */
 void pm_grid_dst(const tma_permute_desc *d, const uint32_t src_dim[5], pm_grid *g);
 
 #ifdef __cplusplus

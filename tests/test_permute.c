@@ -112,6 +112,29 @@ Test(permute_plan, rank5_walks_slabs_in_dst_order) {
     cr_assert_eq(L.grid.tstore, 0, "dst rows of 512 bytes: TMA boxes");
 }
 
+Test(permute_plan, evict_last_loads_where_the_src_pitch_is_not_256_byte_aligned) {
+    /* pm_src_keep: the ragged fp32 12345 x 6789 (src pitch 27,168 bytes) loads with evict_last; fp32 8192^2 (32 KiB)
+     * and a pitch of 107 x 256 bytes do not; in a rank-4 transpose it is map dimension 1's src stride that counts */
+    tma_permute_desc r = {.elem_bytes = 4, .rank = 2, .src_dims = {6789, 12345}, .perm = {1, 0},
+                          .src_strides = {27168}, .dst_strides = {49392}};
+    cr_assert_eq(plan_of(r).grid.src_keep, 1, "pitch 27168");
+    r.src_strides[0] = 27392;
+    cr_assert_eq(plan_of(r).grid.src_keep, 0, "pitch 27392");
+    tma_permute_desc a = {.elem_bytes = 4, .rank = 2, .src_dims = {8192, 8192}, .perm = {1, 0}};
+    cr_assert_eq(plan_of(a).grid.src_keep, 0, "pitch 32768");
+    /* NHWC -> NCHW fp32 {C = 64, W = 56, H = 56, N}: map dimension 1 is HW, src stride C x 4 = 256 bytes */
+    tma_permute_desc n = {.elem_bytes = 4, .rank = 4, .src_dims = {64, 56, 56, 2}, .perm = {1, 2, 0, 3}};
+    cr_assert_eq(plan_of(n).grid.src_keep, 0, "stride 256");
+    n.src_dims[0] = 40; /* 160 bytes */
+    cr_assert_eq(plan_of(n).grid.src_keep, 1, "stride 160");
+    /* 1-byte elements never: u8 12345 x 6789, src pitch 6,800 bytes */
+    tma_permute_desc u = {.elem_bytes = 1, .rank = 2, .src_dims = {6789, 12345}, .perm = {1, 0},
+                          .src_strides = {6800}, .dst_strides = {12352}};
+    cr_assert_eq(plan_of(u).grid.src_keep, 0, "u8");
+    u.elem_bytes = 2, u.src_strides[0] = 13584, u.dst_strides[0] = 24704;
+    cr_assert_eq(plan_of(u).grid.src_keep, 1, "bf16, pitch 13584");
+}
+
 Test(permute_plan, unit_dimensions_dropped) {
     tma_permute_desc d = {.elem_bytes = 4, .rank = 5, .src_dims = {33, 1, 17, 1, 5}, .perm = {2, 1, 0, 4, 3},
                           .src_strides = {144, 144, 2448, 2448}, .dst_strides = {80, 80, 2640, 13200}};
