@@ -48,6 +48,38 @@ static __device__ __forceinline__ void pm_store(uint32_t rank, const tma_tensor 
     }
 }
 
+/* The store with an L2 cache-policy hint (pm_src_keep's transposes store dst with evict_first, so the output,
+ * never read again here, does not push src's shared 256-byte blocks out of L2): the .L2::cache_hint form of the
+ * tensor store (PTX ISA 8.0, sm_90), and a 16-byte thread store with the same hint. */
+template <int N>
+static __device__ __forceinline__ void pm_store_hint_(const tma_tensor *t, const void *smem, const int32_t (&c)[5],
+                                                      uint64_t pol) {
+    tma_check_copy_(t, smem, N, c, true); /* as tma_store: the per-copy rules in TMA_CHECKED builds */
+#define PM_STORE_HINT_(R)                                                                                     \
+    TMA_PTX("cp.async.bulk.tensor." #R "d.global.shared::cta.tile.bulk_group.L2::cache_hint [%5, " TMA_COORDS_##R \
+            "], [%6], %7;" ::TMA_COORD_OPERANDS(c), "l"(&t->map), "r"(tma_smem_addr(smem)), "l"(pol)            \
+            : "memory")
+    TMA_FOR_RANK(N, PM_STORE_HINT_);
+#undef PM_STORE_HINT_
+}
+
+static __device__ __forceinline__ void pm_store_drop(uint32_t rank, const tma_tensor *t, const void *smem,
+                                                     const int32_t (&c)[5]) {
+    const uint64_t pol = tma_l2_policy_evict_first();
+    switch (rank) {
+    case 1: pm_store_hint_<1>(t, smem, c, pol); break;
+    case 2: pm_store_hint_<2>(t, smem, c, pol); break;
+    case 3: pm_store_hint_<3>(t, smem, c, pol); break;
+    case 4: pm_store_hint_<4>(t, smem, c, pol); break;
+    default: pm_store_hint_<5>(t, smem, c, pol); break;
+    }
+}
+
+static __device__ __forceinline__ void pm_st16_hint(void *p, uint4 v, uint64_t pol) {
+    TMA_PTX("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
+            "r"(v.w), "l"(pol) : "memory");
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Both kernels: the copies are issued by single threads, so what they do per tile is on the pipeline's critical
  * path. The arithmetic that turns a tile index into coordinates (divisions by the tile counts) is done once per
@@ -124,7 +156,8 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
  * tensor's size. Where dst's row pitch is not a multiple of 32 bytes (pm_use_tstore: g.tstore), the threads store
  * the tile themselves with 16-byte writes, 512 contiguous bytes per warp (THREAD STORES in permute_tiles.h), clipped
  * per element at the row ends. Where src's row pitch is not a multiple of 256 bytes (pm_src_keep: g.src_keep, 2- to
- * 8-byte elements), the loads carry an L2 evict_last policy, so the 256-byte blocks neighbouring tiles share stay in L2.
+ * 8-byte elements), the loads carry an L2 evict_last policy and the stores (threads' or TMA's) evict_first, so the
+ * 256-byte blocks neighbouring tiles share stay in L2 and the output, never read again, leaves it first.
  * ---------------------------------------------------------------------------------------------- */
 template <int E>
 __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_kernel(const __grid_constant__ tma_tensor tin,
@@ -215,10 +248,13 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
 #pragma unroll
             for (uint32_t j = 0; j < V; j++)
                 x[j] = *(const uint4 *)__cvta_shared_to_generic(ob + sl[j].soff);
+            const uint64_t pol = tma_l2_policy_evict_first(); /* used where g.src_keep */
 #pragma unroll
             for (uint32_t j = 0; j < V; j++) {
                 const uint32_t ne = pm_tstore_elems(&g, lc, &sl[j], V);
-                if (ne == V)
+                if (ne == V && g.src_keep)
+                    pm_st16_hint(tb + sl[j].rel, x[j], pol);
+                else if (ne == V)
                     *(uint4 *)(tb + sl[j].rel) = x[j];
                 else if (ne) /* the row's last chunk, partly past its end: its elements' bytes only */
                     for (uint32_t b = 0; b < ne * E; b++)
@@ -234,8 +270,12 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
             __syncthreads();
             if (issuer) {
                 int32_t cc[5];
-                if (pm_store_coords(&g, lc, a2, c2, W, cc)) /* a box wholly past dst is not issued */
-                    pm_store(g.rank, &tout, out + q * W * 128u, cc);
+                if (pm_store_coords(&g, lc, a2, c2, W, cc)) { /* a box wholly past dst is not issued */
+                    if (g.src_keep)
+                        pm_store_drop(g.rank, &tout, out + q * W * 128u, cc);
+                    else
+                        pm_store(g.rank, &tout, out + q * W * 128u, cc);
+                }
                 tma_store_commit();
             }
         }
