@@ -149,9 +149,11 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
 }
 
 /* ------------------------------------------------------------------------------------------------
- * TRANSPOSE: tma_transpose's pipeline (transpose.cu) for any element size and any tile of box[1] x box[2] lines
- * (pm_store_coords; at most PM_TILE_LINES): 64 threads per W x W sub-tile, PM_TR_STAGES input stages,
- * PM_TR_OUT_BUFFERS output buffers; thread 0 issues the loads, the first thread of each sub-tile its store. Ragged
+ * TRANSPOSE (also tma_transpose, the 2-D case): each tile is TMA-loaded as one 128B-swizzled box into one of
+ * PM_TR_STAGES input stages, transposed through shared memory by the conflict-free lane map of transpose_tiles.h
+ * into one of PM_TR_OUT_BUFFERS output buffers, and stored from there; any element size and any tile of box[1] x
+ * box[2] lines (pm_store_coords; at most PM_TILE_LINES), 64 threads per W x W sub-tile; thread 0 issues the loads,
+ * the first thread of each sub-tile its store. Ragged
  * edges: loads fill zeros, stores clip, output boxes wholly past dst are not issued; no thread branches on the
  * tensor's size. Where dst's row pitch is not a multiple of 32 bytes (pm_use_tstore: g.tstore), the threads store
  * the tile themselves with 16-byte writes, 512 contiguous bytes per warp (THREAD STORES in permute_tiles.h), clipped

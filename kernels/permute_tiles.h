@@ -31,7 +31,8 @@
 #define PM_COPY_BOX_BYTES 32768u
 /** Load stages of the COPY kernel (each box is loaded into a stage and stored from it). */
 #define PM_COPY_STAGES 4u
-/** Input stages and output buffers of the TRANSPOSE kernel (those of tma_transpose, docs/TRANSPOSE.md). */
+/** Input stages and output buffers of the TRANSPOSE kernel (measured with the former standalone transpose kernel,
+ *  docs/TRANSPOSE.md). */
 #ifndef PM_TR_STAGES
 #define PM_TR_STAGES 4u
 #endif
@@ -42,7 +43,8 @@
 #ifndef PM_TILE_LINES
 #define PM_TILE_LINES 128u
 #endif
-/** Default tile order of the TRANSPOSE kernel: bands of this many tile columns (tma_transpose's default). */
+/** Default tile order of the TRANSPOSE kernel: bands of this many tile columns (the former standalone transpose's
+ *  default, docs/TRANSPOSE.md). */
 #define PM_DEFAULT_GROUP 8u
 
 /** How tile t maps to coordinates: what the kernel receives besides the two maps. */
