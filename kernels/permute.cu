@@ -160,8 +160,16 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
  * per element at the row ends. Where src's row pitch is not a multiple of 256 bytes (pm_src_keep: g.src_keep, 2- to
  * 8-byte elements), the loads carry an L2 evict_last policy and the stores (threads' or TMA's) evict_first, so the
  * 256-byte blocks neighbouring tiles share stay in L2 and the output, never read again, leaves it first.
+ * KEEP is a template parameter (the host launches the instance of g.src_keep), so the kernels without hints carry no
+ * hinted code: with it beside the plain code in one kernel, tested at run time, the transposes without hints ran 3-6
+ * points slower (H200, one session, three alternating rounds each: fp64 8192^2 88.9-89.0% of memcpy against
+ * 94.8-95.1%, u8 8192^2 85.7-90.3% against 91.3-92.1%). Inside the KEEP instance the hinted paths are still guarded by
+ * `KEEP && g.src_keep`, a test that is always true there: with `if constexpr (KEEP)` alone the same hinted
+ * instructions ran ragged fp32 12345 x 6789 at 85.9-87.0% against 91.8-92.0% (same session, alternating). The two
+ * instances' SASS differ in layout only (the same hinted STG / UTMALDG / UTMASTG on the executed path, plus the
+ * unused plain ones); why that costs 5 points is not established.
  * ---------------------------------------------------------------------------------------------- */
-template <int E>
+template <int E, bool KEEP>
 __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_kernel(const __grid_constant__ tma_tensor tin,
                                                               const __grid_constant__ tma_tensor tout,
                                                               const pm_grid g, uint64_t ntiles, uint8_t *dst) {
@@ -194,7 +202,7 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
                 for (int i = 0; i < 5; i++)
                     crd[s][i] = lc[i];
                 tma_mbar_expect_box(&full[s], &tin);
-                if (g.src_keep)
+                if (KEEP && g.src_keep)
                     pm_load_keep(g.rank, in_buf + s * TILE, &tin, &full[s], lc);
                 else
                     pm_load(g.rank, in_buf + s * TILE, &tin, &full[s], lc);
@@ -250,11 +258,11 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
 #pragma unroll
             for (uint32_t j = 0; j < V; j++)
                 x[j] = *(const uint4 *)__cvta_shared_to_generic(ob + sl[j].soff);
-            const uint64_t pol = tma_l2_policy_evict_first(); /* used where g.src_keep */
+            const uint64_t pol = KEEP ? tma_l2_policy_evict_first() : 0u;
 #pragma unroll
             for (uint32_t j = 0; j < V; j++) {
                 const uint32_t ne = pm_tstore_elems(&g, lc, &sl[j], V);
-                if (ne == V && g.src_keep)
+                if (ne == V && KEEP && g.src_keep)
                     pm_st16_hint(tb + sl[j].rel, x[j], pol);
                 else if (ne == V)
                     *(uint4 *)(tb + sl[j].rel) = x[j];
@@ -273,7 +281,7 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
             if (issuer) {
                 int32_t cc[5];
                 if (pm_store_coords(&g, lc, a2, c2, W, cc)) { /* a box wholly past dst is not issued */
-                    if (g.src_keep)
+                    if (KEEP && g.src_keep)
                         pm_store_drop(g.rank, &tout, out + q * W * 128u, cc);
                     else
                         pm_store(g.rank, &tout, out + q * W * 128u, cc);
@@ -285,7 +293,7 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
             for (int i = 0; i < 5; i++)
                 crd[s][i] = nc[i];
             tma_mbar_expect_box(&full[s], &tin);
-            if (g.src_keep)
+            if (KEEP && g.src_keep)
                 pm_load_keep(g.rank, in, &tin, &full[s], nc);
             else
                 pm_load(g.rank, in, &tin, &full[s], nc);
@@ -299,13 +307,19 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
 /* ------------------------------------------------------------------------------------------------
  * Host side: plan, tune, run
  * ---------------------------------------------------------------------------------------------- */
-static const void *pm_kernel_of(uint32_t transpose, uint32_t e) {
-    if (!transpose)
-        return (const void *)pm_copy_kernel;
-    return e == 1   ? (const void *)pm_transpose_kernel<1>
-           : e == 2 ? (const void *)pm_transpose_kernel<2>
-           : e == 4 ? (const void *)pm_transpose_kernel<4>
-                    : (const void *)pm_transpose_kernel<8>;
+/* The transpose kernel for e-byte elements, with or without the L2 hints (keep: pm_src_keep, never for 1 byte). */
+typedef void (*pm_transpose_fn)(tma_tensor, tma_tensor, pm_grid, uint64_t, uint8_t *);
+static pm_transpose_fn pm_transpose_of(uint32_t e, uint32_t keep) {
+    switch (e) {
+    case 1: return pm_transpose_kernel<1, false>;
+    case 2: return keep ? pm_transpose_kernel<2, true> : pm_transpose_kernel<2, false>;
+    case 4: return keep ? pm_transpose_kernel<4, true> : pm_transpose_kernel<4, false>;
+    default: return keep ? pm_transpose_kernel<8, true> : pm_transpose_kernel<8, false>;
+    }
+}
+
+static const void *pm_kernel_of(uint32_t transpose, uint32_t e, uint32_t keep) {
+    return transpose ? (const void *)pm_transpose_of(e, keep) : (const void *)pm_copy_kernel;
 }
 
 /* The plan's layout, rebuilt from its fields (run re-derives nothing else). */
@@ -369,7 +383,7 @@ extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permu
         p->smem = PM_COPY_STAGES * stage + 1024u;
         p->block = 32u;
     }
-    const void *fn = pm_kernel_of(p->transpose, e);
+    const void *fn = pm_kernel_of(p->transpose, e, L.transpose ? L.grid.src_keep : 0u);
     int per_sm = 0;
     /* The attribute belongs to the kernel, not to the plan: allow the most any plan of this kernel uses, so a plan
      * made later with a smaller box cannot lower it under an earlier plan's (its launch would then fail with
@@ -424,14 +438,8 @@ extern "C" tma_status tma_permute_run(const tma_permute_plan *p, tma_stream stre
         const uint32_t stage = (uint32_t)((p->load_map.box.smem_bytes + 1023u) / 1024u * 1024u);
         pm_copy_kernel<<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles, stage);
     } else {
-        if (e == 1)
-            pm_transpose_kernel<1><<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles, dst);
-        else if (e == 2)
-            pm_transpose_kernel<2><<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles, dst);
-        else if (e == 4)
-            pm_transpose_kernel<4><<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles, dst);
-        else
-            pm_transpose_kernel<8><<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles, dst);
+        pm_transpose_of(e, g.src_keep)<<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles,
+                                                                          dst);
     }
     tma_status st = kd_cuda(diag, cudaGetLastError(), "tma_permute kernel launch (or an earlier unchecked call)");
     return st == TMA_OK ? kd_ok(diag) : st;
