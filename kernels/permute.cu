@@ -383,7 +383,7 @@ extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permu
         p->smem = PM_COPY_STAGES * stage + 1024u;
         p->block = 32u;
     }
-    const void *fn = pm_kernel_of(p->transpose, e, L.transpose ? L.grid.src_keep : 0u);
+    const void *fn = pm_kernel_of(p->transpose, e, p->transpose ? pm_grid_of(p).src_keep : 0u); /* as run picks it */
     int per_sm = 0;
     /* The attribute belongs to the kernel, not to the plan: allow the most any plan of this kernel uses, so a plan
      * made later with a smaller box cannot lower it under an earlier plan's (its launch would then fail with
