@@ -175,19 +175,25 @@ TMA_HD uint32_t pm_use_tstore(uint64_t dst_pitch, uint32_t elem_bytes) {
 }
 
 /** Which transposes load with an L2 evict_last policy: those of 2-, 4- and 8-byte elements whose src row pitch (map
- *  dimension 1's stride) is not a multiple of 256 bytes. Why (H200, ncu and tma-permute, docs/PERMUTE.md "Ragged
- *  pitches"): there the tile's 128-byte box rows sit at a different phase of L2's 256-byte blocks in each row, and L2
- *  read 5-13% more from DRAM than src holds (fp32 12345 x 6789, src pitch 27,168 bytes: 378 MB for 335; padded to
- *  27,392 = 107 x 256: 340 MB and 90% of a device-to-device copy against 83%, dst aligned in both). With the loaded
- *  lines kept longer the neighbouring tiles find the blocks they share: 364 MB and 186 us against 201 (ncu, one
- *  launch each); timed, alternating two runs each: fp32 12345 x 6789 84.9 / 83.8% against 77.8 / 77.4%, fp64 91.9 /
- *  92.3% against 77.6 / 77.2%, bf16 94.0 / 93.9% against 88.0 / 84.4%. Not for 1-byte elements: u8 6789 x 12345
- *  (src pitch 12,352) fell from 93.3% to 85.9% (one run). The same transposes store dst (never read again) with an
- *  L2 evict_first policy, thread stores and TMA boxes alike, so the output does not push src's shared blocks out:
- *  fp32 12345 x 6789 90.4 / 91.4% against 85.6 / 85.7% with evict_last loads alone (alternating, one session; fp64
- *  and bf16 unchanged). The bytes moved are the same; the CPU model has no L2. */
+ *  dimension 1's stride) is not a multiple of 128 bytes. There the tile's 128-byte box rows start at a different
+ *  phase of L2's 256-byte blocks in each row and most of them straddle two blocks, which the neighbouring tile
+ *  shares; L2 read 5-13% more from DRAM than src holds (H200, ncu and tma-permute, docs/PERMUTE.md "Ragged pitches":
+ *  fp32 12345 x 6789, src pitch 27,168 bytes: 378 MB for 335; padded to 27,392 = 107 x 256: 340 MB and 90% of a
+ *  device-to-device copy against 83%, dst aligned in both). With the loaded lines kept longer the neighbouring tiles
+ *  find the blocks they share: 364 MB and 186 us against 201 (ncu, one launch each); timed, alternating two runs
+ *  each: fp32 12345 x 6789 84.9 / 83.8% against 77.8 / 77.4%, fp64 91.9 / 92.3% against 77.6 / 77.2%, bf16 94.0 /
+ *  93.9% against 88.0 / 84.4%. The same transposes store dst (never read again) with an L2 evict_first policy,
+ *  thread stores and TMA boxes alike, so the output does not push src's shared blocks out: fp32 12345 x 6789 90.4 /
+ *  91.4% against 85.6 / 85.7% with evict_last loads alone (alternating, one session; fp64 and bf16 unchanged).
+ *  Not where the pitch is an odd multiple of 128 bytes: every box row then lies inside one 256-byte block, nothing
+ *  straddles, and the hints cost 4-5 points (H200, 2026-11-23, three alternating rounds, this rule against the
+ *  former "not a multiple of 256": NCHW -> NHWC 32x256x56x56 bf16, pitch 6,272, 90.9 / 93.0 / 94.9% against 86.8 /
+ *  85.6 / 89.7%; NHWC -> NCHW 128x64x112x112 bf16, pitch 128, 92.8 / 93.0 / 92.6% against 88.7 / 88.5 / 88.0%; bf16
+ *  6789 x 12345, pitch 24,704, 77.8-78.0% against 74.0-74.3%; bf16 12345 x 6789, hinted under both, 93.4-95.0%
+ *  against 93.3-94.0%). Not for 1-byte elements: u8 6789 x 12345 (src pitch 12,352) fell from 93.3% to 85.9% (one
+ *  run). The bytes moved are the same; the CPU model has no L2. */
 TMA_HD uint32_t pm_src_keep(uint64_t src_pitch, uint32_t elem_bytes) {
-    return src_pitch % 256u != 0u && elem_bytes >= 2u;
+    return src_pitch % 128u != 0u && elem_bytes >= 2u;
 }
 
 /** Everything the plan decides without a GPU: the kernel's maps and grid. */

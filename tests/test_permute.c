@@ -112,14 +112,17 @@ Test(permute_plan, rank5_walks_slabs_in_dst_order) {
     cr_assert_eq(L.grid.tstore, 0, "dst rows of 512 bytes: TMA boxes");
 }
 
-Test(permute_plan, evict_last_loads_where_the_src_pitch_is_not_256_byte_aligned) {
-    /* pm_src_keep: the ragged fp32 12345 x 6789 (src pitch 27,168 bytes) loads with evict_last; fp32 8192^2 (32 KiB)
-     * and a pitch of 107 x 256 bytes do not; in a rank-4 transpose it is map dimension 1's src stride that counts */
+Test(permute_plan, evict_last_loads_where_the_src_pitch_is_not_128_byte_aligned) {
+    /* pm_src_keep: the ragged fp32 12345 x 6789 (src pitch 27,168 bytes) loads with evict_last; fp32 8192^2 (32 KiB),
+     * a pitch of 107 x 256 bytes and one of 211 x 128 bytes do not; in a rank-4 transpose it is map dimension 1's src
+     * stride that counts */
     tma_permute_desc r = {.elem_bytes = 4, .rank = 2, .src_dims = {6789, 12345}, .perm = {1, 0},
                           .src_strides = {27168}, .dst_strides = {49392}};
     cr_assert_eq(plan_of(r).grid.src_keep, 1, "pitch 27168");
     r.src_strides[0] = 27392;
     cr_assert_eq(plan_of(r).grid.src_keep, 0, "pitch 27392");
+    r.src_strides[0] = 27008; /* 211 x 128: every 128-byte box row inside one 256-byte block */
+    cr_assert_eq(plan_of(r).grid.src_keep, 0, "pitch 27008");
     tma_permute_desc a = {.elem_bytes = 4, .rank = 2, .src_dims = {8192, 8192}, .perm = {1, 0}};
     cr_assert_eq(plan_of(a).grid.src_keep, 0, "pitch 32768");
     /* NHWC -> NCHW fp32 {C = 64, W = 56, H = 56, N}: map dimension 1 is HW, src stride C x 4 = 256 bytes */
@@ -127,12 +130,16 @@ Test(permute_plan, evict_last_loads_where_the_src_pitch_is_not_256_byte_aligned)
     cr_assert_eq(plan_of(n).grid.src_keep, 0, "stride 256");
     n.src_dims[0] = 40; /* 160 bytes */
     cr_assert_eq(plan_of(n).grid.src_keep, 1, "stride 160");
+    n.elem_bytes = 2, n.src_dims[0] = 64; /* bf16: 128 bytes */
+    cr_assert_eq(plan_of(n).grid.src_keep, 0, "stride 128");
     /* 1-byte elements never: u8 12345 x 6789, src pitch 6,800 bytes */
     tma_permute_desc u = {.elem_bytes = 1, .rank = 2, .src_dims = {6789, 12345}, .perm = {1, 0},
                           .src_strides = {6800}, .dst_strides = {12352}};
     cr_assert_eq(plan_of(u).grid.src_keep, 0, "u8");
     u.elem_bytes = 2, u.src_strides[0] = 13584, u.dst_strides[0] = 24704;
     cr_assert_eq(plan_of(u).grid.src_keep, 1, "bf16, pitch 13584");
+    u.src_dims[0] = 12345, u.src_dims[1] = 6789, u.src_strides[0] = 24704, u.dst_strides[0] = 13584;
+    cr_assert_eq(plan_of(u).grid.src_keep, 0, "bf16, pitch 24704 = 193 x 128");
 }
 
 Test(permute_plan, unit_dimensions_dropped) {
