@@ -24,7 +24,7 @@ static __device__ __forceinline__ void pm_load(uint32_t rank, void *smem, const 
     }
 }
 
-/* The same load with an L2 evict_last policy (pm_src_keep: src row pitches that are not multiples of 128 bytes). */
+/* The same load with an L2 evict_last policy (where pm_src_keep holds). */
 static __device__ __forceinline__ void pm_load_keep(uint32_t rank, void *smem, const tma_tensor *t, uint64_t *bar,
                                                     const int32_t (&c)[5]) {
     const uint64_t pol = tma_l2_policy_evict_last();
@@ -157,8 +157,8 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
  * edges: loads fill zeros, stores clip, output boxes wholly past dst are not issued; no thread branches on the
  * tensor's size. Where dst's row pitch is not a multiple of 32 bytes (pm_use_tstore: g.tstore), the threads store
  * the tile themselves with 16-byte writes, 512 contiguous bytes per warp (THREAD STORES in permute_tiles.h), clipped
- * per element at the row ends. Where src's row pitch is not a multiple of 128 bytes (pm_src_keep: g.src_keep, 2- to
- * 8-byte elements), the loads carry an L2 evict_last policy and the stores (threads' or TMA's) evict_first, so the
+ * per element at the row ends. For 4-byte elements, and for 2- and 8-byte ones where src's row pitch is not a multiple
+ * of 128 bytes (pm_src_keep: g.src_keep), the loads carry an L2 evict_last policy and the stores (threads' or TMA's) evict_first, so the
  * 256-byte blocks neighbouring tiles share stay in L2 and the output, never read again, leaves it first.
  * KEEP is a template parameter (the host launches the instance of g.src_keep), so the kernels without hints carry no
  * hinted code: with it beside the plain code in one kernel, tested at run time, the transposes without hints ran 3-6

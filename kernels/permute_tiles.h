@@ -174,26 +174,32 @@ TMA_HD uint32_t pm_use_tstore(uint64_t dst_pitch, uint32_t elem_bytes) {
     return dst_pitch % 32u != 0u && elem_bytes >= 2u;
 }
 
-/** Which transposes load with an L2 evict_last policy: those of 2-, 4- and 8-byte elements whose src row pitch (map
- *  dimension 1's stride) is not a multiple of 128 bytes. There the tile's 128-byte box rows start at a different
- *  phase of L2's 256-byte blocks in each row and most of them straddle two blocks, which the neighbouring tile
- *  shares; L2 read 5-13% more from DRAM than src holds (H200, ncu and tma-permute, docs/PERMUTE.md "Ragged pitches":
- *  fp32 12345 x 6789, src pitch 27,168 bytes: 378 MB for 335; padded to 27,392 = 107 x 256: 340 MB and 90% of a
- *  device-to-device copy against 83%, dst aligned in both). With the loaded lines kept longer the neighbouring tiles
- *  find the blocks they share: 364 MB and 186 us against 201 (ncu, one launch each); timed, alternating two runs
- *  each: fp32 12345 x 6789 84.9 / 83.8% against 77.8 / 77.4%, fp64 91.9 / 92.3% against 77.6 / 77.2%, bf16 94.0 /
- *  93.9% against 88.0 / 84.4%. The same transposes store dst (never read again) with an L2 evict_first policy,
- *  thread stores and TMA boxes alike, so the output does not push src's shared blocks out: fp32 12345 x 6789 90.4 /
- *  91.4% against 85.6 / 85.7% with evict_last loads alone (alternating, one session; fp64 and bf16 unchanged).
- *  Not where the pitch is an odd multiple of 128 bytes: every box row then lies inside one 256-byte block, nothing
- *  straddles, and the hints cost 4-5 points (H200, 2026-11-23, three alternating rounds, this rule against the
- *  former "not a multiple of 256": NCHW -> NHWC 32x256x56x56 bf16, pitch 6,272, 90.9 / 93.0 / 94.9% against 86.8 /
- *  85.6 / 89.7%; NHWC -> NCHW 128x64x112x112 bf16, pitch 128, 92.8 / 93.0 / 92.6% against 88.7 / 88.5 / 88.0%; bf16
- *  6789 x 12345, pitch 24,704, 77.8-78.0% against 74.0-74.3%; bf16 12345 x 6789, hinted under both, 93.4-95.0%
- *  against 93.3-94.0%). Not for 1-byte elements: u8 6789 x 12345 (src pitch 12,352) fell from 93.3% to 85.9% (one
- *  run). The bytes moved are the same; the CPU model has no L2. */
+/** Which transposes load with an L2 evict_last policy and store with an evict_first one (the kernel instance with
+ *  the hints, pm_transpose_kernel<E, true>): those of 4-byte elements, and those of 2- and 8-byte elements whose src
+ *  row pitch (map dimension 1's stride) is not a multiple of 128 bytes. All measured on an H200 (tma-permute,
+ *  docs/PERMUTE.md "L2 hints", every comparison alternating builds in one session):
+ *  - Pitches that are not multiples of 128 bytes: the tile's 128-byte box rows start at a different phase of L2's
+ *    256-byte blocks in each row and most of them straddle two blocks, which the neighbouring tile shares; L2 read
+ *    5-13% more from DRAM than src holds (ncu, fp32 12345 x 6789, src pitch 27,168 bytes: 378 MB for 335; padded to
+ *    27,392 = 107 x 256: 340 MB). Kept longer, the shared blocks are found (364 MB, 186 us against 201), and dst,
+ *    never read again, leaves first: fp32 12345 x 6789 90.4-91.4% of a device-to-device copy against 88.5-89.2%
+ *    without hints and 84.3-85.0% with evict_last loads alone; fp64 92.5-92.8 against 89.6-90.3%; bf16 94.0 / 93.9
+ *    against 88.0 / 84.4%.
+ *  - At odd multiples of 128 bytes every box row lies inside one 256-byte block, and for bf16 the hints cost 4-5
+ *    points (NCHW -> NHWC 32x256x56x56, pitch 6,272: 86-90% against 91-95%; NHWC -> NCHW 128x64x112x112, pitch 128:
+ *    88-89% against 93%; 6789 x 12345, pitch 24,704: 74% against 78%).
+ *  - 4-byte elements gain at aligned pitches too (three builds, two rounds: the rule without them / with them / the
+ *    hinted instance with the hints off): fp32 8192^2 89.4-90.4 / 92.8-93.6 / 91.3-91.8%, 16384^2 90.2-90.6 /
+ *    93.2-93.8 / 90.2-90.8%, NCHW -> NHWC 128x64x112x112 93.1-93.6 / 97.7-97.9 / 96.4-96.7%, NHWC -> NCHW
+ *    128x64x112x112 86.6-88.3 / 97.0-97.5 / 94.2-94.4%; the rank-5 case {256, 128, 64, 32, 16} perm {1, 3, 0, 4, 2}
+ *    loses (84.9-85.2 / 82.5-82.7 / 81.5-81.6%). So part of the gain is the hints (16384^2: all of it) and part is
+ *    the hinted instance's code itself, whose executed instructions differ from the plain one's only by the hints
+ *    and their guards; why its layout is worth 3-7 points is not established.
+ *  - Not for 8-byte elements at aligned pitches (fp64 8192^2: 87.6-87.8% with them against 94.1-94.6%; 16384^2 88.0
+ *    against 86.4%), nor for 1-byte elements (u8 6789 x 12345, pitch 12,352: 93.3% -> 85.9%, one run).
+ *  The bytes moved are the same; the CPU model has no L2. */
 TMA_HD uint32_t pm_src_keep(uint64_t src_pitch, uint32_t elem_bytes) {
-    return src_pitch % 128u != 0u && elem_bytes >= 2u;
+    return elem_bytes == 4u || (elem_bytes >= 2u && src_pitch % 128u != 0u);
 }
 
 /** Everything the plan decides without a GPU: the kernel's maps and grid. */

@@ -112,26 +112,27 @@ Test(permute_plan, rank5_walks_slabs_in_dst_order) {
     cr_assert_eq(L.grid.tstore, 0, "dst rows of 512 bytes: TMA boxes");
 }
 
-Test(permute_plan, evict_last_loads_where_the_src_pitch_is_not_128_byte_aligned) {
-    /* pm_src_keep: the ragged fp32 12345 x 6789 (src pitch 27,168 bytes) loads with evict_last; fp32 8192^2 (32 KiB),
-     * a pitch of 107 x 256 bytes and one of 211 x 128 bytes do not; in a rank-4 transpose it is map dimension 1's src
-     * stride that counts */
-    tma_permute_desc r = {.elem_bytes = 4, .rank = 2, .src_dims = {6789, 12345}, .perm = {1, 0},
-                          .src_strides = {27168}, .dst_strides = {49392}};
-    cr_assert_eq(plan_of(r).grid.src_keep, 1, "pitch 27168");
-    r.src_strides[0] = 27392;
-    cr_assert_eq(plan_of(r).grid.src_keep, 0, "pitch 27392");
-    r.src_strides[0] = 27008; /* 211 x 128: every 128-byte box row inside one 256-byte block */
-    cr_assert_eq(plan_of(r).grid.src_keep, 0, "pitch 27008");
-    tma_permute_desc a = {.elem_bytes = 4, .rank = 2, .src_dims = {8192, 8192}, .perm = {1, 0}};
-    cr_assert_eq(plan_of(a).grid.src_keep, 0, "pitch 32768");
-    /* NHWC -> NCHW fp32 {C = 64, W = 56, H = 56, N}: map dimension 1 is HW, src stride C x 4 = 256 bytes */
-    tma_permute_desc n = {.elem_bytes = 4, .rank = 4, .src_dims = {64, 56, 56, 2}, .perm = {1, 2, 0, 3}};
-    cr_assert_eq(plan_of(n).grid.src_keep, 0, "stride 256");
-    n.src_dims[0] = 40; /* 160 bytes */
-    cr_assert_eq(plan_of(n).grid.src_keep, 1, "stride 160");
-    n.elem_bytes = 2, n.src_dims[0] = 64; /* bf16: 128 bytes */
-    cr_assert_eq(plan_of(n).grid.src_keep, 0, "stride 128");
+Test(permute_plan, l2_hints_for_4_byte_elements_and_where_the_src_pitch_is_not_128_byte_aligned) {
+    /* pm_src_keep, 8-byte elements: the ragged fp64 12345 x 6789 (src pitch 54,320 bytes) takes the hints; a pitch
+     * of 212 x 256 bytes and one of 425 x 128 (every 128-byte box row inside one 256-byte block) do not */
+    tma_permute_desc r = {.elem_bytes = 8, .rank = 2, .src_dims = {6789, 12345}, .perm = {1, 0},
+                          .src_strides = {54320}, .dst_strides = {98768}};
+    cr_assert_eq(plan_of(r).grid.src_keep, 1, "fp64, pitch 54320");
+    r.src_strides[0] = 54272;
+    cr_assert_eq(plan_of(r).grid.src_keep, 0, "fp64, pitch 54272");
+    r.src_strides[0] = 54400;
+    cr_assert_eq(plan_of(r).grid.src_keep, 0, "fp64, pitch 54400");
+    tma_permute_desc a = {.elem_bytes = 8, .rank = 2, .src_dims = {8192, 8192}, .perm = {1, 0}};
+    cr_assert_eq(plan_of(a).grid.src_keep, 0, "fp64, pitch 65536");
+    /* 4-byte elements always, aligned pitches too */
+    a.elem_bytes = 4;
+    cr_assert_eq(plan_of(a).grid.src_keep, 1, "fp32, pitch 32768");
+    /* in a rank-4 transpose it is map dimension 1's src stride that counts: NHWC -> NCHW {C, W = 56, H = 56, N},
+     * map dimension 1 is HW, src stride C x elem */
+    tma_permute_desc n = {.elem_bytes = 2, .rank = 4, .src_dims = {64, 56, 56, 2}, .perm = {1, 2, 0, 3}};
+    cr_assert_eq(plan_of(n).grid.src_keep, 0, "bf16, stride 128");
+    n.src_dims[0] = 40; /* 80 bytes */
+    cr_assert_eq(plan_of(n).grid.src_keep, 1, "bf16, stride 80");
     /* 1-byte elements never: u8 12345 x 6789, src pitch 6,800 bytes */
     tma_permute_desc u = {.elem_bytes = 1, .rank = 2, .src_dims = {6789, 12345}, .perm = {1, 0},
                           .src_strides = {6800}, .dst_strides = {12352}};
