@@ -48,18 +48,23 @@ struct ConvOps {
     }
 };
 
-/* Every instance: tile width x cluster x epilogue (y is bf16); stream-K without clusters. */
+/* Every instance: tile width x cluster x epilogue (y is bf16) x schedule; stream-K without clusters; split-K at
+ * widths 256 and 128 only, and with one epilogue (its blocks store their slices from registers). */
+#define T_ GM_SCHED_TILES
+#define SK_ GM_SCHED_STREAM_K
+#define SPLIT_ GM_SCHED_SPLIT_K
 #define CONV_INSTANCES(X)                                                                                     \
-    X(256, 1, true, false) X(256, 1, false, false) X(256, 2, true, false) X(256, 2, false, false)             \
-    X(256, 1, true, true) X(256, 1, false, true) X(128, 1, true, false) X(128, 1, false, false)               \
-    X(128, 2, true, false) X(128, 2, false, false) X(128, 1, true, true) X(128, 1, false, true)               \
-    X(64, 1, true, false) X(64, 1, false, false) X(64, 2, true, false) X(64, 2, false, false)                 \
-    X(64, 1, true, true) X(64, 1, false, true)
+    X(256, 1, true, T_) X(256, 1, false, T_) X(256, 2, true, T_) X(256, 2, false, T_)                         \
+    X(256, 1, true, SK_) X(256, 1, false, SK_) X(256, 1, false, SPLIT_)                                       \
+    X(128, 1, true, T_) X(128, 1, false, T_) X(128, 2, true, T_) X(128, 2, false, T_)                         \
+    X(128, 1, true, SK_) X(128, 1, false, SK_) X(128, 1, false, SPLIT_)                                       \
+    X(64, 1, true, T_) X(64, 1, false, T_) X(64, 2, true, T_) X(64, 2, false, T_)                             \
+    X(64, 1, true, SK_) X(64, 1, false, SK_)
 
-template <uint32_t TBN, int CL, bool EPI_TMA, bool SK>
+template <uint32_t TBN, int CL, bool EPI_TMA, int SCHED>
 static constexpr void (*conv_kernel)(ConvOps<TBN>, tma_tensor, __nv_bfloat16 *, uint32_t, uint32_t, gm_sched,
                                      GmPartials) =
-    gm_pipeline_kernel<ConvOps<TBN>, CL, EPI_TMA, __nv_bfloat16, SK>;
+    gm_pipeline_kernel<ConvOps<TBN>, CL, EPI_TMA, __nv_bfloat16, SCHED>;
 
 static size_t conv_smem(int block_n) {
     return block_n == 256 ? GmShape<256>::SMEM_BYTES : block_n == 128 ? GmShape<128>::SMEM_BYTES
@@ -69,9 +74,9 @@ static size_t conv_smem(int block_n) {
 /* Allow every instance of tile width bn its dynamic shared memory. */
 static cudaError_t conv_set_smem(int bn) {
     cudaError_t e = cudaSuccess;
-#define CONV_SET_SMEM_(BN_, CL, EPI, SK)                                                                      \
+#define CONV_SET_SMEM_(BN_, CL, EPI, SCHED)                                                                   \
     if (e == cudaSuccess && BN_ == bn)                                                                        \
-        e = cudaFuncSetAttribute(conv_kernel<BN_, CL, EPI, SK>, cudaFuncAttributeMaxDynamicSharedMemorySize,  \
+        e = cudaFuncSetAttribute(conv_kernel<BN_, CL, EPI, SCHED>, cudaFuncAttributeMaxDynamicSharedMemorySize, \
                                  (int)GmShape<BN_>::SMEM_BYTES);
     CONV_INSTANCES(CONV_SET_SMEM_)
 #undef CONV_SET_SMEM_
@@ -83,18 +88,46 @@ static long conv_tiles_m(const tma_conv2d_plan *p) {
 }
 static long conv_tiles_n(const tma_conv2d_plan *p) { return (p->shape.k + (long)p->block_n - 1) / p->block_n; }
 
-/* Estimated microseconds of a plan's run at width bn, whole tiles or stream-K, on `workers` blocks: a model fitted
- * to the sweep of docs/CONV.md (H200, ResNet-50's 3x3 layers at batch 32 and 128, every width x schedule timed in
+/* The blocks a plan's grid may have: grid_blocks where set (below the multiprocessors), else one per multiprocessor. */
+static long conv_blocks(const tma_conv2d_plan *p) {
+    return p->grid_blocks > 0 && p->grid_blocks < p->sms ? p->grid_blocks : p->sms;
+}
+
+/* Split-K at width bn: the parts each tile is cut into (every block of the grid resident, at most GM_SPLIT_MAX, at
+ * most a tile's stages); below 2, split-K does not apply. Split-K runs at widths 256 and 128 (the instances). */
+static long conv_split_parts(const tma_conv2d_plan *p, int bn) {
+    const long units = conv_tiles_m(p) * ((p->shape.k + bn - 1) / bn);
+    long parts = conv_blocks(p) / units;
+    if (parts > (long)GM_SPLIT_MAX)
+        parts = GM_SPLIT_MAX;
+    if (parts > p->stages)
+        parts = p->stages;
+    return bn >= 128 ? parts : 0;
+}
+
+/* Estimated microseconds of a plan's run at width bn and a schedule, on `workers` blocks: a model fitted to the
+ * sweeps of docs/CONV.md (H200, ResNet-50's 3x3 layers at batch 32 and 128, every width x schedule timed in
  * interleaved rounds). A stage of a tile takes 0.45 / 0.55 / 0.69 us at width 64 / 128 / 256 (one tile per SM); a
- * stream-K stage 1.2 times that (every SM loading at once), and an owner 3.5 us per helper's partial tile it reads
- * back (a tile's helpers: about workers / the tiles shared out). The fixed costs (launch, first loads, last
- * epilogue) are the same for every choice and left out. On the sweep's ten layers it picks the fastest plan, or one
- * within 1 us of it. */
-static double conv_estimate_us(const tma_conv2d_plan *p, int bn, bool stream_k, long workers) {
+ * stream-K or split-K stage 1.2 times that (every SM loading at once); a stream-K owner takes 3.5 us per helper's
+ * partial tile it reads back (a tile's helpers: about workers / the tiles shared out), and split-K's fixup (every
+ * block stores its partial tile, waits for its tile's other parts, reads and adds its slice of them) CONV_SPLIT_FIXUP_US
+ * in all. The fixed costs (launch, first loads, last epilogue) are left out. On the sweep's ten layers it picks the
+ * fastest plan, or one within 1 us of it. */
+#define CONV_SPLIT_STAGE 1.2
+/* Split-K measured against the others (H200, 2026-11-23, TMA_CONV_SWEEP, seed 1795387602): b32 7x7x512 at 256 wide
+ * in 5 parts of 15 stages 28.7 us, stream-K at 128 wide 30.6; b32 14x14x256 at 256 wide in 2 parts of 18 stages
+ * 30.1 us, whole 128-wide tiles 27.1. Any fixup between 4.9 and 15.2 us orders both; ncu on the first (24.9 us)
+ * leaves ~10 us beside its 15 stages and the fixed costs whole tiles have too. */
+#define CONV_SPLIT_FIXUP_US 10.0
+static double conv_estimate_us(const tma_conv2d_plan *p, int bn, tma_conv2d_schedule schedule, long workers) {
     const double stage_us = bn == 64 ? 0.45 : bn == 128 ? 0.55 : 0.69;
     const long units = conv_tiles_m(p) * ((p->shape.k + bn - 1) / bn), nk = p->stages;
-    if (!stream_k)
+    if (schedule == TMA_CONV2D_SCHEDULE_TILES)
         return (double)((units + workers - 1) / workers) * (double)nk * stage_us;
+    if (schedule == TMA_CONV2D_SCHEDULE_SPLIT_K) {
+        const long parts = conv_split_parts(p, bn);
+        return (double)((nk + parts - 1) / parts) * stage_us * CONV_SPLIT_STAGE + CONV_SPLIT_FIXUP_US;
+    }
     const long dp = (long)gm_sk_dp_units((uint32_t)units, (uint32_t)workers), shared = units - dp;
     const double whole = (double)(dp / workers) * (double)nk * stage_us;
     if (shared == 0)
@@ -105,7 +138,9 @@ static double conv_estimate_us(const tma_conv2d_plan *p, int bn, bool stream_k, 
 /* The plan's tiles where the caller leaves them free (block_n 0, schedule AUTO): the least estimated time, whole
  * tiles and wider tiles first among equals. */
 static void conv_default_tiles(const tma_conv2d_plan *p, int *block_n, tma_conv2d_schedule *schedule) {
-    const long workers = p->grid_blocks > 0 && p->grid_blocks < p->sms ? p->grid_blocks : p->sms;
+    static const tma_conv2d_schedule order[] = {TMA_CONV2D_SCHEDULE_TILES, TMA_CONV2D_SCHEDULE_STREAM_K,
+                                                TMA_CONV2D_SCHEDULE_SPLIT_K};
+    const long workers = conv_blocks(p);
     double best = -1.0;
     int best_bn = *block_n != 0 ? *block_n : 256;
     tma_conv2d_schedule best_schedule = TMA_CONV2D_SCHEDULE_TILES;
@@ -113,12 +148,14 @@ static void conv_default_tiles(const tma_conv2d_plan *p, int *block_n, tma_conv2
         if (*block_n != 0 && bn != *block_n)
             continue;
         const long units = conv_tiles_m(p) * ((p->shape.k + bn - 1) / bn);
-        for (int sk = 0; sk < 2; sk++) {
-            const tma_conv2d_schedule s = sk ? TMA_CONV2D_SCHEDULE_STREAM_K : TMA_CONV2D_SCHEDULE_TILES;
+        for (int i = 0; i < 3; i++) {
+            const tma_conv2d_schedule s = order[i];
             if ((*schedule != TMA_CONV2D_SCHEDULE_AUTO && s != *schedule) ||
-                (sk && !gm_sk_fits((uint32_t)units, (uint32_t)p->stages, (uint32_t)workers)))
+                (s == TMA_CONV2D_SCHEDULE_STREAM_K &&
+                 !gm_sk_fits((uint32_t)units, (uint32_t)p->stages, (uint32_t)workers)) ||
+                (s == TMA_CONV2D_SCHEDULE_SPLIT_K && conv_split_parts(p, bn) < 2))
                 continue;
-            const double t = conv_estimate_us(p, bn, sk != 0, workers);
+            const double t = conv_estimate_us(p, bn, s, workers);
             if (best < 0.0 || t < best)
                 best = t, best_bn = bn, best_schedule = s;
         }
@@ -127,20 +164,24 @@ static void conv_default_tiles(const tma_conv2d_plan *p, int *block_n, tma_conv2
     *schedule = *schedule != TMA_CONV2D_SCHEDULE_AUTO ? *schedule : best_schedule;
 }
 
-/* The blocks of a stream-K run of the plan (gm_launch_config's count without clusters, a unit's stages its shares):
- * what the workspace is sized for at plan time and checked against before a launch. */
-static int conv_stream_k_blocks(const tma_conv2d_plan *p) {
+/* The blocks of a run of the plan under its schedule (gm_launch_config's count without clusters): stream-K's a
+ * unit's stages its shares, split-K's the tiles times their parts. What the workspace is sized for at plan time and
+ * checked against before a launch. */
+static int conv_workspace_blocks(const tma_conv2d_plan *p) {
+    if (p->schedule == TMA_CONV2D_SCHEDULE_SPLIT_K)
+        return (int)(conv_tiles_m(p) * conv_tiles_n(p) * conv_split_parts(p, p->block_n));
     const long work = conv_tiles_m(p) * conv_tiles_n(p) * p->stages;
     const long blocks = p->grid_blocks > 0 ? p->grid_blocks : p->sms;
     return (int)(blocks < work ? blocks : work);
 }
 
-/* Stream-K's workspace (GmPartials): a slot of 128 x block_n fp32 per block, then two flags per block, zeroed. */
+/* The workspace (GmPartials): a slot of 128 x block_n fp32 per block, then two flags per block (stream-K, split-K)
+ * and a counter per block (split-K: one per tile, fewer than the blocks), zeroed. */
 static size_t conv_slots_bytes(int blocks, int block_n) { return (size_t)blocks * BM * (size_t)block_n * 4u; }
 
 static tma_status conv_make_workspace(tma_conv2d_plan *p, tma_diag *diag) {
-    const int blocks = conv_stream_k_blocks(p);
-    const size_t slots = conv_slots_bytes(blocks, p->block_n), flags = (size_t)blocks * 2u * sizeof(uint32_t);
+    const int blocks = conv_workspace_blocks(p);
+    const size_t slots = conv_slots_bytes(blocks, p->block_n), flags = (size_t)blocks * 3u * sizeof(uint32_t);
     tma_status st = kd_cuda(diag, cudaMalloc(&p->workspace, slots + flags), "cudaMalloc of the stream-K workspace");
     if (st != TMA_OK)
         return st;
@@ -153,9 +194,12 @@ extern "C" tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_n, tma
     if (p == NULL)
         return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_conv2d_plan_make");
     if (schedule != TMA_CONV2D_SCHEDULE_AUTO && schedule != TMA_CONV2D_SCHEDULE_TILES &&
-        schedule != TMA_CONV2D_SCHEDULE_STREAM_K)
-        return kd_fail(diag, TMA_ERR_ARG, "schedule = %d: use TMA_CONV2D_SCHEDULE_AUTO, _TILES or _STREAM_K",
+        schedule != TMA_CONV2D_SCHEDULE_STREAM_K && schedule != TMA_CONV2D_SCHEDULE_SPLIT_K)
+        return kd_fail(diag, TMA_ERR_ARG, "schedule = %d: use TMA_CONV2D_SCHEDULE_AUTO, _TILES, _STREAM_K or _SPLIT_K",
                        (int)schedule);
+    if (schedule == TMA_CONV2D_SCHEDULE_SPLIT_K && block_n == 64)
+        return kd_fail(diag, TMA_ERR_ARG, "block_n = 64 with SPLIT_K: split-K runs at widths 128 and 256 (or 0: the "
+                       "plan's choice)");
     conv_descs d;
     conv_geom g;
     int bn = block_n;
@@ -169,6 +213,10 @@ extern "C" tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_n, tma
         if (bn != block_n && (st = conv_prepare(&p->shape, p->x, p->w, p->y, &d, &g, &bn, diag)) != TMA_OK)
             return st;
     }
+    if (schedule == TMA_CONV2D_SCHEDULE_SPLIT_K && conv_split_parts(p, bn) < 2)
+        return kd_fail(diag, TMA_ERR_ARG, "SPLIT_K at width %d: %ld tiles on %ld blocks leave fewer than two blocks per "
+                       "tile; use STREAM_K or TILES", bn, conv_tiles_m(p) * ((p->shape.k + bn - 1) / bn),
+                       conv_blocks(p));
     p->block_n = bn;
     if ((st = tma_conv2d_plan_free(p, diag)) != TMA_OK || (st = tma_tensor_make(&p->w_map, &d.w, diag)) != TMA_OK ||
         (st = tma_tensor_make(&p->w_half, &d.w_half, diag)) != TMA_OK ||
@@ -177,7 +225,7 @@ extern "C" tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_n, tma
     p->block_n = bn;
     p->smem = conv_smem(bn);
     p->schedule = schedule;
-    if (schedule == TMA_CONV2D_SCHEDULE_STREAM_K && (st = conv_make_workspace(p, diag)) != TMA_OK) {
+    if (schedule != TMA_CONV2D_SCHEDULE_TILES && (st = conv_make_workspace(p, diag)) != TMA_OK) {
         tma_conv2d_plan_free(p, NULL);
         return st;
     }
@@ -235,21 +283,25 @@ static tma_status conv_check_plan(const tma_conv2d_plan *p, tma_diag *diag) {
     if (p->epilogue != TMA_GEMM_EPILOGUE_TMA_STORE && p->epilogue != TMA_GEMM_EPILOGUE_DIRECT)
         return kd_fail(diag, TMA_ERR_ARG, "plan.epilogue = %d: use TMA_GEMM_EPILOGUE_TMA_STORE or _DIRECT",
                        (int)p->epilogue);
-    if (p->schedule != TMA_CONV2D_SCHEDULE_TILES && p->schedule != TMA_CONV2D_SCHEDULE_STREAM_K)
+    if (p->schedule != TMA_CONV2D_SCHEDULE_TILES && p->schedule != TMA_CONV2D_SCHEDULE_STREAM_K &&
+        p->schedule != TMA_CONV2D_SCHEDULE_SPLIT_K)
         return kd_fail(diag, TMA_ERR_ARG, "plan.schedule = %d: change it with tma_conv2d_plan_tiles", (int)p->schedule);
-    if (p->schedule == TMA_CONV2D_SCHEDULE_STREAM_K) {
-        /* every block of the grid resident (an owner waits for its helpers), each with its workspace slot */
-        const int blocks = conv_stream_k_blocks(p);
+    if (p->schedule != TMA_CONV2D_SCHEDULE_TILES) {
+        /* every block of the grid resident (blocks wait for each other's partial tiles), each with its workspace slot */
+        const char *name = p->schedule == TMA_CONV2D_SCHEDULE_STREAM_K ? "STREAM_K" : "SPLIT_K";
+        const int blocks = conv_workspace_blocks(p);
         if (p->workspace == NULL)
-            return kd_fail(diag, TMA_ERR_ARG, "plan.schedule = STREAM_K without its workspace: change it with "
-                           "tma_conv2d_plan_tiles");
+            return kd_fail(diag, TMA_ERR_ARG, "plan.schedule = %s without its workspace: change it with "
+                           "tma_conv2d_plan_tiles", name);
         if (p->cluster != 1)
-            return kd_fail(diag, TMA_ERR_ARG, "plan.cluster = %d with STREAM_K: stream-K runs without clusters",
-                           p->cluster);
+            return kd_fail(diag, TMA_ERR_ARG, "plan.cluster = %d with %s: it runs without clusters", p->cluster, name);
+        if (p->schedule == TMA_CONV2D_SCHEDULE_SPLIT_K && conv_split_parts(p, p->block_n) < 2)
+            return kd_fail(diag, TMA_ERR_ARG, "plan.grid_blocks = %d with SPLIT_K: fewer than two blocks per tile; "
+                           "change it with tma_conv2d_plan_tiles", p->grid_blocks);
         if (p->grid_blocks > p->sms || blocks > p->workspace_blocks)
-            return kd_fail(diag, TMA_ERR_ARG, "plan.grid_blocks = %d with STREAM_K: at most %d (the multiprocessors, "
+            return kd_fail(diag, TMA_ERR_ARG, "plan.grid_blocks = %d with %s: at most %d (the multiprocessors, "
                            "every block resident) and %d (the workspace's slots; tma_conv2d_plan_tiles makes them "
-                           "for the grid at the time)", p->grid_blocks, p->sms, p->workspace_blocks);
+                           "for the grid at the time)", p->grid_blocks, name, p->sms, p->workspace_blocks);
     }
     if (p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE && p->y_map.box.tx_bytes == 0)
         return kd_fail(diag, TMA_ERR_ARG, "plan.epilogue = TMA_GEMM_EPILOGUE_TMA_STORE, but TMA cannot describe y "
@@ -275,28 +327,38 @@ extern "C" tma_status tma_conv2d_run(const tma_conv2d_plan *p, tma_stream stream
     tma_status st = conv_check_plan(p, diag);
     if (st != TMA_OK)
         return st;
-    const bool sk = p->schedule == TMA_CONV2D_SCHEDULE_STREAM_K;
+    const int sched_kind = p->schedule == TMA_CONV2D_SCHEDULE_STREAM_K  ? GM_SCHED_STREAM_K
+                           : p->schedule == TMA_CONV2D_SCHEDULE_SPLIT_K ? GM_SCHED_SPLIT_K
+                                                                        : GM_SCHED_TILES;
+    const long parts = sched_kind == GM_SCHED_SPLIT_K ? conv_split_parts(p, p->block_n) : 1;
     cudaLaunchConfig_t cfg;
     cudaLaunchAttribute attr[1];
-    const void *probe = p->block_n == 256   ? (const void *)conv_kernel<256, 2, true, false>
-                        : p->block_n == 128 ? (const void *)conv_kernel<128, 2, true, false>
-                                            : (const void *)conv_kernel<64, 2, true, false>;
-    const int blocks = gm_launch_config(conv_tiles_m(p), conv_tiles_n(p), p->cluster, p->sms, p->grid_blocks,
-                                        p->smem, probe, &cfg, attr, sk ? p->stages : 1);
-    const gm_sched sched =
-        gm_launch_sched(conv_tiles_m(p), conv_tiles_n(p), p->cluster, blocks, (uint32_t)p->stages, sk);
+    const void *probe = p->block_n == 256   ? (const void *)conv_kernel<256, 2, true, GM_SCHED_TILES>
+                        : p->block_n == 128 ? (const void *)conv_kernel<128, 2, true, GM_SCHED_TILES>
+                                            : (const void *)conv_kernel<64, 2, true, GM_SCHED_TILES>;
+    const long units = conv_tiles_m(p) * conv_tiles_n(p);
+    const int blocks = gm_launch_config(conv_tiles_m(p), conv_tiles_n(p), p->cluster, p->sms,
+                                        sched_kind == GM_SCHED_SPLIT_K ? (int)(units * parts) : p->grid_blocks,
+                                        p->smem, probe, &cfg, attr,
+                                        sched_kind == GM_SCHED_STREAM_K ? p->stages : parts);
+    const gm_sched sched = sched_kind == GM_SCHED_SPLIT_K
+                               ? gm_sched_split((uint32_t)units, (uint32_t)p->stages, (uint32_t)parts)
+                               : gm_launch_sched(conv_tiles_m(p), conv_tiles_n(p), p->cluster, blocks,
+                                                 (uint32_t)p->stages, sched_kind == GM_SCHED_STREAM_K);
     cfg.stream = (cudaStream_t)stream;
     const uint32_t group = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
-    const bool tma_epi = p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE;
+    /* split-K's blocks store their slices from registers: its instances have the direct epilogue only */
+    const bool tma_epi = p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE && sched_kind != GM_SCHED_SPLIT_K;
     GmPartials partials = {};
-    if (sk) {
+    if (sched_kind != GM_SCHED_TILES) {
         partials.slots = (float4 *)p->workspace;
         partials.flags = (uint32_t *)((uint8_t *)p->workspace + conv_slots_bytes(p->workspace_blocks, p->block_n));
+        partials.done = partials.flags + 2 * p->workspace_blocks;
     }
     cudaError_t e = cudaErrorInvalidValue; /* not kept: the instances cover every case */
-#define CONV_LAUNCH_(BN_, CL, EPI, SK)                                                                    \
-    if (p->block_n == BN_ && p->cluster == CL && tma_epi == EPI && sk == SK)                              \
-        e = cudaLaunchKernelEx(&cfg, conv_kernel<BN_, CL, EPI, SK>, conv_ops<BN_>(p), p->y_map,           \
+#define CONV_LAUNCH_(BN_, CL, EPI, SCHED)                                                                 \
+    if (p->block_n == BN_ && p->cluster == CL && tma_epi == EPI && sched_kind == SCHED)                   \
+        e = cudaLaunchKernelEx(&cfg, conv_kernel<BN_, CL, EPI, SCHED>, conv_ops<BN_>(p), p->y_map,        \
                                (__nv_bfloat16 *)p->y, group, 0u, sched, partials);
     CONV_INSTANCES(CONV_LAUNCH_)
 #undef CONV_LAUNCH_

@@ -177,34 +177,46 @@ static __device__ __forceinline__ void epilogue_tma(const float (&acc)[R], const
     }
 }
 
-/* Epilogue from registers: pairs straight to global memory where N is even and C aligned to a pair,
- * single elements otherwise, clipped to M x N (any N). */
+/* One thread's accumulators of 8-column group j (wgmma fragment: acc[4 j], acc[4 j + 1] at (row, col), (row, col + 1);
+ * acc[4 j + 2], acc[4 j + 3] eight rows below) straight to global memory: pairs where N is even and C aligned to a
+ * pair, single elements otherwise, clipped to M x N (any N). */
+template <typename OutT>
+static __device__ __forceinline__ void store_group(OutT *__restrict__ c, uint32_t M, uint32_t N, bool pairs,
+                                                   uint32_t row, uint32_t col, float4 v) {
+#pragma unroll
+    for (uint32_t h = 0; h < 2; h++) {
+        if (row + 8u * h >= M || col >= N)
+            continue;
+        OutT *p = c + (size_t)(row + 8u * h) * (size_t)N + col;
+        const float v0 = h ? v.z : v.x, v1 = h ? v.w : v.y;
+        if (pairs) {
+            store_pair(p, v0, v1);
+        } else {
+            store_one(p, v0);
+            if (col + 1 < N)
+                store_one(p + 1, v1);
+        }
+    }
+}
+
+/* Whether store_group may store pairs. */
+template <typename OutT>
+static __device__ __forceinline__ bool store_pairs_ok(const OutT *c, uint32_t N) {
+    return N % 2u == 0u && (uintptr_t)c % (2u * sizeof(OutT)) == 0;
+}
+
+/* Epilogue from registers: this consumer warpgroup's 64 x 2R accumulators (store_group). */
 template <typename OutT, uint32_t R>
 static __device__ __forceinline__ void epilogue_direct(const float (&acc)[R], OutT *__restrict__ c, int M, int N,
                                                        uint32_t row_base, uint32_t col_base) {
     const uint32_t warp = (threadIdx.x % 128u) / 32u, lane = threadIdx.x % 32u;
     const uint32_t row0 = row_base + warp * 16u + lane / 4u;
     const uint32_t col0 = col_base + 2u * (lane % 4u);
-    const bool pairs = (N % 2) == 0 && (uintptr_t)c % (2u * sizeof(OutT)) == 0;
+    const bool pairs = store_pairs_ok(c, (uint32_t)N);
 #pragma unroll
-    for (uint32_t j = 0; j < R / 4u; j++) {
-        const uint32_t col = col0 + 8u * j;
-#pragma unroll
-        for (uint32_t h = 0; h < 2; h++) {
-            const uint32_t row = row0 + 8u * h;
-            if (row >= (uint32_t)M || col >= (uint32_t)N)
-                continue;
-            OutT *p = c + (size_t)row * (size_t)N + col;
-            const float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
-            if (pairs) {
-                store_pair(p, v0, v1);
-            } else {
-                store_one(p, v0);
-                if (col + 1 < (uint32_t)N)
-                    store_one(p + 1, v1);
-            }
-        }
-    }
+    for (uint32_t j = 0; j < R / 4u; j++)
+        store_group(c, (uint32_t)M, (uint32_t)N, pairs, row0, col0 + 8u * j,
+                    make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
 }
 
 /* Stream-K's partial tiles (gm_sched in gemm_tiles.h): each block of the grid has a slot of BM x TBN fp32 in
@@ -215,6 +227,7 @@ static __device__ __forceinline__ void epilogue_direct(const float (&acc)[R], Ou
 struct GmPartials {
     float4 *slots;
     uint32_t *flags;
+    uint32_t *done; /* split-K: one counter per unit (gm_split_done) */
 };
 
 static __device__ __forceinline__ void gm_flag_release(uint32_t *flag, uint32_t v) {
@@ -250,14 +263,17 @@ static __device__ __forceinline__ void gm_fence_proxy_async_global() {
  * here where the 128 accumulators are live, and ptxas spilled). A hang becomes a trap: a helper that never stored
  * its part (a launch with more blocks than are resident). Then it clears the flag (nothing else touches it in this
  * launch) and orders what it acquired before its bulk copies read it. */
-static __device__ __forceinline__ void gm_take_flag(uint32_t *flag) {
+static __device__ __forceinline__ void gm_wait_flag(const uint32_t *flag) {
     for (uint32_t polls = 0; gm_flag_acquire(flag) == 0u; polls++) {
         if (polls == (1u << 22))
             __trap();
         __nanosleep(256);
     }
-    *flag = 0u;
     gm_fence_proxy_async_global();
+}
+static __device__ __forceinline__ void gm_take_flag(uint32_t *flag) {
+    gm_wait_flag(flag);
+    *flag = 0u;
 }
 
 /* The owner adds its helpers' partial half tiles (this warpgroup's 64 rows) to its accumulators, in helper order.
@@ -315,6 +331,60 @@ static __device__ __forceinline__ void gm_add_partials(float (&acc)[R], const gm
     }
 }
 
+/* Split-K's fixup, by every worker of a unit (gm_sched_split): each has stored its part's partial tile in its slot and
+ * set its flags; this warpgroup adds up slice `part` of its half tile (gm_split_slice: 8-column groups j0 .. j1 - 1)
+ * over the unit's `split` parts and stores it as C's type. Thread 0 waits for each part's flag and bulk-copies that
+ * part's slice (contiguous in the slot: float4 j * 128 + t) into `region`, this warpgroup's half of the stages (free:
+ * both warpgroups are past their last wgmma); then every thread adds its float4 of each group over the parts, in
+ * part order (C does not depend on timing), and stores it. Per block, 128 x TBN x 4 bytes written and read, the
+ * reads spread over all of the unit's blocks, instead of one block reading every other's whole tile. */
+template <typename OutT, uint32_t R, uint32_t REGION>
+static __device__ __forceinline__ void gm_split_reduce(const gm_sched &sched, uint32_t unit, uint32_t part,
+                                                       const GmPartials &partials, uint32_t cw, uint8_t *region,
+                                                       uint64_t *bar, OutT *c, uint32_t M, uint32_t N, uint32_t row0,
+                                                       uint32_t col0) {
+    constexpr uint32_t J = R / 4u, HALF = J * 128u; /* 8-column groups and float4 of a half tile */
+    static_assert((J + GM_SPLIT_MAX - 1u) * 128u * 16u <= REGION, "every part's slice fits the region at once");
+    const uint32_t parts = sched.split, t = threadIdx.x % 128u;
+    uint32_t j0, j1;
+    gm_split_slice(J, parts, part, &j0, &j1);
+    const uint32_t n = j1 - j0, bytes = n * 128u * (uint32_t)sizeof(float4);
+    if (n == 0)
+        return;
+    if (t == 0) {
+        tma_mbar_arrive_expect_tx(bar, parts * bytes);
+        for (uint32_t p = 0; p < parts; p++) {
+            const uint32_t slot = 2u * (unit * parts + p) + cw;
+            gm_wait_flag(partials.flags + slot);
+            tma_bulk_load(region + p * bytes, partials.slots + slot * HALF + j0 * 128u, bytes, bar);
+        }
+    }
+    tma_mbar_wait_quiet(bar, 0); /* the barrier's one phase in a split-K launch */
+    const uint32_t warp = t / 32u, lane = t % 32u;
+    const bool pairs = store_pairs_ok(c, N);
+    const float4 *part0 = (const float4 *)region + t;
+    for (uint32_t jj = 0; jj < n; jj++) {
+        float4 v = part0[jj * 128u];
+        for (uint32_t p = 1; p < parts; p++) {
+            const float4 x = part0[(p * n + jj) * 128u];
+            v.x += x.x, v.y += x.y, v.z += x.z, v.w += x.w;
+        }
+        store_group(c, M, N, pairs, row0 + 16u * warp + lane / 4u, col0 + 8u * (j0 + jj) + 2u * (lane % 4u), v);
+    }
+}
+
+/* Split-K: thread 0 of each of a unit's 2 x split consumer warpgroups arrives here when done with its flags (its
+ * slice added, or none to add); the last one clears the unit's flags and its counter, so the next launch finds them
+ * 0. Every reader of the flags has passed its waits by then. */
+static __device__ __forceinline__ void gm_split_done(const gm_sched &sched, uint32_t unit, const GmPartials &partials) {
+    const uint32_t n = 2u * sched.split;
+    if (atomicAdd(partials.done + unit, 1u) == n - 1u) {
+        for (uint32_t k = 0; k < n; k++)
+            partials.flags[unit * n + k] = 0u;
+        partials.done[unit] = 0u;
+    }
+}
+
 /* The block's pipeline for C = A * B^T on tiles of BM x Ops::BN, whatever fills the stages. Ops (a struct passed
  * to the kernel as a __grid_constant__ parameter) says where the operands come from:
  *     static constexpr uint32_t BN;            the tile width (256, 128 or 64)
@@ -339,14 +409,19 @@ static __device__ __forceinline__ void gm_add_partials(float (&acc)[R], const gm
  * sched: the work of the grid's clusters, made on the host by gm_launch_sched (a kernel parameter: its fields are
  * read from the constant bank, not kept in the consumers' registers, which the 128 x 256 tile's 128 accumulators
  * leave scarce: computed in the kernel they spilled 16-20 bytes).
+ * SCHED (gemm_tiles.h): GM_SCHED_TILES, GM_SCHED_STREAM_K (SK below) or GM_SCHED_SPLIT_K (gm_sched_split: every
+ * tile's stages cut into `split` parts, one block each; the blocks store their partial tiles, then each adds up and
+ * stores a slice of the tile, gm_split_reduce; like SK it needs every block resident, and the workspace).
  * SK: stream-K (gm_sched, gemm_tiles.h): the last one or two waves of tiles are shared out by stages, each block an
  * equal share, and owners add their helpers' partial tiles (GmPartials: a slot per block of the grid) before the
  * epilogue. Without SK every tile is whole (blocks take tiles blockIdx.x, + gridDim.x, ...). SK needs every block
  * of the grid resident at once (the host's grid is the co-resident count): an owner waits for its helpers. */
-template <typename Ops, int CL, bool TMA_EPI, typename OutT, bool SK = false>
+template <typename Ops, int CL, bool TMA_EPI, typename OutT, int SCHED = GM_SCHED_TILES>
 __global__ void __launch_bounds__(THREADS, 1)
     gm_pipeline_kernel(const __grid_constant__ Ops ops, const __grid_constant__ tma_tensor tc, OutT *__restrict__ c,
                        uint32_t group_m, uint32_t no_store, const gm_sched sched, GmPartials partials) {
+    constexpr bool SK = SCHED == GM_SCHED_STREAM_K, SPLIT = SCHED == GM_SCHED_SPLIT_K;
+    static_assert(!SPLIT || CL == 1, "split-K without clusters");
     using Shape = GmShape<Ops::BN>;
     constexpr uint32_t TBN = Ops::BN, NSTAGES = Shape::STAGES;
     extern __shared__ uint8_t dyn[];
@@ -427,6 +502,21 @@ __global__ void __launch_bounds__(THREADS, 1)
             gm_tile_of(seg.unit, groups_m, tiles_n, group_m, &gm, &tn);
             const uint32_t tm = gm * CL + rank; /* may be past the last tile row: loads filled zeros, no store */
             const uint32_t row0 = tm * BM + cw * 64u, col0 = tn * TBN;
+            constexpr uint32_t REGION = NSTAGES * (Shape::A_BYTES + Shape::B_BYTES) / 2u; /* a warpgroup's half */
+            if (SPLIT) { /* gm_sched_split: this block's one segment is part blockIdx.x % split of its unit */
+                constexpr uint32_t HALF = TBN / 8u * 128u;
+                if (row0 < M)
+                    gm_store_partial(acc, partials.slots + (2u * blockIdx.x + cw) * HALF,
+                                     partials.flags + 2u * blockIdx.x + cw, 1u + cw);
+                tma_named_barrier_sync(3, 256); /* both warpgroups past their last wgmma: the stages are free */
+                if (row0 < M) /* no_store: every row clipped, the parts still added */
+                    gm_split_reduce<OutT, TBN / 2u, REGION>(sched, seg.unit, blockIdx.x % sched.split, partials, cw,
+                                                            base + cw * REGION, &fixup[cw], c, no_store ? 0u : M, N,
+                                                            row0, col0);
+                if (issuer)
+                    gm_split_done(sched, seg.unit, partials);
+                continue;
+            }
             if (SK && seg.kb1 - seg.kb0 != sched.nk) {
                 /* a block's slot: partial tiles of this warpgroup's 64 rows (TBN / 2 float4 per thread) */
                 constexpr uint32_t HALF = TBN / 8u * 128u;
@@ -441,9 +531,8 @@ __global__ void __launch_bounds__(THREADS, 1)
                  * its half of them. */
                 tma_named_barrier_sync(3, 256);
                 if (row0 < M)
-                    gm_add_partials<TBN / 2u, NSTAGES *(Shape::A_BYTES + Shape::B_BYTES) / 2u>(
-                        acc, sched, seg.unit, partials, rank, cw, CL, base + cw * (NSTAGES * (Shape::A_BYTES +
-                        Shape::B_BYTES) / 2u), &fixup[cw], 1u + cw);
+                    gm_add_partials<TBN / 2u, REGION>(acc, sched, seg.unit, partials, rank, cw, CL,
+                                                      base + cw * REGION, &fixup[cw], 1u + cw);
             }
             if (row0 >= M)
                 continue; /* a cluster's second tile row past the end of C */

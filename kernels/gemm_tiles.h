@@ -44,7 +44,17 @@ TMA_HD void gm_tile_of(uint32_t t, uint32_t tiles_m, uint32_t tiles_n, uint32_t 
 typedef struct gm_sched {
     uint32_t units, nk, workers, dp;
     uint32_t per, rem; /* stream-K: S = per * workers + rem; the first rem ranges are per + 1 stages long */
+    uint32_t split;    /* split-K (gm_sched_split): the parts each unit's stages are cut into; 0 otherwise */
 } gm_sched;
+
+/** How gm_pipeline_kernel shares the units among its workers (its SCHED template parameter). */
+#define GM_SCHED_TILES 0    /* every unit whole */
+#define GM_SCHED_STREAM_K 1 /* gm_sched_make(..., true) */
+#define GM_SCHED_SPLIT_K 2  /* gm_sched_split */
+/** Split-K: the most parts a unit is cut into (the kernel reads every part's slice of a half tile into its half of
+ *  the stages at once: (n groups + parts - 1) x 2 KiB, at most 94 KiB for 32 groups; and beyond a few parts the
+ *  fixup outweighs the shorter parts). */
+#define GM_SPLIT_MAX 16u
 
 /** One worker's segment: stages [kb0, kb1) of unit `unit`. */
 typedef struct gm_segment {
@@ -74,7 +84,37 @@ TMA_HD gm_sched gm_sched_make(uint32_t units, uint32_t nk, uint32_t workers, boo
     const uint32_t stages = (s.units - s.dp) * nk;
     s.per = stages / workers;
     s.rem = stages - s.per * workers;
+    s.split = 0;
     return s;
+}
+
+/** Split-K: every unit's nk stages are cut into `split` (>= 2) near-equal consecutive parts, one per worker, so the
+ *  grid is units * split workers, each with exactly one segment: worker w takes part w % split of unit w / split.
+ *  The parts' partial sums are added by all of the unit's workers together (gm_split_slice), each a slice of the
+ *  tile, after every worker has stored its part: no worker waits before its own work is done. */
+TMA_HD gm_sched gm_sched_split(uint32_t units, uint32_t nk, uint32_t split) {
+    gm_sched s;
+    s.units = units;
+    s.nk = nk;
+    s.workers = units * split;
+    s.dp = 0;
+    s.per = 0;
+    s.rem = 0;
+    s.split = split;
+    return s;
+}
+
+/** Split-K: the first and last stage (exclusive) of part i of a unit. */
+TMA_HD void gm_split_part(const gm_sched *s, uint32_t i, uint32_t *kb0, uint32_t *kb1) {
+    *kb0 = (uint32_t)((uint64_t)s->nk * i / s->split);
+    *kb1 = (uint32_t)((uint64_t)s->nk * (i + 1u) / s->split);
+}
+
+/** Split-K: the slice [*j0, *j1) of a tile's n groups (the accumulators' float4 columns of one half tile) that part
+ *  i of `split` adds up and stores. */
+TMA_HD void gm_split_slice(uint32_t n, uint32_t split, uint32_t i, uint32_t *j0, uint32_t *j1) {
+    *j0 = n * i / split;
+    *j1 = n * (i + 1u) / split;
 }
 
 /** The first stream-K stage of worker w's range (w = workers: the end of the last range). */
@@ -90,6 +130,14 @@ TMA_HD uint32_t gm_sk_worker(const gm_sched *s, uint32_t i) {
 /** Worker w's next segment: *cursor = 0 before the first call; false when w has no more work. Whole units first,
  *  then the worker's stream-K range. */
 TMA_HD bool gm_next_segment(const gm_sched *s, uint32_t w, uint32_t *cursor, gm_segment *seg) {
+    if (s->split > 1u) { /* split-K: one segment */
+        if (*cursor > 0u || w >= s->workers)
+            return false;
+        seg->unit = w / s->split;
+        gm_split_part(s, w % s->split, &seg->kb0, &seg->kb1);
+        *cursor = 1u;
+        return true;
+    }
     const uint32_t whole = w < s->dp ? (s->dp - w - 1u) / s->workers + 1u : 0u; /* units w, w + workers, ... < dp */
     if (*cursor < whole) {
         seg->unit = w + *cursor * s->workers;

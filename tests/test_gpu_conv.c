@@ -23,7 +23,8 @@
 enum { GUARD = 4096 }; /* bytes after y that no variant may write */
 
 /* One shape, one variant (1: the plan as made, 2: clusters of two, 3: no clusters and the epilogue from registers,
- * 2 and 3 whole tiles; 4: stream-K, a random tile width on 1 .. sms blocks): asserts every element and the guard. */
+ * 2 and 3 whole tiles; 4: stream-K, a random tile width on 1 .. sms blocks; 5: split-K at width 128 or 256 where
+ * the grid leaves two blocks a tile, else stream-K): asserts every element and the guard. */
 static void run_shape(const tma_conv2d_shape *sh, int variant, uint64_t *rng) {
     const size_t nx = conv_x_elems(sh), nw = conv_w_elems(sh), ny = conv_y_elems(sh);
     uint16_t *hx = conv_random_bf16(rng, nx), *hw = conv_random_bf16(rng, nw);
@@ -40,12 +41,19 @@ static void run_shape(const tma_conv2d_shape *sh, int variant, uint64_t *rng) {
     tma_diag d;
     tma_status st = tma_conv2d_plan_make(&plan, sh, x, w, y, &d);
     cr_assert_eq(st, TMA_OK, "plan_make: %s: %s", tma_status_name(st), d.message);
-    if (variant >= 2) { /* 2, 3: the default width, whole tiles; 4: stream-K, a random width and grid */
-        const int bn = variant == 4 ? 64 << (conv_rnd(rng) % 3) : plan.block_n;
+    if (variant >= 2) { /* 2, 3: the default width, whole tiles; 4: stream-K, a random width and grid; 5: split-K */
+        int bn = variant == 4 ? 64 << (conv_rnd(rng) % 3) : variant == 5 ? 128 << (conv_rnd(rng) % 2) : plan.block_n;
+        tma_conv2d_schedule sched = variant == 4 ? TMA_CONV2D_SCHEDULE_STREAM_K : TMA_CONV2D_SCHEDULE_TILES;
         if (variant == 4)
             plan.grid_blocks = conv_rnd(rng) % 2 ? plan.sms : 1 + (int)(conv_rnd(rng) % (uint64_t)plan.sms);
-        st = tma_conv2d_plan_tiles(&plan, bn, variant == 4 ? TMA_CONV2D_SCHEDULE_STREAM_K : TMA_CONV2D_SCHEDULE_TILES,
-                                   &d);
+        if (variant == 5) {
+            const long tiles = ((long)sh->n * plan.p * plan.q + 127) / 128 * ((sh->k + bn - 1) / bn);
+            sched = 2 * tiles <= plan.sms && plan.stages >= 2 ? TMA_CONV2D_SCHEDULE_SPLIT_K
+                                                              : TMA_CONV2D_SCHEDULE_STREAM_K;
+            if (sched == TMA_CONV2D_SCHEDULE_SPLIT_K && conv_rnd(rng) % 2) /* fewer blocks, at least two a tile */
+                plan.grid_blocks = (int)(2 * tiles + (long)(conv_rnd(rng) % (uint64_t)(plan.sms - 2 * tiles + 1)));
+        }
+        st = tma_conv2d_plan_tiles(&plan, bn, sched, &d);
         cr_assert_eq(st, TMA_OK, "plan_tiles: %s: %s", tma_status_name(st), d.message);
     }
     plan.cluster = variant == 2 ? 2 : 1;
@@ -54,7 +62,7 @@ static void run_shape(const tma_conv2d_shape *sh, int variant, uint64_t *rng) {
     st = tma_conv2d_run(&plan, NULL, &d);
     cr_assert_eq(st, TMA_OK, "run: %s: %s", tma_status_name(st), d.message);
     uint8_t *first_run = NULL;
-    if (plan.schedule == TMA_CONV2D_SCHEDULE_STREAM_K) { /* again: the first run must have cleared its flags */
+    if (plan.schedule != TMA_CONV2D_SCHEDULE_TILES) { /* again: the first run must have cleared its flags */
         first_run = malloc(ny * 2);
         cr_assert(first_run, "out of host memory");
         CUDA_OK(cudaDeviceSynchronize());
@@ -65,8 +73,8 @@ static void run_shape(const tma_conv2d_shape *sh, int variant, uint64_t *rng) {
     }
     CUDA_OK(cudaDeviceSynchronize());
     CUDA_OK(cudaMemcpy(hy, y, ny * 2 + GUARD, cudaMemcpyDeviceToHost));
-    if (first_run) { /* owners add their helpers in a fixed order: the same bits whatever the timing */
-        cr_assert(memcmp(first_run, hy, ny * 2) == 0, "stream-K: the second run differs from the first");
+    if (first_run) { /* partial tiles are added in a fixed order: the same bits whatever the timing */
+        cr_assert(memcmp(first_run, hy, ny * 2) == 0, "stream-K / split-K: the second run differs from the first");
         free(first_run);
     }
     size_t first, guard_changed = 0;
@@ -76,7 +84,9 @@ static void run_shape(const tma_conv2d_shape *sh, int variant, uint64_t *rng) {
     cr_log_info("N %d H %d W %d C %d K %d R %d S %d stride %d,%d pad %d,%d dil %d,%d, BN %d, %s on %d blocks, variant "
                 "%d (%s epilogue): %zu bad of %zu", sh->n, sh->h, sh->w, sh->c, sh->k, sh->r, sh->s, sh->stride_h,
                 sh->stride_w, sh->pad_h, sh->pad_w, sh->dilation_h, sh->dilation_w, plan.block_n,
-                plan.schedule == TMA_CONV2D_SCHEDULE_STREAM_K ? "stream-K" : "tiles",
+                plan.schedule == TMA_CONV2D_SCHEDULE_STREAM_K  ? "stream-K"
+                : plan.schedule == TMA_CONV2D_SCHEDULE_SPLIT_K ? "split-K"
+                                                               : "tiles",
                 plan.grid_blocks > 0 ? plan.grid_blocks : plan.sms, variant,
                 plan.epilogue == TMA_GEMM_EPILOGUE_TMA_STORE ? "TMA-store" : "direct", bad, ny);
     cr_assert(bad == 0 && guard_changed == 0,
@@ -105,7 +115,7 @@ Test(gpu_conv, fixed) {
     };
     const size_t n = sizeof shapes / sizeof shapes[0], count = (size_t)config_count((int)n);
     for (size_t i = 0; i < n && i < count; i++)
-        for (int v = 1; v <= 4; v++)
+        for (int v = 1; v <= 5; v++)
             run_shape(&shapes[i], v, &rng);
 }
 
@@ -115,12 +125,12 @@ Test(gpu_conv, random) {
     const int count = config_count(40);
     for (int i = 0; i < count; i++) {
         const tma_conv2d_shape sh = conv_random_shape(&rng);
-        run_shape(&sh, 1 + (int)(conv_rnd(&rng) % 4), &rng);
+        run_shape(&sh, 1 + (int)(conv_rnd(&rng) % 5), &rng);
     }
 }
 
-/* The one-call form on a shape whose plan is stream-K (8 x 7 x 7 x 512 -> 512: 4 pixel tiles): it runs whole tiles,
- * with no workspace to outlive the call, and gives the same result. */
+/* The one-call form on a shape whose plan has a workspace (8 x 7 x 7 x 512 -> 512: 4 pixel tiles, stream-K or
+ * split-K): it runs whole tiles, with no workspace to outlive the call, and gives the same result. */
 Test(gpu_conv, one_call) {
     require_sm90();
     uint64_t rng = seed_rng("gpu_conv/one_call");
@@ -138,8 +148,8 @@ Test(gpu_conv, one_call) {
     tma_conv2d_plan plan;
     tma_diag d;
     cr_assert_eq(tma_conv2d_plan_make(&plan, &sh, x, w, y, &d), TMA_OK, "%s", d.message);
-    cr_expect_eq(plan.schedule, TMA_CONV2D_SCHEDULE_STREAM_K, "the plan is stream-K (else the test proves nothing "
-                 "new)");
+    cr_expect(plan.schedule != TMA_CONV2D_SCHEDULE_TILES && plan.workspace != NULL,
+              "the plan has a workspace (else the test proves nothing new)");
     cr_assert_eq(tma_conv2d_plan_free(&plan, &d), TMA_OK, "%s", d.message);
     cr_assert_eq(tma_conv2d(&sh, x, w, y, NULL, &d), TMA_OK, "%s", d.message);
     CUDA_OK(cudaDeviceSynchronize());
@@ -199,6 +209,18 @@ Test(gpu_conv, refused) {
     changed.schedule = (tma_conv2d_schedule)5;
     cr_expect_eq(tma_conv2d_run(&changed, NULL, &d), TMA_ERR_ARG, "schedule 5");
     cr_expect(strstr(d.message, "plan.schedule = 5") != NULL, "%s", d.message);
+    /* split-K: 1 x 8 x 8 -> 64 is one tile; on 3 blocks it is cut into 3 parts, on 1 block it cannot be split */
+    cr_expect_eq(tma_conv2d_plan_tiles(&plan, 64, TMA_CONV2D_SCHEDULE_SPLIT_K, &d), TMA_ERR_ARG, "split-K at 64");
+    cr_expect(strstr(d.message, "block_n = 64 with SPLIT_K") != NULL, "%s", d.message);
+    cr_assert_eq(tma_conv2d_plan_tiles(&plan, 128, TMA_CONV2D_SCHEDULE_SPLIT_K, &d), TMA_OK, "%s", d.message);
+    cr_expect_eq(plan.workspace_blocks, 3, "slots for three parts");
+    changed = plan;
+    changed.grid_blocks = 1;
+    cr_expect_eq(tma_conv2d_run(&changed, NULL, &d), TMA_ERR_ARG, "split-K on one block");
+    cr_expect(strstr(d.message, "plan.grid_blocks = 1 with SPLIT_K") != NULL, "%s", d.message);
+    plan.grid_blocks = 1;
+    cr_expect_eq(tma_conv2d_plan_tiles(&plan, 128, TMA_CONV2D_SCHEDULE_SPLIT_K, &d), TMA_ERR_ARG, "one block");
+    cr_expect(strstr(d.message, "fewer than two blocks per tile") != NULL, "%s", d.message);
     cr_assert_eq(tma_conv2d_plan_free(&plan, &d), TMA_OK, "%s", d.message);
     CUDA_OK(cudaFree(p));
 }

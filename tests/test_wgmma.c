@@ -314,6 +314,53 @@ Test(gemm_sched, stream_k_covers_every_stage_once) {
     }
 }
 
+/* Split-K (gm_sched_split): for random unit, stage and part counts, every worker has exactly one segment, of unit
+ * w / split, every stage of every unit is done exactly once, and the slices the parts add up (gm_split_slice) cover
+ * each tile's 8-column groups of a half tile (8, 16 or 32) exactly once, in order; each part's slice with every
+ * other part's fits the kernel's region (GM_SPLIT_MAX). */
+Test(gemm_sched, split_k_covers_every_stage_and_group_once) {
+    enum { MAXU = 140, MAXK = 80 };
+    static uint8_t done[MAXU * MAXK];
+    for (int trial = 0; trial < 3000; trial++) {
+        const uint32_t units = 1u + rnd32() % MAXU, nk = 1u + rnd32() % MAXK;
+        uint32_t split = 2u + rnd32() % (GM_SPLIT_MAX - 1u);
+        split = split > nk ? nk : split;
+        if (split < 2u)
+            continue;
+        const gm_sched s = gm_sched_split(units, nk, split);
+        cr_assert_eq(s.workers, units * split);
+        memset(done, 0, sizeof done);
+        for (uint32_t w = 0; w < s.workers + 2u; w++) { /* and two workers past the grid: none */
+            uint32_t cursor = 0, n = 0;
+            gm_segment seg;
+            while (gm_next_segment(&s, w, &cursor, &seg)) {
+                cr_assert(w < s.workers && seg.unit == w / split && seg.kb0 < seg.kb1 && seg.kb1 <= nk,
+                          "worker %u: unit %u [%u, %u) (%u units, %u stages, %u parts)", w, seg.unit, seg.kb0,
+                          seg.kb1, units, nk, split);
+                for (uint32_t k = seg.kb0; k < seg.kb1; k++) {
+                    cr_assert_eq(done[seg.unit * nk + k], 0, "unit %u stage %u twice", seg.unit, k);
+                    done[seg.unit * nk + k] = 1;
+                }
+                n++;
+            }
+            cr_assert_eq(n, w < s.workers ? 1u : 0u, "worker %u: %u segments", w, n);
+        }
+        for (uint32_t i = 0; i < units * nk; i++)
+            cr_assert_eq(done[i], 1, "unit %u stage %u never done", i / nk, i % nk);
+        for (uint32_t groups = 8; groups <= 32; groups *= 2) {
+            uint32_t next = 0;
+            for (uint32_t p = 0; p < split; p++) {
+                uint32_t j0, j1;
+                gm_split_slice(groups, split, p, &j0, &j1);
+                cr_assert(j0 == next && j1 >= j0 && j1 <= groups, "part %u of %u: groups [%u, %u)", p, split, j0, j1);
+                cr_assert((j1 - j0) * split <= groups + GM_SPLIT_MAX - 1u, "every part's slice fits the region");
+                next = j1;
+            }
+            cr_assert_eq(next, groups, "%u parts cover %u groups", split, groups);
+        }
+    }
+}
+
 /* The kernel's A box (TMA_GEMM_BM rows x TMA_GEMM_BK bf16, 128B swizzle) loaded by the model over a ragged K: each
  * consumer half's descriptors, one per K step, designate the element the model wrote (zero past K). */
 Test(gemm_layout, kernel_descriptors_designate_the_loaded_elements) {

@@ -17,7 +17,7 @@
  *        over the median of REPS (>= 20) event-timed launches, all timed in interleaved rounds after warm-up
  *        (common/bench.h):
  *          libtma          tma_conv2d as tma_conv2d_plan_make sets it up
- *          tiles           the same tile width with whole tiles (no stream-K)
+ *          tiles           the same tile width with whole tiles (no stream-K or split-K)
  *          im2col+cuBLAS   the explicit im2col kernel then the cuBLAS GEMM: what a convolution costs without
  *                          implicit im2col
  *          cuBLAS GEMM     the cuBLAS GEMM alone on the already expanded matrix (the ceiling an implicit GEMM aims
@@ -25,8 +25,8 @@
  *     Without a Hopper GPU it checks the kernel's tile pipeline on libtma's CPU model of the copy engine
  *     (tma_conv2d_model) against the fp64 direct convolution on small shapes, and exits.
  *     TMA_CONV_SEED replays the data; TMA_CONV_ONLY=ROW runs the table row of that name (e.g. "b32 28x28x128");
- *     TMA_CONV_SWEEP also times every tile width (64, 128, 256) with each schedule (whole tiles, stream-K) of each
- *     row (docs/CONV.md).
+ *     TMA_CONV_SWEEP also times every tile width (64, 128, 256) with each schedule (whole tiles, stream-K, split-K
+ *     where it applies) of each row (docs/CONV.md).
  *
  * BUILD AND RUN
  *     cmake -B build && cmake --build build -j && ./build/samples/tma-conv
@@ -207,7 +207,9 @@ static void problem_open(problem *g, cublasHandle_t h, const tma_conv2d_shape *s
 }
 
 static const char *schedule_name(const tma_conv2d_plan *p) {
-    return p->schedule == TMA_CONV2D_SCHEDULE_STREAM_K ? "stream-K" : "tiles";
+    return p->schedule == TMA_CONV2D_SCHEDULE_STREAM_K  ? "stream-K"
+           : p->schedule == TMA_CONV2D_SCHEDULE_SPLIT_K ? "split-K"
+                                                        : "tiles";
 }
 
 static void problem_close(problem *g) {
@@ -326,20 +328,25 @@ typedef struct sweep_ctx {
 static void launch_sweep(void *ctx, int which) { run_plan(&((sweep_ctx *)ctx)->plans[which]); }
 
 static void sweep_tiles(problem *g, int reps) {
-    static const tma_conv2d_schedule schedules[] = {TMA_CONV2D_SCHEDULE_TILES, TMA_CONV2D_SCHEDULE_STREAM_K};
+    static const tma_conv2d_schedule schedules[] = {TMA_CONV2D_SCHEDULE_TILES, TMA_CONV2D_SCHEDULE_STREAM_K,
+                                                    TMA_CONV2D_SCHEDULE_SPLIT_K};
     sweep_ctx sc;
     sc.n = 0;
     tma_diag d;
     for (int bn = 64; bn <= 256; bn *= 2)
-        for (int i = 0; i < 2 && sc.n < SWEEP_MAX; i++) {
-            tma_conv2d_plan *p = &sc.plans[sc.n++];
+        for (int i = 0; i < 3 && sc.n < SWEEP_MAX; i++) {
+            tma_conv2d_plan *p = &sc.plans[sc.n];
             *p = g->plan;
             p->workspace = NULL;
             p->cluster = 1;
-            if (tma_conv2d_plan_tiles(p, bn, schedules[i], &d) != TMA_OK) {
+            const tma_status st = tma_conv2d_plan_tiles(p, bn, schedules[i], &d);
+            if (st == TMA_ERR_ARG && schedules[i] == TMA_CONV2D_SCHEDULE_SPLIT_K)
+                continue; /* split-K does not apply at this width (too many tiles, or 64 wide) */
+            if (st != TMA_OK) {
                 fprintf(stderr, "tma_conv2d_plan_tiles %d %d: %s\n", bn, (int)schedules[i], d.message);
                 exit(1);
             }
+            sc.n++;
             CUDA_CHECK(cudaMemset(g->y, 0xFF, g->y_bytes));
             run_plan(p);
             CUDA_CHECK(cudaDeviceSynchronize());
@@ -364,14 +371,15 @@ typedef struct row {
     const char *name;
     double ms[NTIMED];
     double gflop;
-    int cluster, block_n, stream_k;
+    int cluster, block_n;
+    const char *schedule;
 } row;
 
 static void print_table(const char *gpu, int reps, const row *rs, int n, int failures) {
     printf("\n%s (TFLOP/s = 2 (N P Q) K (R S C) / median of %d launches each, CUDA events, all four of a row timed in "
            "interleaved rounds after >= %.0f ms of warm-up rounds; libtma = tma_conv2d's default plan (clusters = its "
            "choice, BN = output channels per tile, sched = how its blocks share the tiles); tiles = the same width "
-           "with whole tiles (no stream-K); im2col+cuBLAS = the explicit "
+           "with whole tiles (no stream-K or split-K); im2col+cuBLAS = the explicit "
            "im2col kernel then cublasGemmEx; cuBLAS GEMM = cublasGemmEx alone on the expanded matrix)\n",
            gpu, reps, BENCH_WARMUP_MS);
     printf("%-18s %6s %3s %3s %8s %9s %9s %9s %9s %9s %9s %10s %10s\n", "layer", "GFLOP", "cl", "BN", "sched",
@@ -380,7 +388,7 @@ static void print_table(const char *gpu, int reps, const row *rs, int n, int fai
         const row *r = &rs[i];
         /* GFLOP / ms = TFLOP/s */
         printf("%-18s %6.2f %3d %3d %8s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f%% %9.2fx\n", r->name, r->gflop,
-               r->cluster, r->block_n, r->stream_k ? "stream-K" : "tiles", r->ms[0] * 1e3, r->gflop / r->ms[0], r->gflop / r->ms[1],
+               r->cluster, r->block_n, r->schedule, r->ms[0] * 1e3, r->gflop / r->ms[0], r->gflop / r->ms[1],
                r->gflop / r->ms[2], r->gflop / r->ms[3], r->ms[3] * 1e3, 100.0 * r->ms[3] / r->ms[0],
                r->ms[2] / r->ms[0]);
     }
@@ -439,7 +447,7 @@ int main(int argc, char **argv) {
             r->gflop = 2.0 * (double)g.m * g.sh.k * (double)g.kg * 1e-9;
             r->cluster = g.plan.cluster;
             r->block_n = g.plan.block_n;
-            r->stream_k = g.plan.schedule == TMA_CONV2D_SCHEDULE_STREAM_K;
+            r->schedule = schedule_name(&g.plan);
             if (getenv("TMA_CONV_SWEEP"))
                 sweep_tiles(&g, reps);
         }
