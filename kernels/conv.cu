@@ -110,8 +110,8 @@ static long conv_split_parts(const tma_conv2d_plan *p, int bn) {
  * interleaved rounds). A stage of a tile takes 0.45 / 0.55 / 0.69 us at width 64 / 128 / 256 (one tile per SM); a
  * stream-K or split-K stage 1.2 times that (every SM loading at once); a stream-K owner takes 3.5 us per helper's
  * partial tile it reads back (a tile's helpers: about workers / the tiles shared out), and split-K's fixup (every
- * block stores its partial tile, waits for its tile's other parts, reads and adds its slice of them) CONV_SPLIT_FIXUP_US
- * in all. The fixed costs (launch, first loads, last epilogue) are left out. On the sweep's ten layers it picks the
+ * block stores its partial tile, waits for its tile's other parts, reads and adds its slice of them)
+ * CONV_SPLIT_FIXUP_US in all. The fixed costs (launch, first loads, last epilogue) are left out. On the sweep's ten layers it picks the
  * fastest plan, or one within 1 us of it. */
 #define CONV_SPLIT_STAGE 1.2
 /* Split-K measured against the others (H200, 2026-11-23, TMA_CONV_SWEEP, seed 1795387602): b32 7x7x512 at 256 wide
@@ -214,8 +214,8 @@ extern "C" tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_n, tma
             return st;
     }
     if (schedule == TMA_CONV2D_SCHEDULE_SPLIT_K && conv_split_parts(p, bn) < 2)
-        return kd_fail(diag, TMA_ERR_ARG, "SPLIT_K at width %d: %ld tiles on %ld blocks leave fewer than two blocks per "
-                       "tile; use STREAM_K or TILES", bn, conv_tiles_m(p) * ((p->shape.k + bn - 1) / bn),
+        return kd_fail(diag, TMA_ERR_ARG, "SPLIT_K at width %d: %ld tiles on %ld blocks leave fewer than two blocks "
+                       "per tile; use STREAM_K or TILES", bn, conv_tiles_m(p) * ((p->shape.k + bn - 1) / bn),
                        conv_blocks(p));
     p->block_n = bn;
     if ((st = tma_conv2d_plan_free(p, diag)) != TMA_OK || (st = tma_tensor_make(&p->w_map, &d.w, diag)) != TMA_OK ||
@@ -287,7 +287,7 @@ static tma_status conv_check_plan(const tma_conv2d_plan *p, tma_diag *diag) {
         p->schedule != TMA_CONV2D_SCHEDULE_SPLIT_K)
         return kd_fail(diag, TMA_ERR_ARG, "plan.schedule = %d: change it with tma_conv2d_plan_tiles", (int)p->schedule);
     if (p->schedule != TMA_CONV2D_SCHEDULE_TILES) {
-        /* every block of the grid resident (blocks wait for each other's partial tiles), each with its workspace slot */
+        /* every block of the grid resident (blocks wait for each other's partial tiles), each with its slot */
         const char *name = p->schedule == TMA_CONV2D_SCHEDULE_STREAM_K ? "STREAM_K" : "SPLIT_K";
         const int blocks = conv_workspace_blocks(p);
         if (p->workspace == NULL)
