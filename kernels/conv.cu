@@ -111,8 +111,8 @@ static long conv_split_parts(const tma_conv2d_plan *p, int bn) {
  * stream-K or split-K stage 1.2 times that (every SM loading at once); a stream-K owner takes 3.5 us per helper's
  * partial tile it reads back (a tile's helpers: about workers / the tiles shared out), and split-K's fixup (every
  * block stores its partial tile, waits for its tile's other parts, reads and adds its slice of them)
- * CONV_SPLIT_FIXUP_US in all. The fixed costs (launch, first loads, last epilogue) are left out. On the sweep's ten layers it picks the
- * fastest plan, or one within 1 us of it. */
+ * CONV_SPLIT_FIXUP_US in all. The fixed costs (launch, first loads, last epilogue) are left out. On the sweep's ten
+ * layers it picks the fastest plan, or one within 1 us of it. */
 #define CONV_SPLIT_STAGE 1.2
 /* Split-K measured against the others (H200, 2026-11-23, TMA_CONV_SWEEP, seed 1795387602): b32 7x7x512 at 256 wide
  * in 5 parts of 15 stages 28.7 us, stream-K at 128 wide 30.6; b32 14x14x256 at 256 wide in 2 parts of 18 stages
