@@ -307,13 +307,14 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
 /* ------------------------------------------------------------------------------------------------
  * Host side: plan, tune, run
  * ---------------------------------------------------------------------------------------------- */
-/* The transpose kernel for e-byte elements, with or without the L2 hints (keep: pm_src_keep, never for 1 byte). */
+/* The transpose kernel for e-byte elements, with or without the L2 hints (keep: pm_src_keep, never for 1 byte,
+ * always for 4 bytes). */
 typedef void (*pm_transpose_fn)(tma_tensor, tma_tensor, pm_grid, uint64_t, uint8_t *);
 static pm_transpose_fn pm_transpose_of(uint32_t e, uint32_t keep) {
     switch (e) {
     case 1: return pm_transpose_kernel<1, false>;
     case 2: return keep ? pm_transpose_kernel<2, true> : pm_transpose_kernel<2, false>;
-    case 4: return keep ? pm_transpose_kernel<4, true> : pm_transpose_kernel<4, false>;
+    case 4: return pm_transpose_kernel<4, true>;
     default: return keep ? pm_transpose_kernel<8, true> : pm_transpose_kernel<8, false>;
     }
 }

@@ -544,11 +544,15 @@ static int run_for_ncu(int isolated) {
         snprintf(what, sizeof what, "transpose %s %llux%llu", elem_name(e), (unsigned long long)rows,
                  (unsigned long long)cols);
         failed |= run_once(d, cols * rows * e, cols * rows * e + 16, what);
-        if (isolated && e >= 2) { /* dst rows 16 bytes longer (16 mod 32): the threads store the tiles */
-            d.dst_strides[0] = rows * e + 16;
-            snprintf(what, sizeof what, "transpose %s %llux%llu, dst pitch %llu (thread stores)", elem_name(e),
-                     (unsigned long long)rows, (unsigned long long)cols, (unsigned long long)(rows * e + 16));
-            failed |= run_once(d, cols * rows * e, cols * (rows * e + 16) + 16, what);
+        /* 2-, 4- and 8-byte elements: also dst rows 16 bytes longer (16 mod 32: the threads store the tiles), src rows
+         * 16 bytes longer (not a multiple of 128: the kernel instance with the L2 hints), and both */
+        for (int v = 1; isolated && e >= 2 && v < 4; v++) {
+            const uint64_t sp = cols * e + (v & 2 ? 16 : 0), dp = rows * e + (v & 1 ? 16 : 0);
+            d.src_strides[0] = sp, d.dst_strides[0] = dp;
+            snprintf(what, sizeof what, "transpose %s %llux%llu, src pitch %llu, dst pitch %llu", elem_name(e),
+                     (unsigned long long)rows, (unsigned long long)cols, (unsigned long long)sp,
+                     (unsigned long long)dp);
+            failed |= run_once(d, sp * rows, dp * cols + 16, what);
         }
     }
     if (!isolated) {
