@@ -102,7 +102,7 @@ static long conv_split_parts(const tma_conv2d_plan *p, int bn) {
         parts = GM_SPLIT_MAX;
     if (parts > p->stages)
         parts = p->stages;
-    return bn >= 128 ? parts : 0;
+    return bn >= 128 && gm_split_fits((uint32_t)units, (uint32_t)p->stages, (uint32_t)parts) ? parts : 0;
 }
 
 /* Estimated microseconds of a plan's run at width bn and a schedule, on `workers` blocks: a model fitted to the

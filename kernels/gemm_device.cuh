@@ -263,17 +263,22 @@ static __device__ __forceinline__ void gm_fence_proxy_async_global() {
  * here where the 128 accumulators are live, and ptxas spilled). A hang becomes a trap: a helper that never stored
  * its part (a launch with more blocks than are resident). Then it clears the flag (nothing else touches it in this
  * launch) and orders what it acquired before its bulk copies read it. */
-static __device__ __forceinline__ void gm_wait_flag(const uint32_t *flag) {
+static __device__ __forceinline__ void gm_poll_flag(const uint32_t *flag) {
     for (uint32_t polls = 0; gm_flag_acquire(flag) == 0u; polls++) {
         if (polls == (1u << 22))
             __trap();
         __nanosleep(256);
     }
-    gm_fence_proxy_async_global();
 }
 static __device__ __forceinline__ void gm_take_flag(uint32_t *flag) {
-    gm_wait_flag(flag);
+    gm_poll_flag(flag);
     *flag = 0u;
+    gm_fence_proxy_async_global();
+}
+/* The same without clearing the flag (split-K: every part's flag is read by all of its tile's blocks). */
+static __device__ __forceinline__ void gm_wait_flag(const uint32_t *flag) {
+    gm_poll_flag(flag);
+    gm_fence_proxy_async_global();
 }
 
 /* The owner adds its helpers' partial half tiles (this warpgroup's 64 rows) to its accumulators, in helper order.
@@ -329,6 +334,16 @@ static __device__ __forceinline__ void gm_add_partials(float (&acc)[R], const gm
         }
         h0 = h;
     }
+}
+
+/* A worker's next segment under the kernel's schedule (split-K's apart: gm_split_segment). */
+template <bool SPLIT>
+static __device__ __forceinline__ bool gm_segment_of(const gm_sched *s, uint32_t w, uint32_t *cursor,
+                                                     gm_segment *seg) {
+    if constexpr (SPLIT)
+        return gm_split_segment(s, w, cursor, seg);
+    else
+        return gm_next_segment(s, w, cursor, seg);
 }
 
 /* Split-K's fixup, by every worker of a unit (gm_sched_split): each has stored its part's partial tile in its slot and
@@ -466,7 +481,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             uint32_t s = 0, phase = 0;
             uint32_t cursor = 0;
             gm_segment seg;
-            while (gm_next_segment(&sched, cluster_id, &cursor, &seg)) {
+            while (gm_segment_of<SPLIT>(&sched, cluster_id, &cursor, &seg)) {
                 uint32_t gm, tn;
                 gm_tile_of(seg.unit, groups_m, tiles_n, group_m, &gm, &tn);
                 const uint32_t tm = gm * CL + rank;
@@ -496,7 +511,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         uint32_t s = 0, phase = 0;
         uint32_t cursor = 0;
         gm_segment seg;
-        while (gm_next_segment(&sched, cluster_id, &cursor, &seg)) {
+        while (gm_segment_of<SPLIT>(&sched, cluster_id, &cursor, &seg)) {
             gm_mainloop<CL>(acc, da0, db0, full, empty, seg.kb1 - seg.kb0, s, phase, lane == 0);
             uint32_t gm, tn;
             gm_tile_of(seg.unit, groups_m, tiles_n, group_m, &gm, &tn);

@@ -104,10 +104,31 @@ TMA_HD gm_sched gm_sched_split(uint32_t units, uint32_t nk, uint32_t split) {
     return s;
 }
 
-/** Split-K: the first and last stage (exclusive) of part i of a unit. */
+/** Split-K: the first and last stage (exclusive) of part i of a unit (32-bit: nk * split < 2^32, gm_split_fits). */
 TMA_HD void gm_split_part(const gm_sched *s, uint32_t i, uint32_t *kb0, uint32_t *kb1) {
-    *kb0 = (uint32_t)((uint64_t)s->nk * i / s->split);
-    *kb1 = (uint32_t)((uint64_t)s->nk * (i + 1u) / s->split);
+    *kb0 = s->nk * i / s->split;
+    *kb1 = s->nk * (i + 1u) / s->split;
+}
+
+/** Whether a split-K schedule's arithmetic fits 32 bits. */
+TMA_HD bool gm_split_fits(uint32_t units, uint32_t nk, uint32_t split) {
+    return (uint64_t)nk * split <= 0xFFFFFFFFull && (uint64_t)units * split <= 0xFFFFFFFFull;
+}
+
+/** Split-K's gm_next_segment: worker w's one segment (*cursor = 0 before the call); called by the split-K kernel
+ *  instances only (gm_segment_of in gemm_device.cuh). Written first as a branch of gm_next_segment on s->split, a
+ *  run-time value, it slowed every other instance of the convolution though they never took it (H200, alternating
+ *  builds, 2026-11-23: b128 56x56x64 whole 64-wide tiles 127 us against 103, b32 14x14x256 27.3 against 23.5,
+ *  b128 7x7x512 stream-K 57.7 against 52.5). As a function of its own, their PTX is the old one again (but for the
+ *  parameters' sizes), and so are their speeds (the same layers, alternating twice on another H200: within 5 points of
+ *  the old build's % of cuBLAS, both ways). */
+TMA_HD bool gm_split_segment(const gm_sched *s, uint32_t w, uint32_t *cursor, gm_segment *seg) {
+    if (*cursor > 0u || w >= s->workers)
+        return false;
+    seg->unit = w / s->split;
+    gm_split_part(s, w % s->split, &seg->kb0, &seg->kb1);
+    *cursor = 1u;
+    return true;
 }
 
 /** Split-K: the slice [*j0, *j1) of a tile's n groups (the accumulators' float4 columns of one half tile) that part
@@ -130,14 +151,6 @@ TMA_HD uint32_t gm_sk_worker(const gm_sched *s, uint32_t i) {
 /** Worker w's next segment: *cursor = 0 before the first call; false when w has no more work. Whole units first,
  *  then the worker's stream-K range. */
 TMA_HD bool gm_next_segment(const gm_sched *s, uint32_t w, uint32_t *cursor, gm_segment *seg) {
-    if (s->split > 1u) { /* split-K: one segment */
-        if (*cursor > 0u || w >= s->workers)
-            return false;
-        seg->unit = w / s->split;
-        gm_split_part(s, w % s->split, &seg->kb0, &seg->kb1);
-        *cursor = 1u;
-        return true;
-    }
     const uint32_t whole = w < s->dp ? (s->dp - w - 1u) / s->workers + 1u : 0u; /* units w, w + workers, ... < dp */
     if (*cursor < whole) {
         seg->unit = w + *cursor * s->workers;

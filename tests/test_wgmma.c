@@ -333,7 +333,7 @@ Test(gemm_sched, split_k_covers_every_stage_and_group_once) {
         for (uint32_t w = 0; w < s.workers + 2u; w++) { /* and two workers past the grid: none */
             uint32_t cursor = 0, n = 0;
             gm_segment seg;
-            while (gm_next_segment(&s, w, &cursor, &seg)) {
+            while (gm_split_segment(&s, w, &cursor, &seg)) {
                 cr_assert(w < s.workers && seg.unit == w / split && seg.kb0 < seg.kb1 && seg.kb1 <= nk,
                           "worker %u: unit %u [%u, %u) (%u units, %u stages, %u parts)", w, seg.unit, seg.kb0,
                           seg.kb1, units, nk, split);
