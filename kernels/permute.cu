@@ -48,33 +48,21 @@ static __device__ __forceinline__ void pm_store(uint32_t rank, const tma_tensor 
     }
 }
 
-/* The store with an L2 cache-policy hint (pm_src_keep's transposes store dst with evict_first, so the output,
- * never read again here, does not push src's shared 256-byte blocks out of L2): the .L2::cache_hint form of the
- * tensor store (PTX ISA 8.0, sm_90), and a 16-byte thread store with the same hint. */
-template <int N>
-static __device__ __forceinline__ void pm_store_hint_(const tma_tensor *t, const void *smem, const int32_t (&c)[5],
-                                                      uint64_t pol) {
-    tma_check_copy_(t, smem, N, c, true); /* as tma_store: the per-copy rules in TMA_CHECKED builds */
-#define PM_STORE_HINT_(R)                                                                                     \
-    TMA_PTX("cp.async.bulk.tensor." #R "d.global.shared::cta.tile.bulk_group.L2::cache_hint [%5, " TMA_COORDS_##R \
-            "], [%6], %7;" ::TMA_COORD_OPERANDS(c), "l"(&t->map), "r"(tma_smem_addr(smem)), "l"(pol)            \
-            : "memory")
-    TMA_FOR_RANK(N, PM_STORE_HINT_);
-#undef PM_STORE_HINT_
-}
-
+/* The store with an L2 evict_first policy (pm_src_keep's transposes: the output, never read again here, should not
+ * push src's shared 256-byte blocks out of L2). */
 static __device__ __forceinline__ void pm_store_drop(uint32_t rank, const tma_tensor *t, const void *smem,
                                                      const int32_t (&c)[5]) {
     const uint64_t pol = tma_l2_policy_evict_first();
     switch (rank) {
-    case 1: pm_store_hint_<1>(t, smem, c, pol); break;
-    case 2: pm_store_hint_<2>(t, smem, c, pol); break;
-    case 3: pm_store_hint_<3>(t, smem, c, pol); break;
-    case 4: pm_store_hint_<4>(t, smem, c, pol); break;
-    default: pm_store_hint_<5>(t, smem, c, pol); break;
+    case 1: tma_store_hint<1>(t, smem, c, pol); break;
+    case 2: tma_store_hint<2>(t, smem, c, pol); break;
+    case 3: tma_store_hint<3>(t, smem, c, pol); break;
+    case 4: tma_store_hint<4>(t, smem, c, pol); break;
+    default: tma_store_hint<5>(t, smem, c, pol); break;
     }
 }
 
+/* A 16-byte thread store with the same kind of L2 policy (the thread stores' form of pm_store_drop). */
 static __device__ __forceinline__ void pm_st16_hint(void *p, uint4 v, uint64_t pol) {
     TMA_PTX("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
             "r"(v.w), "l"(pol) : "memory");

@@ -51,6 +51,8 @@ template <int Rank>
 static __device__ void store_box(const tma_tensor *t, const uint8_t *src, const int32_t (&c)[5], int reduce) {
     if (reduce >= 0)
         rd_reduce_store<Rank>(t, src, c, reduce);
+    else if (reduce == CONF_STORE_HINT)
+        tma_store_hint<Rank>(t, src, c, tma_l2_policy_evict_first());
     else
         tma_store<Rank>(t, src, c);
 }
@@ -84,6 +86,7 @@ static __device__ void instantiate_rank(const tma_tensor *t, uint8_t *smem, uint
     int32_t c[5] = {0, 0, 0, 0, 0};
     tma_load_multicast<Rank>(smem, t, bar, c, (uint16_t)0x3);
     tma_store<Rank>(t, smem, c);
+    tma_store_hint<Rank>(t, smem, c, tma_l2_policy_evict_last());
     tma_store_commit();
     tma_store_wait_read<0>();
     tma_store_wait<1>();

@@ -23,8 +23,12 @@ extern "C" {
 cudaError_t conf_load(const tma_tensor *t, const int32_t (*coords)[5], const uint32_t *offsets, int n,
                           const uint8_t *poison, uint32_t arena_bytes, uint8_t *out);
 
+/** conf_store's `reduce` for a store with an L2 evict_first hint (tma_store_hint): the bytes must be tma_store's. */
+#define CONF_STORE_HINT (-2)
+
 /** Store one box: copy `image` (device memory, arena_bytes) into a 1024-byte aligned shared arena, then
- *  TMA-store (reduce == -1) or reduce-store (a tma_reduce) the box at arena offset `offset` to `coord`.
+ *  TMA-store (reduce == -1), TMA-store with an L2 hint (CONF_STORE_HINT) or reduce-store (a tma_reduce) the box at
+ *  arena offset `offset` to `coord`.
  *  @return the first CUDA error of the launch and its completion */
 cudaError_t conf_store(const tma_tensor *t, const int32_t coord[5], uint32_t offset, const uint8_t *image,
                            uint32_t arena_bytes, int reduce);

@@ -500,6 +500,21 @@ TMA_DEV void tma_store(const tma_tensor *t, const void *smem, const int32_t (&c)
 #undef TMA_STORE_
 }
 
+/** The same store with an L2 cache-policy hint (a 64-bit policy from createpolicy: tma_l2_policy_*), the
+ *  .L2::cache_hint form (PTX ISA 8.0, sm_90). The bytes written are tma_store's; the hint only says how long L2
+ *  should keep them (tma_permute stores output it never reads again with evict_first, docs/PERMUTE.md). */
+template <int Rank>
+TMA_DEV void tma_store_hint(const tma_tensor *t, const void *smem, const int32_t (&c)[5], uint64_t policy) {
+    static_assert(Rank >= 1 && Rank <= 5, "TMA rank is 1..5");
+    tma_check_copy_(t, smem, Rank, c, true);
+#define TMA_STORE_HINT_(N)                                                                          \
+    TMA_PTX("cp.async.bulk.tensor." #N "d.global.shared::cta.tile.bulk_group.L2::cache_hint [%5, " TMA_COORDS_##N \
+            "], [%6], %7;" ::TMA_COORD_OPERANDS(c), "l"(&t->map), "r"(tma_smem_addr(smem)), "l"(policy)       \
+            : "memory")
+    TMA_FOR_RANK(Rank, TMA_STORE_HINT_);
+#undef TMA_STORE_HINT_
+}
+
 /** cp.reduce.async.bulk.tensor: like tma_store, but combines each element with global memory by Op; the
  *  element type comes from the map. Which reductions a map's type has is a measured rule (TMA_REDUCE_FORMS in
  *  tma/rules.h: f32 has add only, for instance; anything else raises "illegal instruction"): checked mode
