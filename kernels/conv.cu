@@ -87,6 +87,8 @@ static long conv_tiles_m(const tma_conv2d_plan *p) {
     return ((long)p->shape.n * p->p * p->q + (long)BM - 1) / (long)BM;
 }
 static long conv_tiles_n(const tma_conv2d_plan *p) { return (p->shape.k + (long)p->block_n - 1) / p->block_n; }
+/* The tiles of the plan's output at width bn (the plan's own width or a candidate). */
+static long conv_units(const tma_conv2d_plan *p, int bn) { return conv_tiles_m(p) * ((p->shape.k + bn - 1) / bn); }
 
 /* The blocks a plan's grid may have: grid_blocks where set (below the multiprocessors), else one per multiprocessor. */
 static long conv_blocks(const tma_conv2d_plan *p) {
@@ -96,7 +98,7 @@ static long conv_blocks(const tma_conv2d_plan *p) {
 /* Split-K at width bn: the parts each tile is cut into (every block of the grid resident, at most GM_SPLIT_MAX, at
  * most a tile's stages); below 2, split-K does not apply. Split-K runs at widths 256 and 128 (the instances). */
 static long conv_split_parts(const tma_conv2d_plan *p, int bn) {
-    const long units = conv_tiles_m(p) * ((p->shape.k + bn - 1) / bn);
+    const long units = conv_units(p, bn);
     long parts = conv_blocks(p) / units;
     if (parts > (long)GM_SPLIT_MAX)
         parts = GM_SPLIT_MAX;
@@ -121,7 +123,7 @@ static long conv_split_parts(const tma_conv2d_plan *p, int bn) {
 #define CONV_SPLIT_FIXUP_US 10.0
 static double conv_estimate_us(const tma_conv2d_plan *p, int bn, tma_conv2d_schedule schedule, long workers) {
     const double stage_us = bn == 64 ? 0.45 : bn == 128 ? 0.55 : 0.69;
-    const long units = conv_tiles_m(p) * ((p->shape.k + bn - 1) / bn), nk = p->stages;
+    const long units = conv_units(p, bn), nk = p->stages;
     if (schedule == TMA_CONV2D_SCHEDULE_TILES)
         return (double)((units + workers - 1) / workers) * (double)nk * stage_us;
     if (schedule == TMA_CONV2D_SCHEDULE_SPLIT_K) {
@@ -147,7 +149,7 @@ static void conv_default_tiles(const tma_conv2d_plan *p, int *block_n, tma_conv2
     for (int bn = 256; bn >= 64; bn /= 2) {
         if (*block_n != 0 && bn != *block_n)
             continue;
-        const long units = conv_tiles_m(p) * ((p->shape.k + bn - 1) / bn);
+        const long units = conv_units(p, bn);
         for (int i = 0; i < 3; i++) {
             const tma_conv2d_schedule s = order[i];
             if ((*schedule != TMA_CONV2D_SCHEDULE_AUTO && s != *schedule) ||
@@ -169,8 +171,8 @@ static void conv_default_tiles(const tma_conv2d_plan *p, int *block_n, tma_conv2
  * checked against before a launch. */
 static int conv_workspace_blocks(const tma_conv2d_plan *p) {
     if (p->schedule == TMA_CONV2D_SCHEDULE_SPLIT_K)
-        return (int)(conv_tiles_m(p) * conv_tiles_n(p) * conv_split_parts(p, p->block_n));
-    const long work = conv_tiles_m(p) * conv_tiles_n(p) * p->stages;
+        return (int)(conv_units(p, p->block_n) * conv_split_parts(p, p->block_n));
+    const long work = conv_units(p, p->block_n) * p->stages;
     const long blocks = p->grid_blocks > 0 ? p->grid_blocks : p->sms;
     return (int)(blocks < work ? blocks : work);
 }
@@ -215,7 +217,7 @@ extern "C" tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_n, tma
     }
     if (schedule == TMA_CONV2D_SCHEDULE_SPLIT_K && conv_split_parts(p, bn) < 2)
         return kd_fail(diag, TMA_ERR_ARG, "SPLIT_K at width %d: %ld tiles on %ld blocks leave fewer than two blocks "
-                       "per tile; use STREAM_K or TILES", bn, conv_tiles_m(p) * ((p->shape.k + bn - 1) / bn),
+                       "per tile; use STREAM_K or TILES", bn, conv_units(p, bn),
                        conv_blocks(p));
     p->block_n = bn;
     if ((st = tma_conv2d_plan_free(p, diag)) != TMA_OK || (st = tma_tensor_make(&p->w_map, &d.w, diag)) != TMA_OK ||
@@ -336,7 +338,7 @@ extern "C" tma_status tma_conv2d_run(const tma_conv2d_plan *p, tma_stream stream
     const void *probe = p->block_n == 256   ? (const void *)conv_kernel<256, 2, true, GM_SCHED_TILES>
                         : p->block_n == 128 ? (const void *)conv_kernel<128, 2, true, GM_SCHED_TILES>
                                             : (const void *)conv_kernel<64, 2, true, GM_SCHED_TILES>;
-    const long units = conv_tiles_m(p) * conv_tiles_n(p);
+    const long units = conv_units(p, p->block_n);
     const int blocks = gm_launch_config(conv_tiles_m(p), conv_tiles_n(p), p->cluster, p->sms,
                                         sched_kind == GM_SCHED_SPLIT_K ? (int)(units * parts) : p->grid_blocks,
                                         p->smem, probe, &cfg, attr,
