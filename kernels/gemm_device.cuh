@@ -46,6 +46,27 @@ constexpr size_t SMEM_BYTES = GmShape<BN>::SMEM_BYTES;
 static_assert(STAGES == TMA_GEMM_STAGES, "the GEMM's documented ring");
 } // namespace
 
+/* GM_TRACE (a diagnostic build: -DGM_TRACE=N for CUDA): gm_pipeline_kernel prints the timeline of each block in its
+ * launches N, N + 1 and N + 2 of the process (counted over every instance), one line per block:
+ *     GM_TRACE launch sched block events e0 .. e9
+ * each e = globaltimer (ns) x 16 + event, modulo 2^64, as consumer thread 128 passes: 0 the start, 1 a segment's
+ * last wgmma done, 2 a stream-K helper's partial tile stored and its flag set, 3 an owner's stages free (its
+ * fixup begins), 4 the epilogue begins, 5 the last segment done, 6 its last store has read shared memory. What
+ * docs/CONV.md's timelines come from; in the default build none of it exists. */
+#ifdef GM_TRACE
+__device__ unsigned int gm_trace_launch;
+__device__ unsigned long long gm_trace_t[264][16];
+#define GM_TR(ev)                                                                                                  \
+    do {                                                                                                           \
+        if (tr_on) {                                                                                               \
+            unsigned long long t_;                                                                                 \
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t_));                                                \
+            gm_trace_t[blockIdx.x % 264u][tr_n < 15u ? tr_n++ : 15u] = t_ * 16ull + (ev);                         \
+        }                                                                                                          \
+    } while (0)
+#else
+#define GM_TR(ev) do { } while (0)
+#endif
 /* A consumer warp releases a stage: on its own block's empty barrier, and with CL = 2 on the peer's too
  * (the peer's producer multicasts into this block's stage). */
 template <int CL>
@@ -450,6 +471,12 @@ __global__ void __launch_bounds__(THREADS, 1)
 
     const uint32_t M = ops.rows(), N = ops.cols();
     const uint32_t wg = threadIdx.x / 128u;
+#ifdef GM_TRACE
+    const unsigned int tr_launch = *(volatile unsigned int *)&gm_trace_launch;
+    const bool tr_on = threadIdx.x == 128u && tr_launch >= GM_TRACE && tr_launch < GM_TRACE + 3u;
+    uint32_t tr_n = 0;
+    GM_TR(0);
+#endif
     const uint32_t rank = CL == 2 ? tma_cluster_ctarank() : 0u;
     const uint32_t cluster_id = blockIdx.x / CL;
     const uint32_t tiles_m = (M + BM - 1) / BM, tiles_n = (N + TBN - 1) / TBN;
@@ -513,6 +540,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         gm_segment seg;
         while (gm_segment_of<SPLIT>(&sched, cluster_id, &cursor, &seg)) {
             gm_mainloop<CL>(acc, da0, db0, full, empty, seg.kb1 - seg.kb0, s, phase, lane == 0);
+            GM_TR(1);
             uint32_t gm, tn;
             gm_tile_of(seg.unit, groups_m, tiles_n, group_m, &gm, &tn);
             const uint32_t tm = gm * CL + rank; /* may be past the last tile row: loads filled zeros, no store */
@@ -539,16 +567,19 @@ __global__ void __launch_bounds__(THREADS, 1)
                     if (row0 < M)
                         gm_store_partial(acc, partials.slots + (2u * blockIdx.x + cw) * HALF,
                                          partials.flags + 2u * blockIdx.x + cw, 1u + cw);
+                    GM_TR(2);
                     continue;
                 }
                 /* The owner: its block's last segment, so once both warpgroups are past their last wgmma the stages
                  * are free (the producer has issued nothing since): each warpgroup reads its helpers' halves into
                  * its half of them. */
                 tma_named_barrier_sync(3, 256);
+                GM_TR(3);
                 if (row0 < M)
                     gm_add_partials<TBN / 2u, REGION>(acc, sched, seg.unit, partials, rank, cw, CL,
                                                       base + cw * REGION, &fixup[cw], 1u + cw);
             }
+            GM_TR(4);
             if (row0 >= M)
                 continue; /* a cluster's second tile row past the end of C */
             if (TMA_EPI)
@@ -557,13 +588,29 @@ __global__ void __launch_bounds__(THREADS, 1)
             else if (!no_store)
                 epilogue_direct(acc, c, (int)M, (int)N, row0, col0);
         }
+        GM_TR(5);
         if (TMA_EPI && issuer)
             tma_store_wait<0>(); /* the block's shared memory stays until the last store has read it */
+        GM_TR(6);
+#ifdef GM_TRACE
+        if (tr_on) {
+            __threadfence();
+            unsigned long long e[10];
+            for (uint32_t i = 0; i < 10u; i++)
+                e[i] = i < tr_n ? gm_trace_t[blockIdx.x % 264u][i] : 0ull;
+            printf("GM_TRACE %u %d %u %u %llx %llx %llx %llx %llx %llx %llx %llx %llx %llx\n", tr_launch, SCHED,
+                   blockIdx.x, tr_n, e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9]);
+        }
+#endif
     }
     if (CL == 2) {
         tma_cluster_arrive(); /* no block leaves while its peer may still arrive on its barriers */
         tma_cluster_wait();
     }
+#ifdef GM_TRACE
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        atomicAdd(&gm_trace_launch, 1u);
+#endif
 }
 
 /* ---- host side of gm_pipeline_kernel ---- */
