@@ -52,16 +52,20 @@ static_assert(STAGES == TMA_GEMM_STAGES, "the GEMM's documented ring");
  * each e = globaltimer (ns) x 16 + event, modulo 2^64, as consumer thread 128 passes: 0 the start, 1 a segment's
  * last wgmma done, 2 a stream-K helper's partial tile stored and its flag set, 3 an owner's stages free (its
  * fixup begins), 4 the epilogue begins, 5 the last segment done, 6 its last store has read shared memory. What
- * docs/CONV.md's timelines come from; in the default build none of it exists. */
+ * docs/CONV.md's timelines come from; in the default build none of it exists. The events wait in global memory, not
+ * registers: the consumers already hold 128 accumulators, and the traced build should keep the default's registers. */
 #ifdef GM_TRACE
+#define GM_TRACE_EVENTS 10u
+#define GM_TRACE_BLOCKS 264u
 __device__ unsigned int gm_trace_launch;
-__device__ unsigned long long gm_trace_t[264][16];
+__device__ unsigned long long gm_trace_t[GM_TRACE_BLOCKS][GM_TRACE_EVENTS];
 #define GM_TR(ev)                                                                                                  \
     do {                                                                                                           \
         if (tr_on) {                                                                                               \
             unsigned long long t_;                                                                                 \
             asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t_));                                                \
-            gm_trace_t[blockIdx.x % 264u][tr_n < 15u ? tr_n++ : 15u] = t_ * 16ull + (ev);                         \
+            const uint32_t i_ = tr_n < GM_TRACE_EVENTS ? tr_n++ : GM_TRACE_EVENTS - 1u; /* past: the last again */ \
+            gm_trace_t[blockIdx.x % GM_TRACE_BLOCKS][i_] = t_ * 16ull + (ev);                                     \
         }                                                                                                          \
     } while (0)
 #else
@@ -594,10 +598,9 @@ __global__ void __launch_bounds__(THREADS, 1)
         GM_TR(6);
 #ifdef GM_TRACE
         if (tr_on) {
-            __threadfence();
-            unsigned long long e[10];
-            for (uint32_t i = 0; i < 10u; i++)
-                e[i] = i < tr_n ? gm_trace_t[blockIdx.x % 264u][i] : 0ull;
+            unsigned long long e[GM_TRACE_EVENTS]; /* written by this thread: no fence needed */
+            for (uint32_t i = 0; i < GM_TRACE_EVENTS; i++)
+                e[i] = i < tr_n ? gm_trace_t[blockIdx.x % GM_TRACE_BLOCKS][i] : 0ull;
             printf("GM_TRACE %u %d %u %u %llx %llx %llx %llx %llx %llx %llx %llx %llx %llx\n", tr_launch, SCHED,
                    blockIdx.x, tr_n, e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7], e[8], e[9]);
         }
