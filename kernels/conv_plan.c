@@ -95,8 +95,8 @@ static int pick_block_n(int k) {
 }
 
 /* x as an im2col map: {C, W, H, N}; the bounding box [-pad, dim + pad - dil (filter - 1) - 1] per spatial
- * dimension and the traversal strides make one load walk CONV_BM consecutive output pixels (conv_tiles.h). */
-static tma_im2col_desc x_desc(const tma_conv2d_shape *sh, const void *x) {
+ * dimension and the traversal strides make one load walk `pixels` consecutive output pixels (conv_tiles.h). */
+static tma_im2col_desc x_desc(const tma_conv2d_shape *sh, const void *x, uint32_t pixels) {
     tma_im2col_desc d;
     memset(&d, 0, sizeof d);
     d.dtype = TMA_DTYPE_BF16;
@@ -114,7 +114,7 @@ static tma_im2col_desc x_desc(const tma_conv2d_shape *sh, const void *x) {
     d.pixel_box_upper[0] = (int32_t)((long)sh->pad_w - (long)sh->dilation_w * (sh->s - 1));
     d.pixel_box_upper[1] = (int32_t)((long)sh->pad_h - (long)sh->dilation_h * (sh->r - 1));
     d.channels_per_pixel = CONV_BK;
-    d.pixels_per_column = CONV_BM;
+    d.pixels_per_column = pixels;
     d.element_stride[0] = 1;
     d.element_stride[1] = (uint32_t)sh->stride_w;
     d.element_stride[2] = (uint32_t)sh->stride_h;
@@ -197,21 +197,28 @@ conv_geom conv_geom_of(const tma_conv2d_shape *sh) {
 }
 
 tma_status conv_prepare(const tma_conv2d_shape *sh, const void *x, const void *w, const void *y, conv_descs *d,
-                        conv_geom *g, int *block_n, tma_diag *diag) {
+                        conv_geom *g, int block_m, int *block_n, tma_diag *diag) {
     if (sh == NULL)
         return kd_fail(diag, TMA_ERR_NULL_ARG, "shape = NULL: pass the address of a tma_conv2d_shape");
     tma_status st = check_shape(sh, diag);
     if (st != TMA_OK || (st = check_pointers(x, w, y, diag)) != TMA_OK)
         return st;
+    if (block_m != CONV_BM && block_m != CONV_FM_PIXELS)
+        return kd_fail(diag, TMA_ERR_ARG, "block_m = %d: a tile is %u output pixels (by 64, 128 or 256 filters) or %u "
+                       "(by %u filters: the filter-major tile)", block_m, CONV_BM, CONV_FM_PIXELS, CONV_FM_FILTERS);
+    if (block_m == CONV_FM_PIXELS && *block_n != 0 && *block_n != CONV_FM_FILTERS)
+        return kd_fail(diag, TMA_ERR_ARG, "block_n = %d with block_m = %u: the filter-major tile is %u filters wide "
+                       "(two warpgroups of 64 filters as wgmma's A operand): use %u or 0", *block_n, CONV_FM_PIXELS,
+                       CONV_FM_FILTERS, CONV_FM_FILTERS);
     if (*block_n != 0 && *block_n != 64 && *block_n != 128 && *block_n != 256)
         return kd_fail(diag, TMA_ERR_ARG, "block_n = %d: the tile is 64, 128 or 256 output channels wide (the "
                        "m64n64k16, m64n128k16 and m64n256k16 wgmma forms)", *block_n);
     int p, q;
     tma_conv2d_out_size(sh, &p, &q);
-    const int bn = *block_n ? *block_n : pick_block_n(sh->k);
+    const int bn = block_m == CONV_FM_PIXELS ? (int)CONV_FM_FILTERS : *block_n ? *block_n : pick_block_n(sh->k);
     const uint64_t m = (uint64_t)sh->n * (uint64_t)p * (uint64_t)q;
     memset(d, 0, sizeof *d);
-    d->x = x_desc(sh, x ? x : STANDIN_X);
+    d->x = x_desc(sh, x ? x : STANDIN_X, (uint32_t)block_m);
     d->w = w_desc(sh, w ? w : STANDIN_W, (uint32_t)bn);
     d->w_half = w_desc(sh, w ? w : STANDIN_W, (uint32_t)bn / 2u);
     const void *ya = y ? y : STANDIN_Y;
@@ -230,7 +237,7 @@ tma_status tma_conv2d_check(const tma_conv2d_shape *shape, const void *x, const 
     conv_descs d;
     conv_geom g;
     int bn = 0;
-    return conv_prepare(shape, x, w, y, &d, &g, &bn, diag);
+    return conv_prepare(shape, x, w, y, &d, &g, CONV_BM, &bn, diag);
 }
 
 /* bf16 <-> float on the host (round to nearest even; NaN stays NaN). */
@@ -248,13 +255,14 @@ static uint16_t float_to_bf16(float f) {
     return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
-/* One tile of the model pipeline: rows m0.., filters k0.. (block_n of them), every stage. */
-static tma_status model_tile(const conv_descs *d, const conv_geom *g, uint32_t m0, uint32_t k0, uint32_t bn,
-                             uint8_t *sa, uint8_t *sb, float *acc, uint16_t *y, uint32_t k, tma_diag *diag) {
-    const size_t a_bytes = (size_t)CONV_BM * CONV_BK * 2u, b_bytes = (size_t)bn * CONV_BK * 2u;
+/* One tile of the model pipeline: pixels m0.. (bm of them), filters k0.. (bn of them), every stage. */
+static tma_status model_tile(const conv_descs *d, const conv_geom *g, uint32_t m0, uint32_t k0, uint32_t bm,
+                             uint32_t bn, uint8_t *sa, uint8_t *sb, float *acc, uint16_t *y, uint32_t k,
+                             tma_diag *diag) {
+    const size_t a_bytes = (size_t)bm * CONV_BK * 2u, b_bytes = (size_t)bn * CONV_BK * 2u;
     int32_t start[5];
     conv_tile_start(g, m0, start);
-    memset(acc, 0, sizeof(float) * CONV_BM * bn);
+    memset(acc, 0, sizeof(float) * bm * bn);
     for (uint32_t kb = 0; kb < g->stages; kb++) {
         uint32_t c0, r, s;
         conv_stage(g, kb, &c0, &r, &s);
@@ -268,7 +276,7 @@ static tma_status model_tile(const conv_descs *d, const conv_geom *g, uint32_t m
         if (st != TMA_OK)
             return kd_fail(diag, st, "model load of tile m0 = %u, stage %u (tap %u, %u; channel %u): %s", m0, kb, r, s,
                            c0, tma_status_name(st));
-        for (uint32_t i = 0; i < CONV_BM; i++)
+        for (uint32_t i = 0; i < bm; i++)
             for (uint32_t j = 0; j < bn; j++) {
                 float sum = 0.f;
                 for (uint32_t c = 0; c < CONV_BK; c++) {
@@ -280,31 +288,37 @@ static tma_status model_tile(const conv_descs *d, const conv_geom *g, uint32_t m
                 acc[i * bn + j] += sum;
             }
     }
-    for (uint32_t i = 0; i < CONV_BM && m0 + i < g->m; i++)
+    for (uint32_t i = 0; i < bm && m0 + i < g->m; i++)
         for (uint32_t j = 0; j < bn && k0 + j < k; j++)
             y[(size_t)(m0 + i) * k + k0 + j] = float_to_bf16(acc[i * bn + j]);
     return TMA_OK;
 }
 
-tma_status tma_conv2d_model(const tma_conv2d_shape *shape, const void *x, const void *w, void *y, tma_diag *diag) {
+tma_status conv_model_tiles(const tma_conv2d_shape *shape, const void *x, const void *w, void *y, int block_m,
+                            int block_n, tma_diag *diag) {
     if (x == NULL || w == NULL || y == NULL)
         return kd_fail(diag, TMA_ERR_NULL_ARG, "%s = NULL: pass host memory", x == NULL ? "x" : w == NULL ? "w" : "y");
     conv_descs d;
     conv_geom g;
-    int bn = 0;
-    tma_status st = conv_prepare(shape, x, w, y, &d, &g, &bn, diag);
+    int bn = block_n;
+    tma_status st = conv_prepare(shape, x, w, y, &d, &g, block_m, &bn, diag);
     if (st != TMA_OK)
         return st;
-    uint8_t *sa = aligned_alloc(1024, (size_t)CONV_BM * CONV_BK * 2u);
+    const uint32_t bm = (uint32_t)block_m;
+    uint8_t *sa = aligned_alloc(1024, (size_t)bm * CONV_BK * 2u);
     uint8_t *sb = aligned_alloc(1024, (size_t)bn * CONV_BK * 2u);
-    float *acc = malloc(sizeof(float) * CONV_BM * (size_t)bn);
+    float *acc = malloc(sizeof(float) * bm * (size_t)bn);
     if (sa == NULL || sb == NULL || acc == NULL)
         st = kd_fail(diag, TMA_ERR_ARG, "out of host memory for the model's buffers");
-    for (uint32_t m0 = 0; st == TMA_OK && m0 < g.m; m0 += CONV_BM)
+    for (uint32_t m0 = 0; st == TMA_OK && m0 < g.m; m0 += bm)
         for (uint32_t k0 = 0; st == TMA_OK && k0 < (uint32_t)shape->k; k0 += (uint32_t)bn)
-            st = model_tile(&d, &g, m0, k0, (uint32_t)bn, sa, sb, acc, y, (uint32_t)shape->k, diag);
+            st = model_tile(&d, &g, m0, k0, bm, (uint32_t)bn, sa, sb, acc, y, (uint32_t)shape->k, diag);
     free(sa);
     free(sb);
     free(acc);
     return st == TMA_OK ? kd_ok(diag) : st;
+}
+
+tma_status tma_conv2d_model(const tma_conv2d_shape *shape, const void *x, const void *w, void *y, tma_diag *diag) {
+    return conv_model_tiles(shape, x, w, y, CONV_BM, 0, diag);
 }

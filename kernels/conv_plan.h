@@ -20,10 +20,18 @@ typedef struct conv_descs {
 } conv_descs;
 
 /** Check `shape` and the pointers (tma_conv2d_check's rules) and, when they pass, fill the descriptors and the
- *  geometry for tiles of *block_n output channels (64, 128 or 256; 0: the width that pads K the least, written
- *  back). NULL pointers become stand-in addresses. */
+ *  geometry for tiles of block_m output pixels (CONV_BM, or CONV_FM_PIXELS: the filter-major tile, whose x map
+ *  gathers that many) by *block_n output channels (64, 128 or 256, CONV_FM_FILTERS with the filter-major tile; 0:
+ *  the width that pads K the least, or the filter-major tile's, written back). NULL pointers become stand-in
+ *  addresses. */
 tma_status conv_prepare(const tma_conv2d_shape *shape, const void *x, const void *w, const void *y, conv_descs *d,
-                        conv_geom *g, int *block_n, tma_diag *diag);
+                        conv_geom *g, int block_m, int *block_n, tma_diag *diag);
+
+/** tma_conv2d_model on tiles of block_m x block_n (conv_prepare's; block_n 0: its choice): the same loads of the same
+ *  maps as the kernel with that tile, so the CPU tests prove each tile's maps and coordinates. The result does not
+ *  depend on the tile (every element is summed in stage order either way). */
+tma_status conv_model_tiles(const tma_conv2d_shape *shape, const void *x, const void *w, void *y, int block_m,
+                            int block_n, tma_diag *diag);
 
 /** The copies' integers of a shape that conv_prepare accepted (pure arithmetic: no rule is checked again). */
 conv_geom conv_geom_of(const tma_conv2d_shape *shape);

@@ -4,7 +4,8 @@
  * The implicit GEMM: row m of A is output pixel (n, p, q) = m in N x P x Q order, which is also y's row; column
  * (r, s, c) of A is input pixel (p * stride_h - pad_h + r * dil_h, q * stride_w - pad_w + s * dil_w) channel c.
  * One stage of a tile = one filter tap (r, s) and one block of CONV_BK channels:
- *  - A: one im2col load of CONV_BM pixels x CONV_BK channels. Its start is the tile's first output pixel, written
+ *  - A: one im2col load of CONV_BM pixels x CONV_BK channels (CONV_FM_PIXELS in a filter-major tile, where the two
+ *    operands change places). Its start is the tile's first output pixel, written
  *    as the walked coordinate (w, h, n) = (q * stride_w - pad_w, p * stride_h - pad_h, n); the map's bounding box
  *    [-pad, dim + pad - dil (R - 1) - 1] and traversal strides (the element strides) make the walk visit exactly
  *    the output pixels in order, carrying from q into p into n; the tap is the im2col offset (s * dil_w, r * dil_h).
@@ -21,6 +22,13 @@
 
 #define CONV_BM 128u /* output pixels per tile (the GEMM's BM) */
 #define CONV_BK 64u  /* channels per stage: one 128-byte swizzle span of bf16 (the GEMM's BK) */
+/* The filter-major tile: CONV_FM_PIXELS output pixels x CONV_FM_FILTERS filters, the filters as wgmma's A operand
+ * (the pipeline's 128 rows: two warpgroups of 64 filters) and the pixels as its B operand (m64n192k16), so the
+ * im2col load gathers 192 pixels; the epilogue writes y transposed (gemm_device.cuh: epilogue_tma_t). With 128 x 256
+ * tiles, 6,272 pixels (ResNet-50's 7x7 layers at batch 128) x 512 filters are 98 tiles for 132 SMs; with these,
+ * 33 x 4 = 132. */
+#define CONV_FM_PIXELS 192u
+#define CONV_FM_FILTERS 128u
 
 /** The integers the copies need, from a checked tma_conv2d_shape (conv_plan.c). */
 typedef struct conv_geom {

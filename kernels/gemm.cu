@@ -22,6 +22,7 @@
  * boxes, or 128 x 64 halves that the two blocks of a cluster multicast to each other. */
 struct GemmOps {
     static constexpr uint32_t BN = ::BN;
+    static constexpr bool C_TRANSPOSED = false;
     tma_tensor a, b; /* b: the whole B box (no clusters) or the half box (clusters of two) */
     uint32_t m, n, k;
     __device__ uint32_t rows() const { return m; }

@@ -24,9 +24,9 @@ constexpr uint32_t EPI_BYTES = EPI_ROWS * EPI_ROW_BYTES, EPI_BUFS = 2;
 constexpr tma_swizzle EPI_SWIZZLE = GM_EPI_SWIZZLE;
 static_assert(BM / 2u == EPI_ROWS && EPI_ROW_BYTES == 128u, "a consumer's 64 rows, 128-byte box rows");
 
-/* A block's shared memory for output tiles of BM x TBN (TBN = 256, 128 or 64: one m64nTBNk16 wgmma per consumer
- * warpgroup and K step): as many stages of an A box (BM rows x BK) and a B box (TBN rows x BK) as fit beside the
- * epilogue boxes and the barriers, at most 8. 256: 4 stages (225 KiB), 128: 6, 64: 8. */
+/* A block's shared memory for output tiles of BM x TBN (TBN = 256, 192, 128 or 64: one m64nTBNk16 wgmma per
+ * consumer warpgroup and K step): as many stages of an A box (BM rows x BK) and a B box (TBN rows x BK) as fit beside
+ * the epilogue boxes and the barriers, at most 8. 256: 4 stages (225 KiB), 192: 4, 128: 6, 64: 8. */
 template <uint32_t TBN>
 struct GmShape {
     static constexpr uint32_t A_BYTES = BM * BK * 2u, B_BYTES = TBN * BK * 2u;
@@ -202,16 +202,69 @@ static __device__ __forceinline__ void epilogue_tma(const float (&acc)[R], const
     }
 }
 
+/* Two accumulators as the low and high halves of a bf16 pair's 32 bits (stmatrix's register operand). */
+static __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+}
+
+/* epilogue_tma for a product stored transposed (Ops::C_TRANSPOSED: C^T is the row-major matrix in memory, so the
+ * accumulators' columns are its rows), bf16. This warpgroup's 64 x 2R accumulators become boxes of 64 rows of C^T
+ * (accumulator columns 64 q ..) x the warpgroup's 64 rows as 128 bytes, TMA-stored at (x = row0, y = col0 + 64 q)
+ * of C^T's map, with the buffers and barriers of epilogue_tma. The transposition is stmatrix.trans's
+ * (tma_stmatrix_x4_trans, addressed by gm_epi_t_offset): accumulator rows 16 warp + 8 h .. + 7 by columns 8 j .. + 7
+ * are one 8 x 8 matrix, whose column b becomes box row 8 (j % 8) + b, bytes 32 warp + 16 h .. + 15; one instruction
+ * stores four (h = 0, 1 by j, j + 1), each matrix's 8 box rows in 8 different 16-byte bank groups (the 128B swizzle:
+ * 8 consecutive rows), one wavefront a matrix. 12 instructions a thread for 96 accumulators, where 4-byte stores would need 48 and a shuffle
+ * each. */
+template <uint32_t R>
+static __device__ __forceinline__ void epilogue_tma_t(const float (&acc)[R], const tma_tensor *tc, uint8_t *bufs,
+                                                      uint32_t row0, uint32_t col0, uint32_t barrier_id, bool issuer,
+                                                      bool no_store) {
+    static_assert(2u * R % EPI_ROWS == 0, "whole boxes of 64 accumulator columns");
+    const uint32_t warp = (threadIdx.x % 128u) / 32u, lane = threadIdx.x % 32u;
+#pragma unroll
+    for (uint32_t q = 0; q < 2u * R / EPI_ROWS; q++) {
+        uint8_t *buf = bufs + (q % EPI_BUFS) * EPI_BYTES;
+#pragma unroll
+        for (uint32_t jj = 0; jj < EPI_ROWS / 8u; jj += 2) {
+            const uint32_t j = q * (EPI_ROWS / 8u) + jj;
+            tma_stmatrix_x4_trans(tma_smem_addr(buf + gm_epi_t_offset(warp, lane, jj)),
+                                  pack_bf16x2(acc[4 * j], acc[4 * j + 1]), pack_bf16x2(acc[4 * j + 2], acc[4 * j + 3]),
+                                  pack_bf16x2(acc[4 * j + 4], acc[4 * j + 5]),
+                                  pack_bf16x2(acc[4 * j + 6], acc[4 * j + 7]));
+        }
+        tma_fence_proxy_async();
+        if (issuer)
+            tma_store_wait_read<0>();
+        tma_named_barrier_sync(barrier_id, 128);
+        if (issuer && !no_store) {
+            tma_store_2d(tc, buf, (int32_t)row0, (int32_t)(col0 + q * EPI_ROWS));
+            tma_store_commit();
+        }
+    }
+}
+
 /* One thread's accumulators of 8-column group j (wgmma fragment: acc[4 j], acc[4 j + 1] at (row, col), (row, col + 1);
  * acc[4 j + 2], acc[4 j + 3] eight rows below) straight to global memory: pairs where N is even and C aligned to a
- * pair, single elements otherwise, clipped to M x N (any N). */
-template <typename OutT>
+ * pair, single elements otherwise, clipped to M x N (any N). CT (Ops::C_TRANSPOSED): element (i, j) at c[j M + i],
+ * single elements (a pair's two lie in two rows of C^T). */
+template <bool CT = false, typename OutT>
 static __device__ __forceinline__ void store_group(OutT *__restrict__ c, uint32_t M, uint32_t N, bool pairs,
                                                    uint32_t row, uint32_t col, float4 v) {
 #pragma unroll
     for (uint32_t h = 0; h < 2; h++) {
         if (row + 8u * h >= M || col >= N)
             continue;
+        if constexpr (CT) {
+            OutT *p = c + (size_t)col * (size_t)M + row + 8u * h;
+            store_one(p, h ? v.z : v.x);
+            if (col + 1 < N)
+                store_one(p + M, h ? v.w : v.y);
+            continue;
+        }
         OutT *p = c + (size_t)(row + 8u * h) * (size_t)N + col;
         const float v0 = h ? v.z : v.x, v1 = h ? v.w : v.y;
         if (pairs) {
@@ -230,8 +283,8 @@ static __device__ __forceinline__ bool store_pairs_ok(const OutT *c, uint32_t N)
     return N % 2u == 0u && (uintptr_t)c % (2u * sizeof(OutT)) == 0;
 }
 
-/* Epilogue from registers: this consumer warpgroup's 64 x 2R accumulators (store_group). */
-template <typename OutT, uint32_t R>
+/* Epilogue from registers: this consumer warpgroup's 64 x 2R accumulators (store_group; CT: C stored transposed). */
+template <bool CT, typename OutT, uint32_t R>
 static __device__ __forceinline__ void epilogue_direct(const float (&acc)[R], OutT *__restrict__ c, int M, int N,
                                                        uint32_t row_base, uint32_t col_base) {
     const uint32_t warp = (threadIdx.x % 128u) / 32u, lane = threadIdx.x % 32u;
@@ -240,7 +293,7 @@ static __device__ __forceinline__ void epilogue_direct(const float (&acc)[R], Ou
     const bool pairs = store_pairs_ok(c, (uint32_t)N);
 #pragma unroll
     for (uint32_t j = 0; j < R / 4u; j++)
-        store_group(c, (uint32_t)M, (uint32_t)N, pairs, row0, col0 + 8u * j,
+        store_group<CT>(c, (uint32_t)M, (uint32_t)N, pairs, row0, col0 + 8u * j,
                     make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
 }
 
@@ -378,7 +431,7 @@ static __device__ __forceinline__ bool gm_segment_of(const gm_sched *s, uint32_t
  * both warpgroups are past their last wgmma); then every thread adds its float4 of each group over the parts, in
  * part order (C does not depend on timing), and stores it. Per block, 128 x TBN x 4 bytes written and read, the
  * reads spread over all of the unit's blocks, instead of one block reading every other's whole tile. */
-template <typename OutT, uint32_t R, uint32_t REGION>
+template <bool CT, typename OutT, uint32_t R, uint32_t REGION>
 static __device__ __forceinline__ void gm_split_reduce(const gm_sched &sched, uint32_t unit, uint32_t part,
                                                        const GmPartials &partials, uint32_t cw, uint8_t *region,
                                                        uint64_t *bar, OutT *c, uint32_t M, uint32_t N, uint32_t row0,
@@ -409,7 +462,7 @@ static __device__ __forceinline__ void gm_split_reduce(const gm_sched &sched, ui
             const float4 x = part0[(p * n + jj) * 128u];
             v.x += x.x, v.y += x.y, v.z += x.z, v.w += x.w;
         }
-        store_group(c, M, N, pairs, row0 + 16u * warp + lane / 4u, col0 + 8u * (j0 + jj) + 2u * (lane % 4u), v);
+        store_group<CT>(c, M, N, pairs, row0 + 16u * warp + lane / 4u, col0 + 8u * (j0 + jj) + 2u * (lane % 4u), v);
     }
 }
 
@@ -427,7 +480,9 @@ static __device__ __forceinline__ void gm_split_done(const gm_sched &sched, uint
 
 /* The block's pipeline for C = A * B^T on tiles of BM x Ops::BN, whatever fills the stages. Ops (a struct passed
  * to the kernel as a __grid_constant__ parameter) says where the operands come from:
- *     static constexpr uint32_t BN;            the tile width (256, 128 or 64)
+ *     static constexpr uint32_t BN;            the tile width (256, 192, 128 or 64)
+ *     static constexpr bool C_TRANSPOSED;      C is stored transposed: element (i, j) of the product at c[j M + i]
+ *                                              (C^T row-major; the TMA epilogue's map is C^T's: epilogue_tma_t)
  *     uint32_t rows() const, cols() const;     M and N of the product (C is M x N, row-major)
  *     uint32_t k_blocks() const;               the pipeline stages of one tile (BK-wide steps of K)
  *     const tma_box_info &a_box() const, &b_box() const;   the boxes that fill a stage (wgmma descriptors)
@@ -460,8 +515,9 @@ template <typename Ops, int CL, bool TMA_EPI, typename OutT, int SCHED = GM_SCHE
 __global__ void __launch_bounds__(THREADS, 1)
     gm_pipeline_kernel(const __grid_constant__ Ops ops, const __grid_constant__ tma_tensor tc, OutT *__restrict__ c,
                        uint32_t group_m, uint32_t no_store, const gm_sched sched, GmPartials partials) {
-    constexpr bool SK = SCHED == GM_SCHED_STREAM_K, SPLIT = SCHED == GM_SCHED_SPLIT_K;
+    constexpr bool SK = SCHED == GM_SCHED_STREAM_K, SPLIT = SCHED == GM_SCHED_SPLIT_K, CT = Ops::C_TRANSPOSED;
     static_assert(!SPLIT || CL == 1, "split-K without clusters");
+    static_assert(!CT || !TMA_EPI || sizeof(OutT) == 2, "the transposed TMA-store epilogue is bf16's");
     using Shape = GmShape<Ops::BN>;
     constexpr uint32_t TBN = Ops::BN, NSTAGES = Shape::STAGES;
     extern __shared__ uint8_t dyn[];
@@ -557,7 +613,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                                      partials.flags + 2u * blockIdx.x + cw, 1u + cw);
                 tma_named_barrier_sync(3, 256); /* both warpgroups past their last wgmma: the stages are free */
                 if (row0 < M) /* no_store: every row clipped, the parts still added */
-                    gm_split_reduce<OutT, TBN / 2u, REGION>(sched, seg.unit, blockIdx.x % sched.split, partials, cw,
+                    gm_split_reduce<CT, OutT, TBN / 2u, REGION>(sched, seg.unit, blockIdx.x % sched.split, partials, cw,
                                                             base + cw * REGION, &fixup[cw], c, no_store ? 0u : M, N,
                                                             row0, col0);
                 if (issuer)
@@ -586,11 +642,13 @@ __global__ void __launch_bounds__(THREADS, 1)
             GM_TR(4);
             if (row0 >= M)
                 continue; /* a cluster's second tile row past the end of C */
-            if (TMA_EPI)
+            if (TMA_EPI && CT)
+                epilogue_tma_t(acc, &tc, se + cw * EPI_BUFS * EPI_BYTES, row0, col0, 1u + cw, issuer, no_store != 0);
+            else if (TMA_EPI)
                 epilogue_tma<OutT>(acc, &tc, se + cw * EPI_BUFS * EPI_BYTES, row0, col0, 1u + cw, issuer,
                                    no_store != 0);
             else if (!no_store)
-                epilogue_direct(acc, c, (int)M, (int)N, row0, col0);
+                epilogue_direct<CT>(acc, c, (int)M, (int)N, row0, col0);
         }
         GM_TR(5);
         if (TMA_EPI && issuer)

@@ -194,4 +194,14 @@ TMA_HD uint32_t gm_epi_offset(uint32_t row, uint32_t col, uint32_t elem_bytes) {
  *  conflict 2-way: rows r and r ^ 1 cover the same 16-byte chunks of the swizzled 128-byte lines. */
 TMA_HD uint32_t gm_epi_store_col(uint32_t s, uint32_t row, uint32_t col) { return col + (s ^ (row & 1u)); }
 
+/** The transposed epilogue (gemm_device.cuh: epilogue_tma_t; C^T row-major, bf16): the box offset of the 16 bytes
+ *  that `lane` of consumer warp `warp` addresses in the stmatrix.x4.trans of a box's 8-column accumulator groups jj
+ *  and jj + 1 (jj even). Lanes 8 i .. 8 i + 7 address matrix i = 2 (group - jj) + h: accumulator rows 16 warp + 8 h
+ *  .. + 7 (C^T's columns, 16 bytes of the box row) by the group's 8 columns (C^T's rows: box rows 8 group ..); lane
+ *  8 i + b gets box row 8 group + b. tests/test_wgmma.c plays the instruction's transposition through it. */
+TMA_HD uint32_t gm_epi_t_offset(uint32_t warp, uint32_t lane, uint32_t jj) {
+    const uint32_t h = (lane / 8u) % 2u, group = jj + lane / 16u, b = lane % 8u;
+    return gm_epi_offset(8u * group + b, 16u * warp + 8u * h, 2);
+}
+
 #endif /* KERNELS_GEMM_TILES_H */

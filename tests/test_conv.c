@@ -3,7 +3,8 @@
  *   model_fixed    - the kernel's tile pipeline on the CPU model (the same im2col and filter loads at the same
  *                    coordinates, conv_tiles.h) against the fp64 direct convolution, every element, y poisoned
  *                    first: shapes chosen for each corner (partial channel blocks, K past a tile, strides,
- *                    dilations, negative padding, 1x1).
+ *                    dilations, negative padding, 1x1), with the default 128-pixel tiles (tma_conv2d_model) and
+ *                    the filter-major tile's 192-pixel loads (conv_model_tiles).
  *   model_random   - the same on random shapes (TMA_TEST_SEED replays them).
  *   refused        - each argument rule and each map rule that a shape can break: the status and a message
  *                    naming the field, its value and the limit; valid shapes at the edges accepted. */
@@ -15,6 +16,7 @@
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 
+#include "conv_plan.h"
 #include "conv_ref.h"
 #include "tma/kernels.h"
 #include "test_seed.h"
@@ -40,24 +42,26 @@ Test(conv, out_size) {
     cr_expect(p == 0 && q == 0, "a 5x5 filter on 2x2 without padding: no output, %d x %d", p, q);
 }
 
-/* The model pipeline on one shape against the fp64 direct convolution. */
-static void model_check(const tma_conv2d_shape *sh, uint64_t *rng) {
+/* The model pipeline on one shape, tiles of block_m pixels (128: tma_conv2d_model's; 192: the filter-major tile's),
+ * against the fp64 direct convolution. */
+static void model_check(const tma_conv2d_shape *sh, int block_m, uint64_t *rng) {
     const size_t ny = conv_y_elems(sh);
     uint16_t *x = conv_random_bf16(rng, conv_x_elems(sh)), *w = conv_random_bf16(rng, conv_w_elems(sh));
     uint16_t *y = malloc(ny * 2 + 2);
     cr_assert(x && w && y, "out of host memory");
     memset(y, 0xFF, ny * 2); /* poison: NaN */
     tma_diag d;
-    const tma_status st = tma_conv2d_model(sh, x, w, y, &d);
-    cr_assert_eq(st, TMA_OK, "N %d H %d W %d C %d K %d R %d S %d stride %d,%d pad %d,%d dil %d,%d: %s: %s", sh->n,
-                 sh->h, sh->w, sh->c, sh->k, sh->r, sh->s, sh->stride_h, sh->stride_w, sh->pad_h, sh->pad_w,
-                 sh->dilation_h, sh->dilation_w, tma_status_name(st), d.message);
+    const tma_status st = block_m == CONV_BM ? tma_conv2d_model(sh, x, w, y, &d)
+                                             : conv_model_tiles(sh, x, w, y, block_m, 0, &d);
+    cr_assert_eq(st, TMA_OK, "N %d H %d W %d C %d K %d R %d S %d stride %d,%d pad %d,%d dil %d,%d, %d-pixel tiles: %s: "
+                 "%s", sh->n, sh->h, sh->w, sh->c, sh->k, sh->r, sh->s, sh->stride_h, sh->stride_w, sh->pad_h,
+                 sh->pad_w, sh->dilation_h, sh->dilation_w, block_m, tma_status_name(st), d.message);
     size_t first;
     const size_t bad = conv_count_bad(sh, x, w, y, &first);
-    cr_assert_eq(bad, 0, "N %d H %d W %d C %d K %d R %d S %d stride %d,%d pad %d,%d dil %d,%d: %zu of %zu elements "
-                 "differ from the fp64 direct convolution, the first at %zu", sh->n, sh->h, sh->w, sh->c, sh->k, sh->r,
-                 sh->s, sh->stride_h, sh->stride_w, sh->pad_h, sh->pad_w, sh->dilation_h, sh->dilation_w, bad, ny,
-                 first);
+    cr_assert_eq(bad, 0, "N %d H %d W %d C %d K %d R %d S %d stride %d,%d pad %d,%d dil %d,%d, %d-pixel tiles: %zu of "
+                 "%zu elements differ from the fp64 direct convolution, the first at %zu", sh->n, sh->h, sh->w, sh->c,
+                 sh->k, sh->r, sh->s, sh->stride_h, sh->stride_w, sh->pad_h, sh->pad_w, sh->dilation_h,
+                 sh->dilation_w, block_m, bad, ny, first);
     free(x), free(w), free(y);
 }
 
@@ -69,8 +73,10 @@ Test(conv, model_fixed) {
         {1, 12, 12, 200, 300, 3, 3, 3, 3, 2, 2, 2, 2}, {1, 6, 5, 32, 96, 3, 3, 1, 1, -1, 2, 1, 1},
         {1, 1, 1, 8, 1, 1, 1, 1, 1, 0, 0, 1, 1},      {2, 16, 3, 64, 256, 7, 1, 1, 1, 3, 0, 1, 1},
     };
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-        model_check(&shapes[i], &rng);
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        model_check(&shapes[i], CONV_BM, &rng);
+        model_check(&shapes[i], CONV_FM_PIXELS, &rng);
+    }
 }
 
 Test(conv, model_random) {
@@ -78,7 +84,7 @@ Test(conv, model_random) {
     for (int i = 0; i < 10; i++) {
         tma_conv2d_shape sh = conv_random_shape(&rng);
         sh.k = sh.k % 72 + 1; /* the model is slow: fewer filter tiles on the CPU than on the GPU */
-        model_check(&sh, &rng);
+        model_check(&sh, i % 2 ? CONV_FM_PIXELS : CONV_BM, &rng);
     }
 }
 

@@ -9,7 +9,9 @@
  *   refused - plan_make's rules (NULL pointers, a shape tma_conv2d_check refuses) and run's (a plan changed to
  *             something it cannot run, a schedule out of range), each with its message.
  * Each shape also runs stream-K with a random tile width on a random number of blocks (variant 4: from one block
- * doing everything to more blocks than stages, so ranges of every kind: empty, inside one tile, across several);
+ * doing everything to more blocks than stages, so ranges of every kind: empty, inside one tile, across several), and
+ * the filter-major tile (variant 6: 192 pixels x 128 filters, y stored transposed) with a random schedule and
+ * epilogue;
  * a stream-K plan runs twice: the second result is checked (the owners must have cleared the flags) and must equal
  * the first bit for bit (owners add their helpers' partial tiles in a fixed order). */
 #include <stdint.h>
@@ -24,7 +26,8 @@ enum { GUARD = 4096 }; /* bytes after y that no variant may write */
 
 /* One shape, one variant (1: the plan as made, 2: clusters of two, 3: no clusters and the epilogue from registers,
  * 2 and 3 whole tiles; 4: stream-K, a random tile width on 1 .. sms blocks; 5: split-K at width 128 or 256 where
- * the grid leaves two blocks a tile, else stream-K): asserts every element and the guard. */
+ * the grid leaves two blocks a tile, else stream-K; 6: the 192 x 128 filter-major tile, whole tiles, stream-K on
+ * 1 .. sms blocks or split-K where it applies, either epilogue): asserts every element and the guard. */
 static void run_shape(const tma_conv2d_shape *sh, int variant, uint64_t *rng) {
     const size_t nx = conv_x_elems(sh), nw = conv_w_elems(sh), ny = conv_y_elems(sh);
     uint16_t *hx = conv_random_bf16(rng, nx), *hw = conv_random_bf16(rng, nw);
@@ -41,23 +44,32 @@ static void run_shape(const tma_conv2d_shape *sh, int variant, uint64_t *rng) {
     tma_diag d;
     tma_status st = tma_conv2d_plan_make(&plan, sh, x, w, y, &d);
     cr_assert_eq(st, TMA_OK, "plan_make: %s: %s", tma_status_name(st), d.message);
-    if (variant >= 2) { /* 2, 3: the default width, whole tiles; 4: stream-K, a random width and grid; 5: split-K */
-        int bn = variant == 4 ? 64 << (conv_rnd(rng) % 3) : variant == 5 ? 128 << (conv_rnd(rng) % 2) : plan.block_n;
-        tma_conv2d_schedule sched = variant == 4 ? TMA_CONV2D_SCHEDULE_STREAM_K : TMA_CONV2D_SCHEDULE_TILES;
-        if (variant == 4)
+    if (variant >= 2) { /* 2, 3: the default tile, whole tiles; 4: stream-K, a random width and grid; 5: split-K;
+                           6: filter-major */
+        int bm = variant == 6 ? 192 : variant == 2 || variant == 3 ? plan.block_m : 128;
+        int bn = variant == 4   ? 64 << (conv_rnd(rng) % 3)
+                 : variant == 5 ? 128 << (conv_rnd(rng) % 2)
+                 : variant == 6 ? 128
+                                : plan.block_n;
+        if (variant == 2 && bm == 192) /* clusters: 128-pixel tiles only */
+            bm = 128, bn = 0;
+        const uint64_t pick = variant == 6 ? conv_rnd(rng) % 3 : 0; /* 6: tiles, stream-K or split-K */
+        tma_conv2d_schedule sched =
+            variant == 4 || pick == 1 ? TMA_CONV2D_SCHEDULE_STREAM_K : TMA_CONV2D_SCHEDULE_TILES;
+        if (sched == TMA_CONV2D_SCHEDULE_STREAM_K)
             plan.grid_blocks = conv_rnd(rng) % 2 ? plan.sms : 1 + (int)(conv_rnd(rng) % (uint64_t)plan.sms);
-        if (variant == 5) {
-            const long tiles = ((long)sh->n * plan.p * plan.q + 127) / 128 * ((sh->k + bn - 1) / bn);
+        if (variant == 5 || pick == 2) {
+            const long tiles = ((long)sh->n * plan.p * plan.q + bm - 1) / bm * ((sh->k + bn - 1) / bn);
             sched = 2 * tiles <= plan.sms && plan.stages >= 2 ? TMA_CONV2D_SCHEDULE_SPLIT_K
                                                               : TMA_CONV2D_SCHEDULE_STREAM_K;
             if (sched == TMA_CONV2D_SCHEDULE_SPLIT_K && conv_rnd(rng) % 2) /* fewer blocks, at least two a tile */
                 plan.grid_blocks = (int)(2 * tiles + (long)(conv_rnd(rng) % (uint64_t)(plan.sms - 2 * tiles + 1)));
         }
-        st = tma_conv2d_plan_tiles(&plan, bn, sched, &d);
+        st = tma_conv2d_plan_tiles(&plan, bm, bn, sched, &d);
         cr_assert_eq(st, TMA_OK, "plan_tiles: %s: %s", tma_status_name(st), d.message);
     }
     plan.cluster = variant == 2 ? 2 : 1;
-    if (variant == 3)
+    if (variant == 3 || (variant == 6 && conv_rnd(rng) % 2))
         plan.epilogue = TMA_GEMM_EPILOGUE_DIRECT;
     st = tma_conv2d_run(&plan, NULL, &d);
     cr_assert_eq(st, TMA_OK, "run: %s: %s", tma_status_name(st), d.message);
@@ -81,9 +93,10 @@ static void run_shape(const tma_conv2d_shape *sh, int variant, uint64_t *rng) {
     for (size_t i = ny * 2; i < ny * 2 + GUARD; i++)
         guard_changed += hy[i] != 0xFFu;
     const size_t bad = conv_count_bad(sh, hx, hw, (const uint16_t *)hy, &first);
-    cr_log_info("N %d H %d W %d C %d K %d R %d S %d stride %d,%d pad %d,%d dil %d,%d, BN %d, %s on %d blocks, variant "
-                "%d (%s epilogue): %zu bad of %zu", sh->n, sh->h, sh->w, sh->c, sh->k, sh->r, sh->s, sh->stride_h,
-                sh->stride_w, sh->pad_h, sh->pad_w, sh->dilation_h, sh->dilation_w, plan.block_n,
+    cr_log_info("N %d H %d W %d C %d K %d R %d S %d stride %d,%d pad %d,%d dil %d,%d, tile %dx%d, %s on %d blocks, "
+                "variant %d (%s epilogue): %zu bad of %zu", sh->n, sh->h, sh->w, sh->c, sh->k, sh->r, sh->s,
+                sh->stride_h, sh->stride_w, sh->pad_h, sh->pad_w, sh->dilation_h, sh->dilation_w, plan.block_m,
+                plan.block_n,
                 plan.schedule == TMA_CONV2D_SCHEDULE_STREAM_K  ? "stream-K"
                 : plan.schedule == TMA_CONV2D_SCHEDULE_SPLIT_K ? "split-K"
                                                                : "tiles",
@@ -115,7 +128,7 @@ Test(gpu_conv, fixed) {
     };
     const size_t n = sizeof shapes / sizeof shapes[0], count = (size_t)config_count((int)n);
     for (size_t i = 0; i < n && i < count; i++)
-        for (int v = 1; v <= 5; v++)
+        for (int v = 1; v <= 6; v++)
             run_shape(&shapes[i], v, &rng);
 }
 
@@ -125,7 +138,7 @@ Test(gpu_conv, random) {
     const int count = config_count(40);
     for (int i = 0; i < count; i++) {
         const tma_conv2d_shape sh = conv_random_shape(&rng);
-        run_shape(&sh, 1 + (int)(conv_rnd(&rng) % 5), &rng);
+        run_shape(&sh, 1 + (int)(conv_rnd(&rng) % 6), &rng);
     }
 }
 
@@ -190,12 +203,25 @@ Test(gpu_conv, refused) {
     changed = plan;
     changed.epilogue = (tma_gemm_epilogue)7;
     expect_run_refused(&changed, NULL, "epilogue 7");
-    cr_expect_eq(tma_conv2d_plan_tiles(&plan, 0, (tma_conv2d_schedule)-1, &d), TMA_ERR_ARG, "schedule -1");
+    cr_expect_eq(tma_conv2d_plan_tiles(&plan, 0, 0, (tma_conv2d_schedule)-1, &d), TMA_ERR_ARG, "schedule -1");
     cr_expect(strstr(d.message, "schedule = -1") != NULL, "%s", d.message);
-    cr_expect_eq(tma_conv2d_plan_tiles(&plan, 96, TMA_CONV2D_SCHEDULE_TILES, &d), TMA_ERR_ARG, "96 wide tiles");
+    cr_expect_eq(tma_conv2d_plan_tiles(&plan, 0, 96, TMA_CONV2D_SCHEDULE_TILES, &d), TMA_ERR_ARG, "96 wide tiles");
     cr_expect(strstr(d.message, "block_n = 96") != NULL, "%s", d.message);
+    cr_expect_eq(tma_conv2d_plan_tiles(&plan, 96, 0, TMA_CONV2D_SCHEDULE_TILES, &d), TMA_ERR_ARG, "96-pixel tiles");
+    cr_expect(strstr(d.message, "block_m = 96") != NULL, "%s", d.message);
+    cr_expect_eq(tma_conv2d_plan_tiles(&plan, 192, 256, TMA_CONV2D_SCHEDULE_TILES, &d), TMA_ERR_ARG, "192 x 256");
+    cr_expect(strstr(d.message, "block_n = 256 with block_m = 192") != NULL, "%s", d.message);
+    cr_assert_eq(tma_conv2d_plan_tiles(&plan, 192, 0, TMA_CONV2D_SCHEDULE_TILES, &d), TMA_OK, "%s", d.message);
+    cr_expect(plan.block_m == 192 && plan.block_n == 128, "192 pixels: 128 filters (%d x %d)", plan.block_m,
+              plan.block_n);
+    changed = plan;
+    changed.cluster = 2;
+    expect_run_refused(&changed, "filter-major tiles run without clusters", "filter-major with clusters");
+    changed = plan;
+    changed.block_m = 128; /* the x map still gathers 192 pixels */
+    expect_run_refused(&changed, "tile was changed without tma_conv2d_plan_tiles", "block_m changed by hand");
     plan.grid_blocks = 3;
-    cr_assert_eq(tma_conv2d_plan_tiles(&plan, 128, TMA_CONV2D_SCHEDULE_STREAM_K, &d), TMA_OK, "%s", d.message);
+    cr_assert_eq(tma_conv2d_plan_tiles(&plan, 128, 128, TMA_CONV2D_SCHEDULE_STREAM_K, &d), TMA_OK, "%s", d.message);
     cr_expect_eq(plan.workspace_blocks, 3, "slots for the grid of the time");
     changed = plan;
     changed.cluster = 2;
@@ -212,15 +238,15 @@ Test(gpu_conv, refused) {
     changed.schedule = (tma_conv2d_schedule)5;
     expect_run_refused(&changed, "plan.schedule = 5", "schedule 5");
     /* split-K: 1 x 8 x 8 -> 64 is one tile; on 3 blocks it is cut into 3 parts, on 1 block it cannot be split */
-    cr_expect_eq(tma_conv2d_plan_tiles(&plan, 64, TMA_CONV2D_SCHEDULE_SPLIT_K, &d), TMA_ERR_ARG, "split-K at 64");
+    cr_expect_eq(tma_conv2d_plan_tiles(&plan, 128, 64, TMA_CONV2D_SCHEDULE_SPLIT_K, &d), TMA_ERR_ARG, "split-K at 64");
     cr_expect(strstr(d.message, "block_n = 64 with SPLIT_K") != NULL, "%s", d.message);
-    cr_assert_eq(tma_conv2d_plan_tiles(&plan, 128, TMA_CONV2D_SCHEDULE_SPLIT_K, &d), TMA_OK, "%s", d.message);
+    cr_assert_eq(tma_conv2d_plan_tiles(&plan, 128, 128, TMA_CONV2D_SCHEDULE_SPLIT_K, &d), TMA_OK, "%s", d.message);
     cr_expect_eq(plan.workspace_blocks, 3, "slots for three parts");
     changed = plan;
     changed.grid_blocks = 1;
     expect_run_refused(&changed, "plan.grid_blocks = 1 with SPLIT_K", "split-K on one block");
     plan.grid_blocks = 1;
-    cr_expect_eq(tma_conv2d_plan_tiles(&plan, 128, TMA_CONV2D_SCHEDULE_SPLIT_K, &d), TMA_ERR_ARG, "one block");
+    cr_expect_eq(tma_conv2d_plan_tiles(&plan, 128, 128, TMA_CONV2D_SCHEDULE_SPLIT_K, &d), TMA_ERR_ARG, "one block");
     cr_expect(strstr(d.message, "fewer than two blocks per tile") != NULL, "%s", d.message);
     cr_assert_eq(tma_conv2d_plan_free(&plan, &d), TMA_OK, "%s", d.message);
     CUDA_OK(cudaFree(p));

@@ -449,3 +449,39 @@ Test(gemm_layout, epilogue_boxes_store_every_element_conflict_free) {
                     }
     }
 }
+
+/* The transposed epilogue's box addressing (gm_epi_t_offset), played through stmatrix.x4.trans as the PTX ISA
+ * defines it (register i of a lane holds row lane / 4, columns 2 (lane % 4) and + 1 of matrix i; the instruction
+ * stores column b of matrix i, its 8 rows as 8 contiguous 16-bit elements, at the address that lane 8 i + b gave):
+ * every accumulator (row, col) of every consumer warp lands at box element (col % 64, row) of gm_epi_offset's box,
+ * i.e. C^T, each box element exactly once; and each matrix's 8 rows of 16 bytes fall in 8 different 16-byte bank
+ * groups (one wavefront a matrix). */
+Test(gemm_layout, transposed_epilogue_stores_every_element_once_conflict_free) {
+    static uint16_t box[GM_EPI_ROWS * GM_EPI_ROW_BYTES / 2];
+    memset(box, 0, sizeof box);
+    for (uint32_t warp = 0; warp < 4; warp++)
+        for (uint32_t jj = 0; jj < GM_EPI_ROWS / 8u; jj += 2)
+            for (uint32_t i = 0; i < 4; i++) { /* matrix i: group jj + i / 2, rows 16 warp + 8 (i % 2) */
+                uint32_t groups = 0;
+                for (uint32_t b = 0; b < 8; b++) {
+                    const uint32_t addr = gm_epi_t_offset(warp, 8u * i + b, jj);
+                    cr_assert_eq(addr % 16u, 0u, "warp %u group %u matrix %u row %u: 16-byte aligned", warp, jj, i, b);
+                    groups |= 1u << (addr / 16u % 8u);
+                    for (uint32_t r = 0; r < 8; r++) { /* element r of the stored row: fragment row r, column b */
+                        const uint32_t lane = 4u * r + b / 2u; /* the lane holding it */
+                        const uint32_t acc_row = 16u * warp + lane / 4u + 8u * (i % 2u);
+                        const uint32_t acc_col = 8u * (jj + i / 2u) + 2u * (lane % 4u) + b % 2u;
+                        const uint32_t at = addr + 2u * r;
+                        cr_assert_eq(at, gm_epi_offset(acc_col % GM_EPI_ROWS, acc_row, 2),
+                                     "accumulator (%u, %u) at box byte %u, not at C^T's (%u, %u)", acc_row, acc_col,
+                                     at, acc_col % GM_EPI_ROWS, acc_row);
+                        box[at / 2u]++;
+                    }
+                }
+                cr_assert_eq(groups, 0xFFu, "warp %u groups %u matrix %u: 16-byte bank groups 0x%02x", warp, jj, i,
+                             groups);
+            }
+    for (uint32_t e = 0; e < GM_EPI_ROWS * GM_EPI_ROW_BYTES / 2; e++)
+        cr_assert_eq(box[e], 1u, "box element %u written %u times", e, box[e]);
+}
+

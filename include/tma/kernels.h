@@ -170,9 +170,10 @@ tma_status tma_grouped_gemm(int groups, int n, int k, const void *const *a, cons
  * Convolution: y = conv2d(x, w), forward (fprop), as an implicit GEMM. x: N x H x W x C (NHWC) bf16, w: K x R x S x C
  * (KRSC) bf16, y: N x P x Q x K (NHWC) bf16, fp32 accumulation. The GEMM is M = N * P * Q output pixels by K output
  * channels over R * S * C; its A operand (the im2col matrix) is never written out: for each filter tap (r, s) and
- * block of 64 channels, one im2col TMA load gathers the 128 pixels a tile needs straight into swizzled shared memory,
- * padding included (out-of-bounds fill), and the filters come through a tiled map. The pipeline is the GEMM's (TMA
- * producer warp, two wgmma consumer warpgroups, clusters sharing the filters by multicast). docs/CONV.md.
+ * block of 64 channels, one im2col TMA load gathers the 128 (or 192) pixels a tile needs straight into swizzled shared
+ * memory, padding included (out-of-bounds fill), and the filters come through a tiled map. The pipeline is the
+ * GEMM's (TMA producer warp, two wgmma consumer warpgroups, clusters sharing the filters by multicast); the 192 x 128
+ * filter-major tile computes y^T (the filters as wgmma's A operand) and stores it transposed. docs/CONV.md.
  * ============================================================================================= */
 
 /** A 2-D convolution: sizes, stride, padding, dilation. y[n, p, q, k] = sum over r, s, c of
@@ -201,7 +202,7 @@ typedef enum tma_conv2d_schedule {
 /** Everything one launch needs, prepared once by tma_conv2d_plan_make. Fields marked "may be changed" may be set
  *  between make and run; run checks them. */
 typedef struct tma_conv2d_plan {
-    tma_tensor x_map;          /**< im2col map of x: 128 pixels x 64 channels per load, 128B swizzle */
+    tma_tensor x_map;          /**< im2col map of x: block_m pixels x 64 channels per load, 128B swizzle */
     tma_tensor w_map;          /**< tiled map of w as {C, S, R, K}: boxes of 64 channels x block_n filters */
     tma_tensor w_half;         /**< the same with block_n / 2 filters (each block of a cluster loads one) */
     tma_tensor y_map;          /**< y as an (N P Q) x K matrix: 64 rows x 128-byte boxes (TMA-store epilogue) */
@@ -209,10 +210,14 @@ typedef struct tma_conv2d_plan {
     void *y;                   /**< y's device address */
     tma_conv2d_shape shape;    /**< the convolution */
     int p, q;                  /**< output rows and columns */
-    int block_n;               /**< output channels per tile: 64, 128 or 256 (set by tma_conv2d_plan_tiles) */
+    int block_m;               /**< output pixels per tile: 128, or 192 (the filter-major tile, block_n 128: the
+                                    filters are wgmma's A operand, two warpgroups of 64, the 192 pixels its B, and
+                                    the epilogue stores y transposed; docs/CONV.md) (set by tma_conv2d_plan_tiles) */
+    int block_n;               /**< output channels per tile: 64, 128 or 256 with 128 pixels, 128 with 192 (set by
+                                    tma_conv2d_plan_tiles) */
     int cluster;               /**< may be changed: 1 (default: pairs were slower on every layer measured,
                                     docs/CONV.md), or 2 (pairs of blocks on adjacent pixel tiles share the filter
-                                    tile through multicast; whole tiles only) */
+                                    tile through multicast; whole 128-pixel tiles only) */
     int group_m;               /**< may be changed: pixel-tile rows per rasterization group */
     int sms;                   /**< multiprocessors of the device */
     int grid_blocks;           /**< may be changed: 0 (default) as many blocks as can be co-resident, else this many
@@ -223,7 +228,7 @@ typedef struct tma_conv2d_plan {
     size_t smem;               /**< dynamic shared memory per block, bytes */
     int stages;                /**< pipeline stages of a tile: R * S * ceil(C / 64) */
     tma_conv2d_schedule schedule; /**< set by tma_conv2d_plan_tiles: TILES, STREAM_K or SPLIT_K */
-    void *workspace;           /**< with STREAM_K or SPLIT_K: a slot of block_n x 128 fp32 partial sums and three
+    void *workspace;           /**< with STREAM_K or SPLIT_K: a slot of block_m x block_n fp32 partial sums and three
                                     counters per block of the grid (cudaMalloc), else NULL */
     int workspace_blocks;      /**< the blocks it has slots for: a STREAM_K or SPLIT_K run launches at most this
                                     many */
@@ -244,14 +249,16 @@ tma_status tma_conv2d_check(const tma_conv2d_shape *shape, const void *x, const 
 tma_status tma_conv2d_plan_make(tma_conv2d_plan *p, const tma_conv2d_shape *shape, const void *x, const void *w,
                                 void *y, tma_diag *diag);
 
-/** Choose the plan's tiles: block_n output channels per tile (64, 128 or 256; 0: the plan's choice) and how the
- *  blocks share them (AUTO: the plan's choice). STREAM_K, for outputs whose tiles leave the last wave of blocks part
+/** Choose the plan's tiles: block_m output pixels (128 or 192) by block_n output channels (64, 128 or 256 with 128
+ *  pixels, 128 with 192; either 0: the plan's choice) per tile, and how the blocks share them (AUTO: the plan's
+ *  choice). STREAM_K, for outputs whose tiles leave the last wave of blocks part
  *  idle, and SPLIT_K, for fewer tiles than half the blocks (refused otherwise), allocate the workspace (cudaMalloc and
  *  cudaMemset: synchronous) for the plan's grid; TILES frees it. A plan
- *  with a workspace must not run on two streams at once. tma_conv2d_plan_make calls it with 0, AUTO (docs/CONV.md
+ *  with a workspace must not run on two streams at once. tma_conv2d_plan_make calls it with 0, 0, AUTO (docs/CONV.md
  *  says how it chooses).
  *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_ARG (a width or schedule out of range), TMA_ERR_CUDA */
-tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_n, tma_conv2d_schedule schedule, tma_diag *diag);
+tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_m, int block_n, tma_conv2d_schedule schedule,
+                                 tma_diag *diag);
 
 /** Launch a prepared plan on `stream` (asynchronous).
  *  @return TMA_OK; TMA_ERR_NULL_ARG; TMA_ERR_ARG for fields changed to something it cannot run; TMA_ERR_CUDA */

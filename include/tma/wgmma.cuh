@@ -50,6 +50,14 @@ TMA_DEV void tma_wgmma_m64n256k16_bf16(float (&d)[128], uint64_t desc_a, uint64_
                  : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
+/** The same for m64n192k16: d holds 96 accumulators (same fragment, column = 8 * (i / 4) + 2 * (lane % 4) + i % 2). */
+TMA_DEV void tma_wgmma_m64n192k16_bf16(float (&d)[96], uint64_t desc_a, uint64_t desc_b, int scale_d = 1) {
+    TMA_PTX_SM90A("{\n .reg .pred p;\n setp.ne.b32 p, %98, 0;\n"
+                 " wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95}, %96, %97, p, 1, 1, 0, 0;\n}"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
 /** The same for m64n128k16: d holds 64 accumulators (same fragment, column = 8 * (i / 4) + 2 * (lane % 4) + i % 2). */
 TMA_DEV void tma_wgmma_m64n128k16_bf16(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int scale_d = 1) {
     TMA_PTX_SM90A("{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"
@@ -66,16 +74,32 @@ TMA_DEV void tma_wgmma_m64n64k16_bf16(float (&d)[32], uint64_t desc_a, uint64_t 
                  : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
-/** wgmma m64nNk16 for N = 256, 128 or 64 (the tile width of a kernel template): d holds N / 2 accumulators. */
+/** wgmma m64nNk16 for N = 256, 192, 128 or 64 (the tile width of a kernel template): d holds N / 2 accumulators. */
 template <uint32_t N>
 TMA_DEV void tma_wgmma_m64nk16_bf16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b) {
-    static_assert(N == 256 || N == 128 || N == 64, "libtma has the m64n256k16, m64n128k16 and m64n64k16 forms");
+    static_assert(N == 256 || N == 192 || N == 128 || N == 64,
+                  "libtma has the m64n256k16, m64n192k16, m64n128k16 and m64n64k16 forms");
     if constexpr (N == 256)
         tma_wgmma_m64n256k16_bf16(d, desc_a, desc_b);
+    else if constexpr (N == 192)
+        tma_wgmma_m64n192k16_bf16(d, desc_a, desc_b);
     else if constexpr (N == 128)
         tma_wgmma_m64n128k16_bf16(d, desc_a, desc_b);
     else
         tma_wgmma_m64n64k16_bf16(d, desc_a, desc_b);
+}
+
+/** stmatrix.sync.aligned.m8n8.x4.trans.shared.b16: the warp stores four 8 x 8 matrices of 16-bit elements,
+ *  each transposed. r[i] is this thread's fragment of matrix i in the wgmma accumulator layout (row lane / 4,
+ *  columns 2 (lane % 4) and + 1, the lower column in the low half); lane 8 i + j gives in `row_addr` the
+ *  shared-memory address of the 16 contiguous bytes that receive COLUMN j of matrix i. So a warp's 64-row x 8-column
+ *  accumulator pairs land as rows of a row-major tile whose rows are the accumulators' columns: how an epilogue
+ *  writes C^T from the fragment. Each matrix's 8 rows of 16 bytes are one shared-memory wavefront where they fall in
+ *  8 different 16-byte bank groups (a 128B-swizzled box's 8 consecutive rows do). sm_90. */
+TMA_DEV void tma_stmatrix_x4_trans(uint32_t row_addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+    TMA_PTX("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(row_addr), "r"(r0),
+            "r"(r1), "r"(r2), "r"(r3)
+            : "memory");
 }
 
 /** setmaxnreg.inc.sync.aligned.u32 R: raise this warpgroup's register budget to R (a multiple of 8, 24..256).

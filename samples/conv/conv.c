@@ -200,7 +200,7 @@ static void problem_open(problem *g, cublasHandle_t h, const tma_conv2d_shape *s
     }
     g->other = g->plan;
     g->other.workspace = NULL; /* its own (none): the default's stays the default's */
-    if (tma_conv2d_plan_tiles(&g->other, g->plan.block_n, TMA_CONV2D_SCHEDULE_TILES, &d) != TMA_OK) {
+    if (tma_conv2d_plan_tiles(&g->other, g->plan.block_m, g->plan.block_n, TMA_CONV2D_SCHEDULE_TILES, &d) != TMA_OK) {
         fprintf(stderr, "tma_conv2d_plan_tiles: %s\n", d.message);
         exit(1);
     }
@@ -271,8 +271,8 @@ static int check_problem(problem *g, int fp64) {
         compare_result cr;
         CUDA_CHECK(compare_bf16(g->y, g->yref, (size_t)g->m * g->sh.k, 1e-2f, 1e-2f, &cr));
         const tma_conv2d_plan *pv = v ? &g->other : &g->plan;
-        printf("  BN %d, %s: vs im2col + cuBLAS: %llu bad, max |diff| %.3e %s\n", pv->block_n, schedule_name(pv),
-               cr.bad, cr.max_abs_diff, cr.bad ? "FAIL" : "ok");
+        printf("  tile %dx%d, %s: vs im2col + cuBLAS: %llu bad, max |diff| %.3e %s\n", pv->block_m, pv->block_n,
+               schedule_name(pv), cr.bad, cr.max_abs_diff, cr.bad ? "FAIL" : "ok");
         ok = ok && cr.bad == 0;
     }
     if (fp64) {
@@ -317,8 +317,8 @@ static const layer layers[] = {
 };
 enum { NLAYERS = sizeof layers / sizeof layers[0] };
 
-/* TMA_CONV_SWEEP (diagnostic): the default plan with each tile width and schedule, checked, then timed in
- * interleaved rounds. */
+/* TMA_CONV_SWEEP (diagnostic): the default plan with each tile and schedule, checked, then timed in interleaved
+ * rounds. */
 enum { SWEEP_MAX = 24 };
 typedef struct sweep_ctx {
     tma_conv2d_plan plans[SWEEP_MAX];
@@ -333,17 +333,19 @@ static void sweep_tiles(problem *g, int reps) {
     sweep_ctx sc;
     sc.n = 0;
     tma_diag d;
-    for (int bn = 64; bn <= 256; bn *= 2)
+    static const int tiles[][2] = {{128, 64}, {128, 128}, {128, 256}, {192, 128}}; /* pixels x filters */
+    for (int t = 0; t < 4; t++)
         for (int i = 0; i < 3 && sc.n < SWEEP_MAX; i++) {
+            const int bm = tiles[t][0], bn = tiles[t][1];
             tma_conv2d_plan *p = &sc.plans[sc.n];
             *p = g->plan;
             p->workspace = NULL;
             p->cluster = 1;
-            const tma_status st = tma_conv2d_plan_tiles(p, bn, schedules[i], &d);
+            const tma_status st = tma_conv2d_plan_tiles(p, bm, bn, schedules[i], &d);
             if (st == TMA_ERR_ARG && schedules[i] == TMA_CONV2D_SCHEDULE_SPLIT_K)
-                continue; /* split-K does not apply at this width (too many tiles, or 64 wide) */
+                continue; /* split-K does not apply to this tile (too many tiles, or 64 wide) */
             if (st != TMA_OK) {
-                fprintf(stderr, "tma_conv2d_plan_tiles %d %d: %s\n", bn, (int)schedules[i], d.message);
+                fprintf(stderr, "tma_conv2d_plan_tiles %dx%d %d: %s\n", bm, bn, (int)schedules[i], d.message);
                 exit(1);
             }
             sc.n++;
@@ -353,7 +355,7 @@ static void sweep_tiles(problem *g, int reps) {
             compare_result cr;
             CUDA_CHECK(compare_bf16(g->y, g->yref, (size_t)g->m * g->sh.k, 1e-2f, 1e-2f, &cr));
             if (cr.bad) {
-                printf("  sweep BN %d %s: %llu bad FAIL\n", bn, schedule_name(p), cr.bad);
+                printf("  sweep tile %dx%d %s: %llu bad FAIL\n", bm, bn, schedule_name(p), cr.bad);
                 exit(1);
             }
         }
@@ -361,7 +363,8 @@ static void sweep_tiles(problem *g, int reps) {
     bench_interleaved(launch_sweep, &sc, sc.n, reps, ms);
     printf("  sweep:");
     for (int i = 0; i < sc.n; i++) {
-        printf(" BN %d %s %.1f us (%.0f TF/s)%s", sc.plans[i].block_n, schedule_name(&sc.plans[i]), ms[i] * 1e3,
+        printf(" %dx%d %s %.1f us (%.0f TF/s)%s", sc.plans[i].block_m, sc.plans[i].block_n,
+               schedule_name(&sc.plans[i]), ms[i] * 1e3,
                2.0 * (double)g->m * g->sh.k * (double)g->kg * 1e-9 / ms[i], i + 1 < sc.n ? "," : "\n");
         tma_conv2d_plan_free(&sc.plans[i], &d);
     }
@@ -371,24 +374,26 @@ typedef struct row {
     const char *name;
     double ms[NTIMED];
     double gflop;
-    int cluster, block_n;
+    int cluster, block_m, block_n;
     const char *schedule;
 } row;
 
 static void print_table(const char *gpu, int reps, const row *rs, int n, int failures) {
     printf("\n%s (TFLOP/s = 2 (N P Q) K (R S C) / median of %d launches each, CUDA events, all four of a row timed in "
            "interleaved rounds after >= %.0f ms of warm-up rounds; libtma = tma_conv2d's default plan (clusters = its "
-           "choice, BN = output channels per tile, sched = how its blocks share the tiles); tiles = the same width "
-           "with whole tiles (no stream-K or split-K); im2col+cuBLAS = the explicit "
+           "choice, tile = output pixels x output channels per tile, sched = how its blocks share the tiles); tiles = the same "
+           "tile with whole tiles (no stream-K or split-K); im2col+cuBLAS = the explicit "
            "im2col kernel then cublasGemmEx; cuBLAS GEMM = cublasGemmEx alone on the expanded matrix)\n",
            gpu, reps, BENCH_WARMUP_MS);
-    printf("%-18s %6s %3s %3s %8s %9s %9s %9s %9s %9s %9s %10s %10s\n", "layer", "GFLOP", "cl", "BN", "sched",
+    printf("%-18s %6s %3s %7s %8s %9s %9s %9s %9s %9s %9s %10s %10s\n", "layer", "GFLOP", "cl", "tile", "sched",
            "libtma us", "libtma TF", "tiles TF", "i2c+cB TF", "cuBLAS TF", "cuBLAS us", "% cuBLAS", "x i2c+cB");
     for (int i = 0; i < n; i++) {
         const row *r = &rs[i];
         /* GFLOP / ms = TFLOP/s */
-        printf("%-18s %6.2f %3d %3d %8s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f%% %9.2fx\n", r->name, r->gflop,
-               r->cluster, r->block_n, r->schedule, r->ms[0] * 1e3, r->gflop / r->ms[0], r->gflop / r->ms[1],
+        char tile[16];
+        snprintf(tile, sizeof tile, "%dx%d", r->block_m, r->block_n);
+        printf("%-18s %6.2f %3d %7s %8s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f%% %9.2fx\n", r->name, r->gflop,
+               r->cluster, tile, r->schedule, r->ms[0] * 1e3, r->gflop / r->ms[0], r->gflop / r->ms[1],
                r->gflop / r->ms[2], r->gflop / r->ms[3], r->ms[3] * 1e3, 100.0 * r->ms[3] / r->ms[0],
                r->ms[2] / r->ms[0]);
     }
@@ -421,7 +426,7 @@ int main(int argc, char **argv) {
             problem g;
             problem_open(&g, h, &small_shapes[i], seed + 1000u + (uint64_t)i);
             print_shape(&small_shapes[i]);
-            printf(" (BN %d):\n", g.plan.block_n);
+            printf(" (tile %dx%d):\n", g.plan.block_m, g.plan.block_n);
             failures += !check_problem(&g, 1);
             problem_close(&g);
         }
@@ -446,6 +451,7 @@ int main(int argc, char **argv) {
                 r->ms[t] = ms[t];
             r->gflop = 2.0 * (double)g.m * g.sh.k * (double)g.kg * 1e-9;
             r->cluster = g.plan.cluster;
+            r->block_m = g.plan.block_m;
             r->block_n = g.plan.block_n;
             r->schedule = schedule_name(&g.plan);
             if (getenv("TMA_CONV_SWEEP"))
