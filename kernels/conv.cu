@@ -61,7 +61,8 @@ struct ConvOps {
 };
 
 /* Every instance: tile (pixels x filters) x cluster x epilogue (y is bf16) x schedule; stream-K without clusters;
- * split-K at widths 256 and 128 only, and with one epilogue (its blocks store their slices from registers);
+ * split-K at widths 256 and 128 only, and with one epilogue (its blocks store their slices from registers; its
+ * clusters are the launch's, not the template's: CL is the multicast pairs');
  * filter-major tiles without clusters. */
 #define T_ GM_SCHED_TILES
 #define SK_ GM_SCHED_STREAM_K
@@ -123,8 +124,42 @@ static long conv_blocks(const tma_conv2d_plan *p) {
     return p->grid_blocks > 0 && p->grid_blocks < p->sms ? p->grid_blocks : p->sms;
 }
 
-/* Split-K on tile bm x bn: the parts each tile is cut into (every block of the grid resident, at most GM_SPLIT_MAX, at
- * most a tile's stages); below 2, split-K does not apply. Split-K runs at widths 256 and 128 (the instances). */
+/* How many clusters of `parts` blocks of tile bm x bn's split-K instance the device runs at once
+ * (cudaOccupancyMaxActiveClusters); 0 where the query fails. */
+static long conv_split_clusters(int bm, int bn, long parts) {
+    const void *kernel = NULL;
+#define CONV_SPLIT_KERNEL_(BM_, BN_, CL, EPI, SCHED)                                                            \
+    if (SCHED == GM_SCHED_SPLIT_K && BM_ == bm && BN_ == bn)                                                    \
+        kernel = (const void *)conv_kernel<BM_, BN_, CL, EPI, SCHED>;
+    CONV_INSTANCES(CONV_SPLIT_KERNEL_)
+#undef CONV_SPLIT_KERNEL_
+    cudaLaunchConfig_t cfg;
+    cudaLaunchAttribute attr[1];
+    memset(&cfg, 0, sizeof cfg);
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = (unsigned)parts;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.gridDim = dim3((unsigned)parts, 1, 1);
+    cfg.blockDim = dim3(THREADS, 1, 1);
+    cfg.dynamicSmemBytes = conv_smem(bm, bn);
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    int clusters = 0;
+    if (kernel == NULL || conv_set_smem(bm, bn) != cudaSuccess ||
+        cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
+        (void)cudaGetLastError(); /* the query's own error: no split-K on this tile */
+        return 0;
+    }
+    return clusters;
+}
+
+/* Split-K on tile bm x bn: the parts each tile is cut into, a cluster of that many blocks: the most, up to the blocks a
+ * tile gets (grid blocks / tiles), a tile's stages and GM_SPLIT_MAX, whose clusters all run at once; below 2, split-K
+ * does not apply. Split-K runs at widths 256 and 128 (the instances). A cluster's blocks run in one GPC, so the
+ * clusters that fit are not the blocks / parts: on an H200 (132 SMs, one block an SM), 66 clusters of 2, 39 of 3, 30
+ * of 4, 22 of 5, 17 of 6, 15 of 7 or 8 (cudaOccupancyMaxActiveClusters, 2026-11-23). b32 7x7x512's 26 tiles of
+ * 128 x 256 take 4 parts, not 5. A host query: at plan time only (tma_conv2d_plan_tiles keeps the result). */
 static long conv_split_parts(const tma_conv2d_plan *p, int bm, int bn) {
     const long units = conv_units(p, bm, bn);
     long parts = conv_blocks(p) / units;
@@ -132,7 +167,11 @@ static long conv_split_parts(const tma_conv2d_plan *p, int bm, int bn) {
         parts = GM_SPLIT_MAX;
     if (parts > p->stages)
         parts = p->stages;
-    return bn >= 128 && gm_split_fits((uint32_t)units, (uint32_t)p->stages, (uint32_t)parts) ? parts : 0;
+    for (; bn >= 128 && parts >= 2; parts--)
+        if (gm_split_fits((uint32_t)units, (uint32_t)p->stages, (uint32_t)parts) &&
+            conv_split_clusters(bm, bn, parts) >= units)
+            return parts;
+    return 0;
 }
 
 /* Estimated microseconds of a plan's run on tile bm x bn and a schedule, on `workers` blocks: a model fitted to the
@@ -141,14 +180,15 @@ static long conv_split_parts(const tma_conv2d_plan *p, int bm, int bn) {
  * the filter-major 192 x 128 (one tile per SM); each tile a block finishes costs CONV_TILE_US per 128 x 256 outputs
  * besides (its epilogue, and the pipeline's turn to the next tile); a stream-K or split-K stage 1.2 times a stage (every
  * SM loading at once); a stream-K owner takes 3.5 us per helper's partial tile it reads back (a tile's helpers: about
- * workers / the tiles shared out), and split-K's fixup (every block stores its partial tile, waits for its tile's
- * other parts, reads and adds its slice of them) CONV_SPLIT_FIXUP_US in all. The fixed costs (launch, first loads)
- * are left out. */
+ * workers / the tiles shared out), and split-K's fixup (every block puts its partial tile in its shared memory, then
+ * reads and adds its slice of the cluster's) CONV_SPLIT_FIXUP_US in all. The fixed costs (launch, first loads) are
+ * left out. */
 #define CONV_SPLIT_STAGE 1.2
-/* Split-K measured against the others (H200, 2026-11-23, TMA_CONV_SWEEP, seed 1795387602): b32 7x7x512 at 256 wide
- * in 5 parts of 15 stages 28.7 us, stream-K at 128 wide 30.6; b32 14x14x256 at 256 wide in 2 parts of 18 stages
- * 30.1 us, whole 128-wide tiles 27.1. Any fixup between 4.9 and 15.2 us orders both; ncu on the first (24.9 us)
- * leaves ~10 us beside its 15 stages and the fixed costs whole tiles have too. */
+/* Split-K measured against the others (H200, 2026-11-23, TMA_CONV_SWEEP, seed 1795387602), with the partial tiles in
+ * the clusters' shared memory: b32 7x7x512 on 128 x 256 tiles in 4 parts of 18 stages 24.2 us (twice; through a
+ * global workspace, 5 parts of 15: 27.2 and 28.1), on 192 x 128 in 3 parts 24.6-24.7; b32 14x14x256 on 192 x 128 in
+ * 2 parts 22.8-23.8, whole 128 x 128 tiles 23.6-24.5. Any fixup from 4 to 12 us orders the sweep's plans to within
+ * 0.3 us of its fastest. */
 #define CONV_SPLIT_FIXUP_US 10.0
 /* The filter-major tile's stage and the per-tile cost, from the sweep with it (H200, 2026-11-23, TMA_CONV_SWEEP, seed
  * 1795387602, every tile x schedule on the ten layers): its whole tiles took 46.8 us on b128 7x7x512 (132 tiles of 72
@@ -219,27 +259,22 @@ static void conv_default_tiles(const tma_conv2d_plan *p, bool fm_ok, int *block_
     *schedule = *schedule != TMA_CONV2D_SCHEDULE_AUTO ? *schedule : best_schedule;
 }
 
-/* The blocks of a run of the plan under its schedule (gm_launch_config's count without clusters): stream-K's a
- * unit's stages its shares, split-K's the tiles times their parts. What the workspace is sized for at plan time and
- * checked against before a launch. */
+/* The blocks of a stream-K run of the plan (gm_launch_config's count without clusters: a unit's stages its shares).
+ * What the workspace is sized for at plan time and checked against before a launch. */
 static int conv_workspace_blocks(const tma_conv2d_plan *p) {
-    const long units = conv_units(p, p->block_m, p->block_n);
-    if (p->schedule == TMA_CONV2D_SCHEDULE_SPLIT_K)
-        return (int)(units * conv_split_parts(p, p->block_m, p->block_n));
-    const long work = units * p->stages;
+    const long work = conv_units(p, p->block_m, p->block_n) * p->stages;
     const long blocks = p->grid_blocks > 0 ? p->grid_blocks : p->sms;
     return (int)(blocks < work ? blocks : work);
 }
 
-/* The workspace (GmPartials): a slot of block_m x block_n fp32 per block, then two flags per block (stream-K,
- * split-K) and a counter per block (split-K: one per tile, fewer than the blocks), zeroed. */
+/* Stream-K's workspace (GmPartials): a slot of block_m x block_n fp32 per block, then two flags per block, zeroed. */
 static size_t conv_slots_bytes(int blocks, int block_m, int block_n) {
     return (size_t)blocks * (size_t)block_m * (size_t)block_n * 4u;
 }
 
 static tma_status conv_make_workspace(tma_conv2d_plan *p, tma_diag *diag) {
     const int blocks = conv_workspace_blocks(p);
-    const size_t slots = conv_slots_bytes(blocks, p->block_m, p->block_n), flags = (size_t)blocks * 3u * sizeof(uint32_t);
+    const size_t slots = conv_slots_bytes(blocks, p->block_m, p->block_n), flags = (size_t)blocks * 2u * sizeof(uint32_t);
     tma_status st = kd_cuda(diag, cudaMalloc(&p->workspace, slots + flags), "cudaMalloc of the stream-K workspace");
     if (st != TMA_OK)
         return st;
@@ -287,7 +322,8 @@ extern "C" tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_m, int
     p->block_n = bn;
     p->smem = conv_smem(bm, bn);
     p->schedule = schedule;
-    if (schedule != TMA_CONV2D_SCHEDULE_TILES && (st = conv_make_workspace(p, diag)) != TMA_OK) {
+    p->split_parts = schedule == TMA_CONV2D_SCHEDULE_SPLIT_K ? (int)conv_split_parts(p, bm, bn) : 0;
+    if (schedule == TMA_CONV2D_SCHEDULE_STREAM_K && (st = conv_make_workspace(p, diag)) != TMA_OK) {
         tma_conv2d_plan_free(p, NULL);
         return st;
     }
@@ -354,22 +390,26 @@ static tma_status conv_check_plan(const tma_conv2d_plan *p, tma_diag *diag) {
     if (p->schedule != TMA_CONV2D_SCHEDULE_TILES && p->schedule != TMA_CONV2D_SCHEDULE_STREAM_K &&
         p->schedule != TMA_CONV2D_SCHEDULE_SPLIT_K)
         return kd_fail(diag, TMA_ERR_ARG, "plan.schedule = %d: change it with tma_conv2d_plan_tiles", (int)p->schedule);
-    if (p->schedule != TMA_CONV2D_SCHEDULE_TILES) {
+    if (p->schedule == TMA_CONV2D_SCHEDULE_STREAM_K) {
         /* every block of the grid resident (blocks wait for each other's partial tiles), each with its slot */
-        const char *name = p->schedule == TMA_CONV2D_SCHEDULE_STREAM_K ? "STREAM_K" : "SPLIT_K";
         const int blocks = conv_workspace_blocks(p);
         if (p->workspace == NULL)
-            return kd_fail(diag, TMA_ERR_ARG, "plan.schedule = %s without its workspace: change it with "
-                           "tma_conv2d_plan_tiles", name);
+            return kd_fail(diag, TMA_ERR_ARG, "plan.schedule = STREAM_K without its workspace: change it with "
+                           "tma_conv2d_plan_tiles");
         if (p->cluster != 1)
-            return kd_fail(diag, TMA_ERR_ARG, "plan.cluster = %d with %s: it runs without clusters", p->cluster, name);
-        if (p->schedule == TMA_CONV2D_SCHEDULE_SPLIT_K && conv_split_parts(p, p->block_m, p->block_n) < 2)
-            return kd_fail(diag, TMA_ERR_ARG, "plan.grid_blocks = %d with SPLIT_K: fewer than two blocks per tile; "
-                           "change it with tma_conv2d_plan_tiles", p->grid_blocks);
+            return kd_fail(diag, TMA_ERR_ARG, "plan.cluster = %d with STREAM_K: it runs without clusters", p->cluster);
         if (p->grid_blocks > p->sms || blocks > p->workspace_blocks)
-            return kd_fail(diag, TMA_ERR_ARG, "plan.grid_blocks = %d with %s: at most %d (the multiprocessors, "
+            return kd_fail(diag, TMA_ERR_ARG, "plan.grid_blocks = %d with STREAM_K: at most %d (the multiprocessors, "
                            "every block resident) and %d (the workspace's slots; tma_conv2d_plan_tiles makes them "
-                           "for the grid at the time)", p->grid_blocks, name, p->sms, p->workspace_blocks);
+                           "for the grid at the time)", p->grid_blocks, p->sms, p->workspace_blocks);
+    }
+    if (p->schedule == TMA_CONV2D_SCHEDULE_SPLIT_K) {
+        if (p->cluster != 1)
+            return kd_fail(diag, TMA_ERR_ARG, "plan.cluster = %d with SPLIT_K: its clusters are a tile's parts (the "
+                           "plan's); use 1", p->cluster);
+        if (p->split_parts < 2 || p->split_parts > (int)GM_SPLIT_MAX)
+            return kd_fail(diag, TMA_ERR_ARG, "plan.split_parts = %d with SPLIT_K: 2..%u, set by "
+                           "tma_conv2d_plan_tiles", p->split_parts, GM_SPLIT_MAX);
     }
     if (p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE && p->y_map.box.tx_bytes == 0)
         return kd_fail(diag, TMA_ERR_ARG, "plan.epilogue = TMA_GEMM_EPILOGUE_TMA_STORE, but TMA cannot describe y "
@@ -398,7 +438,7 @@ extern "C" tma_status tma_conv2d_run(const tma_conv2d_plan *p, tma_stream stream
     const int sched_kind = p->schedule == TMA_CONV2D_SCHEDULE_STREAM_K  ? GM_SCHED_STREAM_K
                            : p->schedule == TMA_CONV2D_SCHEDULE_SPLIT_K ? GM_SCHED_SPLIT_K
                                                                         : GM_SCHED_TILES;
-    const long parts = sched_kind == GM_SCHED_SPLIT_K ? conv_split_parts(p, p->block_m, p->block_n) : 1;
+    const long parts = sched_kind == GM_SCHED_SPLIT_K ? p->split_parts : 1;
     cudaLaunchConfig_t cfg;
     cudaLaunchAttribute attr[1];
     /* the co-residency query of clusters (pixel-major tiles only) */
@@ -412,6 +452,8 @@ extern "C" tma_status tma_conv2d_run(const tma_conv2d_plan *p, tma_stream stream
                                         sched_kind == GM_SCHED_SPLIT_K ? (int)(units * parts) : p->grid_blocks,
                                         p->smem, probe, &cfg, attr,
                                         sched_kind == GM_SCHED_STREAM_K ? p->stages : parts);
+    if (sched_kind == GM_SCHED_SPLIT_K)
+        attr[0].val.clusterDim.x = (unsigned)parts; /* a tile's parts are one cluster (gm_split_reduce) */
     const gm_sched sched = sched_kind == GM_SCHED_SPLIT_K
                                ? gm_sched_split((uint32_t)units, (uint32_t)p->stages, (uint32_t)parts)
                                : gm_launch_sched(tiles_m, tiles_n, p->cluster, blocks, (uint32_t)p->stages,
@@ -421,11 +463,10 @@ extern "C" tma_status tma_conv2d_run(const tma_conv2d_plan *p, tma_stream stream
     /* split-K's blocks store their slices from registers: its instances have the direct epilogue only */
     const bool tma_epi = p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE && sched_kind != GM_SCHED_SPLIT_K;
     GmPartials partials = {};
-    if (sched_kind != GM_SCHED_TILES) {
+    if (sched_kind == GM_SCHED_STREAM_K) {
         partials.slots = (float4 *)p->workspace;
         partials.flags =
             (uint32_t *)((uint8_t *)p->workspace + conv_slots_bytes(p->workspace_blocks, p->block_m, p->block_n));
-        partials.done = partials.flags + 2 * p->workspace_blocks;
     }
     cudaError_t e = cudaErrorInvalidValue; /* not kept: the instances cover every case */
 #define CONV_LAUNCH_(BM_, BN_, CL, EPI, SCHED)                                                                \

@@ -305,7 +305,6 @@ static __device__ __forceinline__ void epilogue_direct(const float (&acc)[R], Ou
 struct GmPartials {
     float4 *slots;
     uint32_t *flags;
-    uint32_t *done; /* split-K: one counter per unit (gm_split_done) */
 };
 
 static __device__ __forceinline__ void gm_flag_release(uint32_t *flag, uint32_t v) {
@@ -351,11 +350,6 @@ static __device__ __forceinline__ void gm_poll_flag(const uint32_t *flag) {
 static __device__ __forceinline__ void gm_take_flag(uint32_t *flag) {
     gm_poll_flag(flag);
     *flag = 0u;
-    gm_fence_proxy_async_global();
-}
-/* The same without clearing the flag (split-K: every part's flag is read by all of its tile's blocks). */
-static __device__ __forceinline__ void gm_wait_flag(const uint32_t *flag) {
-    gm_poll_flag(flag);
     gm_fence_proxy_async_global();
 }
 
@@ -424,57 +418,38 @@ static __device__ __forceinline__ bool gm_segment_of(const gm_sched *s, uint32_t
         return gm_next_segment(s, w, cursor, seg);
 }
 
-/* Split-K's fixup, by every worker of a unit (gm_sched_split): each has stored its part's partial tile in its slot and
- * set its flags; this warpgroup adds up slice `part` of its half tile (gm_split_slice: 8-column groups j0 .. j1 - 1)
- * over the unit's `split` parts and stores it as C's type. Thread 0 waits for each part's flag and bulk-copies that
- * part's slice (contiguous in the slot: float4 j * 128 + t) into `region`, this warpgroup's half of the stages (free:
- * both warpgroups are past their last wgmma); then every thread adds its float4 of each group over the parts, in
- * part order (C does not depend on timing), and stores it. Per block, 128 x TBN x 4 bytes written and read, the
- * reads spread over all of the unit's blocks, instead of one block reading every other's whole tile. */
-template <bool CT, typename OutT, uint32_t R, uint32_t REGION>
-static __device__ __forceinline__ void gm_split_reduce(const gm_sched &sched, uint32_t unit, uint32_t part,
-                                                       const GmPartials &partials, uint32_t cw, uint8_t *region,
-                                                       uint64_t *bar, OutT *c, uint32_t M, uint32_t N, uint32_t row0,
-                                                       uint32_t col0) {
-    constexpr uint32_t J = R / 4u, HALF = J * 128u; /* 8-column groups and float4 of a half tile */
-    static_assert((J + GM_SPLIT_MAX - 1u) * 128u * 16u <= REGION, "every part's slice fits the region at once");
-    const uint32_t parts = sched.split, t = threadIdx.x % 128u;
+/* Split-K's fixup (gm_sched_split): a unit's `split` blocks are one cluster, block `part` of it the cluster's rank
+ * `part`. Each warpgroup has put its partial half tile into `mine`, its half of its block's stages (float4 j * 128 + t,
+ * the slots' order), and passed a cluster barrier; now it adds up slice `part` of the half tile (gm_split_slice:
+ * 8-column groups j0 .. j1 - 1) over the cluster's blocks, reading theirs through distributed shared memory, in rank
+ * order (C does not depend on timing), and stores it as C's type. The partial tiles never leave the cluster's
+ * shared memory. Measured on an H200 before (docs/CONV.md), the fixup through global memory (each block stored its
+ * partial tile to a workspace, set a flag, waited for its tile's other flags and bulk-copied their slices back)
+ * took 8.2 us of b32 7x7x512's 26 us: storing 128 KiB from each SM at once ran at ~52 GB/s an SM. */
+template <bool CT, typename OutT, uint32_t R>
+static __device__ __forceinline__ void gm_split_reduce(const float4 *mine, uint32_t parts, uint32_t part, OutT *c,
+                                                       uint32_t M, uint32_t N, uint32_t row0, uint32_t col0) {
+    constexpr uint32_t J = R / 4u; /* 8-column groups of a half tile */
+    const uint32_t t = threadIdx.x % 128u, warp = t / 32u, lane = t % 32u;
     uint32_t j0, j1;
     gm_split_slice(J, parts, part, &j0, &j1);
-    const uint32_t n = j1 - j0, bytes = n * 128u * (uint32_t)sizeof(float4);
-    if (n == 0)
-        return;
-    if (t == 0) {
-        tma_mbar_arrive_expect_tx(bar, parts * bytes);
-        for (uint32_t p = 0; p < parts; p++) {
-            const uint32_t slot = 2u * (unit * parts + p) + cw;
-            gm_wait_flag(partials.flags + slot);
-            tma_bulk_load(region + p * bytes, partials.slots + slot * HALF + j0 * 128u, bytes, bar);
-        }
-    }
-    tma_mbar_wait_quiet(bar, 0); /* the barrier's one phase in a split-K launch */
-    const uint32_t warp = t / 32u, lane = t % 32u;
     const bool pairs = store_pairs_ok(c, N);
-    const float4 *part0 = (const float4 *)region + t;
-    for (uint32_t jj = 0; jj < n; jj++) {
-        float4 v = part0[jj * 128u];
-        for (uint32_t p = 1; p < parts; p++) {
-            const float4 x = part0[(p * n + jj) * 128u];
-            v.x += x.x, v.y += x.y, v.z += x.z, v.w += x.w;
-        }
-        store_group<CT>(c, M, N, pairs, row0 + 16u * warp + lane / 4u, col0 + 8u * (j0 + jj) + 2u * (lane % 4u), v);
-    }
-}
-
-/* Split-K: thread 0 of each of a unit's 2 x split consumer warpgroups arrives here when done with its flags (its
- * slice added, or none to add); the last one clears the unit's flags and its counter, so the next launch finds them
- * 0. Every reader of the flags has passed its waits by then. */
-static __device__ __forceinline__ void gm_split_done(const gm_sched &sched, uint32_t unit, const GmPartials &partials) {
-    const uint32_t n = 2u * sched.split;
-    if (atomicAdd(partials.done + unit, 1u) == n - 1u) {
-        for (uint32_t k = 0; k < n; k++)
-            partials.flags[unit * n + k] = 0u;
-        partials.done[unit] = 0u;
+    uint32_t at[GM_SPLIT_MAX]; /* this thread's float4 of group 0 in each block of the cluster */
+#pragma unroll
+    for (uint32_t p = 0; p < GM_SPLIT_MAX; p++)
+        at[p] = p < parts ? tma_cluster_addr(mine + t, p) : 0u;
+    for (uint32_t j = j0; j < j1; j++) {
+        float4 x[GM_SPLIT_MAX]; /* every part's loads in flight before the sum (the accumulators are dead here) */
+#pragma unroll
+        for (uint32_t p = 0; p < GM_SPLIT_MAX; p++)
+            if (p < parts)
+                x[p] = tma_ld_cluster_f4(at[p] + j * 128u * (uint32_t)sizeof(float4));
+        float4 v = x[0];
+#pragma unroll
+        for (uint32_t p = 1; p < GM_SPLIT_MAX; p++)
+            if (p < parts)
+                v.x += x[p].x, v.y += x[p].y, v.z += x[p].z, v.w += x[p].w;
+        store_group<CT>(c, M, N, pairs, row0 + 16u * warp + lane / 4u, col0 + 8u * j + 2u * (lane % 4u), v);
     }
 }
 
@@ -505,8 +480,9 @@ static __device__ __forceinline__ void gm_split_done(const gm_sched &sched, uint
  * read from the constant bank, not kept in the consumers' registers, which the 128 x 256 tile's 128 accumulators
  * leave scarce: computed in the kernel they spilled 16-20 bytes).
  * SCHED (gemm_tiles.h): GM_SCHED_TILES, GM_SCHED_STREAM_K (SK below) or GM_SCHED_SPLIT_K (gm_sched_split: every
- * tile's stages cut into `split` parts, one block each; the blocks store their partial tiles, then each adds up and
- * stores a slice of the tile, gm_split_reduce; like SK it needs every block resident, and the workspace).
+ * tile's stages cut into `split` parts, one block each, the tile's blocks a cluster of `split` launched as such; each
+ * block keeps its partial tile in its shared memory, then adds up and stores a slice of the tile, gm_split_reduce;
+ * no workspace, and no block waits for another cluster).
  * SK: stream-K (gm_sched, gemm_tiles.h): the last one or two waves of tiles are shared out by stages, each block an
  * equal share, and owners add their helpers' partial tiles (GmPartials: a slot per block of the grid) before the
  * epilogue. Without SK every tile is whole (blocks take tiles blockIdx.x, + gridDim.x, ...). SK needs every block
@@ -584,6 +560,12 @@ __global__ void __launch_bounds__(THREADS, 1)
                 }
             }
         }
+        if (SPLIT) { /* the consumers' two cluster barriers (gm_split_reduce): every thread of the cluster arrives */
+            tma_cluster_arrive();
+            tma_cluster_wait();
+            tma_cluster_arrive();
+            tma_cluster_wait();
+        }
     } else {
         /* ---- consumers ---- */
         tma_setmaxnreg_inc<232>();
@@ -606,18 +588,21 @@ __global__ void __launch_bounds__(THREADS, 1)
             const uint32_t tm = gm * CL + rank; /* may be past the last tile row: loads filled zeros, no store */
             const uint32_t row0 = tm * BM + cw * 64u, col0 = tn * TBN;
             constexpr uint32_t REGION = NSTAGES * (Shape::A_BYTES + Shape::B_BYTES) / 2u; /* a warpgroup's half */
-            if (SPLIT) { /* gm_sched_split: this block's one segment is part blockIdx.x % split of its unit */
-                constexpr uint32_t HALF = TBN / 8u * 128u;
-                if (row0 < M)
-                    gm_store_partial(acc, partials.slots + (2u * blockIdx.x + cw) * HALF,
-                                     partials.flags + 2u * blockIdx.x + cw, 1u + cw);
+            if (SPLIT) { /* gm_sched_split: this block's one segment is part blockIdx.x % split of its unit, and the
+                            unit's blocks are its cluster */
                 tma_named_barrier_sync(3, 256); /* both warpgroups past their last wgmma: the stages are free */
-                if (row0 < M) /* no_store: every row clipped, the parts still added */
-                    gm_split_reduce<CT, OutT, TBN / 2u, REGION>(sched, seg.unit, blockIdx.x % sched.split, partials, cw,
-                                                            base + cw * REGION, &fixup[cw], c, no_store ? 0u : M, N,
-                                                            row0, col0);
-                if (issuer)
-                    gm_split_done(sched, seg.unit, partials);
+                float4 *mine = (float4 *)(base + cw * REGION);
+                const uint32_t t = threadIdx.x % 128u;
+#pragma unroll
+                for (uint32_t j = 0; j < TBN / 8u; j++)
+                    mine[j * 128u + t] = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+                tma_cluster_arrive(); /* every part's partial tile in its block (the producers arrive too) */
+                tma_cluster_wait();
+                if (row0 < M) /* no_store: every row clipped */
+                    gm_split_reduce<CT, OutT, TBN / 2u>(mine, sched.split, blockIdx.x % sched.split, c,
+                                                        no_store ? 0u : M, N, row0, col0);
+                tma_cluster_arrive(); /* no block leaves while the others read its partial tile */
+                tma_cluster_wait();
                 continue;
             }
             if (SK && seg.kb1 - seg.kb0 != sched.nk) {

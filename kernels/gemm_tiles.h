@@ -51,10 +51,9 @@ typedef struct gm_sched {
 #define GM_SCHED_TILES 0    /* every unit whole */
 #define GM_SCHED_STREAM_K 1 /* gm_sched_make(..., true) */
 #define GM_SCHED_SPLIT_K 2  /* gm_sched_split */
-/** Split-K: the most parts a unit is cut into (the kernel reads every part's slice of a half tile into its half of
- *  the stages at once: (n groups + parts - 1) x 2 KiB, at most 94 KiB for 32 groups; and beyond a few parts the
- *  fixup outweighs the shorter parts). */
-#define GM_SPLIT_MAX 16u
+/** Split-K: the most parts a unit is cut into: a unit's parts are one cluster, and 8 blocks is the largest portable
+ *  cluster size (beyond a few parts the fixup outweighs the shorter parts anyway). */
+#define GM_SPLIT_MAX 8u
 
 /** One worker's segment: stages [kb0, kb1) of unit `unit`. */
 typedef struct gm_segment {
@@ -88,10 +87,11 @@ TMA_HD gm_sched gm_sched_make(uint32_t units, uint32_t nk, uint32_t workers, boo
     return s;
 }
 
-/** Split-K: every unit's nk stages are cut into `split` (>= 2) near-equal consecutive parts, one per worker, so the
- *  grid is units * split workers, each with exactly one segment: worker w takes part w % split of unit w / split.
- *  The parts' partial sums are added by all of the unit's workers together (gm_split_slice), each a slice of the
- *  tile, after every worker has stored its part: no worker waits before its own work is done. */
+/** Split-K: every unit's nk stages are cut into `split` (2 .. GM_SPLIT_MAX) near-equal consecutive parts, one per
+ *  worker, so the grid is units * split workers, each with exactly one segment: worker w takes part w % split of unit
+ *  w / split, and a unit's workers are consecutive (the kernel launches them as one cluster). The parts' partial sums
+ *  are added by all of the unit's workers together (gm_split_slice), each a slice of the tile, after every worker has
+ *  finished its part: no worker waits before its own work is done. */
 TMA_HD gm_sched gm_sched_split(uint32_t units, uint32_t nk, uint32_t split) {
     gm_sched s;
     s.units = units;

@@ -142,7 +142,7 @@ Test(gpu_conv, random) {
     }
 }
 
-/* The one-call form on a shape whose plan has a workspace (8 x 7 x 7 x 512 -> 512: 4 pixel tiles, stream-K or
+/* The one-call form on a shape whose plan shares its tiles out (8 x 7 x 7 x 512 -> 512: 4 pixel tiles, stream-K or
  * split-K): it runs whole tiles, with no workspace to outlive the call, and gives the same result. */
 Test(gpu_conv, one_call) {
     require_sm90();
@@ -161,8 +161,7 @@ Test(gpu_conv, one_call) {
     tma_conv2d_plan plan;
     tma_diag d;
     cr_assert_eq(tma_conv2d_plan_make(&plan, &sh, x, w, y, &d), TMA_OK, "%s", d.message);
-    cr_expect(plan.schedule != TMA_CONV2D_SCHEDULE_TILES && plan.workspace != NULL,
-              "the plan has a workspace (else the test proves nothing new)");
+    cr_expect(plan.schedule != TMA_CONV2D_SCHEDULE_TILES, "the plan shares tiles out (else the test proves nothing new)");
     cr_assert_eq(tma_conv2d_plan_free(&plan, &d), TMA_OK, "%s", d.message);
     cr_assert_eq(tma_conv2d(&sh, x, w, y, NULL, &d), TMA_OK, "%s", d.message);
     CUDA_OK(cudaDeviceSynchronize());
@@ -237,14 +236,19 @@ Test(gpu_conv, refused) {
     changed = plan;
     changed.schedule = (tma_conv2d_schedule)5;
     expect_run_refused(&changed, "plan.schedule = 5", "schedule 5");
-    /* split-K: 1 x 8 x 8 -> 64 is one tile; on 3 blocks it is cut into 3 parts, on 1 block it cannot be split */
+    /* split-K: 1 x 8 x 8 -> 64 is one tile; on 3 blocks it is cut into 3 parts (a cluster of 3), on 1 block it
+     * cannot be split */
     cr_expect_eq(tma_conv2d_plan_tiles(&plan, 128, 64, TMA_CONV2D_SCHEDULE_SPLIT_K, &d), TMA_ERR_ARG, "split-K at 64");
     cr_expect(strstr(d.message, "block_n = 64 with SPLIT_K") != NULL, "%s", d.message);
     cr_assert_eq(tma_conv2d_plan_tiles(&plan, 128, 128, TMA_CONV2D_SCHEDULE_SPLIT_K, &d), TMA_OK, "%s", d.message);
-    cr_expect_eq(plan.workspace_blocks, 3, "slots for three parts");
+    cr_expect(plan.workspace == NULL && plan.workspace_blocks == 0, "split-K needs no workspace");
+    cr_expect_eq(plan.split_parts, 3, "three parts");
     changed = plan;
-    changed.grid_blocks = 1;
-    expect_run_refused(&changed, "plan.grid_blocks = 1 with SPLIT_K", "split-K on one block");
+    changed.cluster = 2;
+    expect_run_refused(&changed, "plan.cluster = 2 with SPLIT_K", "split-K with multicast pairs");
+    changed = plan;
+    changed.split_parts = 1;
+    expect_run_refused(&changed, "plan.split_parts = 1 with SPLIT_K", "split-K in one part");
     plan.grid_blocks = 1;
     cr_expect_eq(tma_conv2d_plan_tiles(&plan, 128, 128, TMA_CONV2D_SCHEDULE_SPLIT_K, &d), TMA_ERR_ARG, "one block");
     cr_expect(strstr(d.message, "fewer than two blocks per tile") != NULL, "%s", d.message);

@@ -270,6 +270,24 @@ TMA_DEV void tma_cluster_arrive(void) { TMA_PTX("barrier.cluster.arrive.release;
 /** barrier.cluster.wait.acquire: wait for the cluster barrier's current phase. */
 TMA_DEV void tma_cluster_wait(void) { TMA_PTX("barrier.cluster.wait.acquire;" ::: "memory"); }
 
+/** mapa.shared::cluster: where this block's shared-memory byte `p` lies in the block of cluster rank `cta`, as a
+ *  shared::cluster address (for tma_ld_cluster_f4). A block's window is contiguous: the address plus n is byte
+ *  p + n there. */
+TMA_DEV uint32_t tma_cluster_addr(const void *p, uint32_t cta) {
+    uint32_t r = 0;
+    TMA_PTX("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(tma_smem_addr(p)), "r"(cta));
+    return r;
+}
+
+/** ld.shared::cluster.v4.f32: 16 bytes at a shared::cluster address (distributed shared memory: any block of the
+ *  cluster, this one included). Order it after the other block's writes with a cluster barrier. */
+TMA_DEV float4 tma_ld_cluster_f4(uint32_t addr) {
+    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+    TMA_PTX("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr)
+            : "memory");
+    return v;
+}
+
 /** griddepcontrol.launch_dependents: a kernel launched after this one with programmatic stream serialization
  *  (cudaLaunchAttributeProgrammaticStreamSerialization) may start now; it still waits in tma_grid_dependency_wait
  *  for this grid's completion before it reads what this grid writes. */

@@ -195,8 +195,9 @@ typedef enum tma_conv2d_schedule {
                                         an equal share; a tile cut between blocks is summed by the block holding its
                                         first stage from the others' fp32 partial tiles (a workspace) */
     TMA_CONV2D_SCHEDULE_SPLIT_K,   /**< for fewer tiles than half the blocks: every tile's stages cut into the same
-                                        number of parts (2-16), one block each; each block stores its fp32 partial
-                                        tile (a workspace), then adds up and stores its share of the tile */
+                                        number of parts (2-8), one block each, a tile's blocks one cluster;
+                                        each block keeps its fp32 partial tile in its shared memory, then adds up
+                                        and stores its share of the tile from the cluster's (no workspace) */
 } tma_conv2d_schedule;
 
 /** Everything one launch needs, prepared once by tma_conv2d_plan_make. Fields marked "may be changed" may be set
@@ -222,16 +223,17 @@ typedef struct tma_conv2d_plan {
     int sms;                   /**< multiprocessors of the device */
     int grid_blocks;           /**< may be changed: 0 (default) as many blocks as can be co-resident, else this many
                                     (STREAM_K: at most sms and workspace_blocks, every block resident; SPLIT_K:
-                                    the blocks the parts are counted from, at most sms) */
+                                    the blocks tma_conv2d_plan_tiles counts the parts from) */
     tma_gemm_epilogue epilogue; /**< may be changed: TMA_STORE (default where K * 2 and y are 16-byte multiples) or
                                     DIRECT */
     size_t smem;               /**< dynamic shared memory per block, bytes */
     int stages;                /**< pipeline stages of a tile: R * S * ceil(C / 64) */
     tma_conv2d_schedule schedule; /**< set by tma_conv2d_plan_tiles: TILES, STREAM_K or SPLIT_K */
-    void *workspace;           /**< with STREAM_K or SPLIT_K: a slot of block_m x block_n fp32 partial sums and three
-                                    counters per block of the grid (cudaMalloc), else NULL */
-    int workspace_blocks;      /**< the blocks it has slots for: a STREAM_K or SPLIT_K run launches at most this
-                                    many */
+    int split_parts;           /**< SPLIT_K: the parts each tile is cut into, a cluster of that many blocks (2-8: the
+                                    most whose clusters all run at once; set by tma_conv2d_plan_tiles), else 0 */
+    void *workspace;           /**< with STREAM_K: a slot of block_m x block_n fp32 partial sums and two flags per
+                                    block of the grid (cudaMalloc), else NULL */
+    int workspace_blocks;      /**< the blocks it has slots for: a STREAM_K run launches at most this many */
 } tma_conv2d_plan;
 
 /** Output rows and columns of a shape (0 where the filter does not fit). */
@@ -251,10 +253,9 @@ tma_status tma_conv2d_plan_make(tma_conv2d_plan *p, const tma_conv2d_shape *shap
 
 /** Choose the plan's tiles: block_m output pixels (128 or 192) by block_n output channels (64, 128 or 256 with 128
  *  pixels, 128 with 192; either 0: the plan's choice) per tile, and how the blocks share them (AUTO: the plan's
- *  choice). STREAM_K, for outputs whose tiles leave the last wave of blocks part
- *  idle, and SPLIT_K, for fewer tiles than half the blocks (refused otherwise), allocate the workspace (cudaMalloc and
- *  cudaMemset: synchronous) for the plan's grid; TILES frees it. A plan
- *  with a workspace must not run on two streams at once. tma_conv2d_plan_make calls it with 0, 0, AUTO (docs/CONV.md
+ *  choice). STREAM_K, for outputs whose tiles leave the last wave of blocks part idle, allocates the workspace
+ *  (cudaMalloc and cudaMemset: synchronous) for the plan's grid; TILES and SPLIT_K (for fewer tiles than half the
+ *  blocks, refused otherwise) free it. A plan with a workspace must not run on two streams at once. tma_conv2d_plan_make calls it with 0, 0, AUTO (docs/CONV.md
  *  says how it chooses).
  *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_ARG (a width or schedule out of range), TMA_ERR_CUDA */
 tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_m, int block_n, tma_conv2d_schedule schedule,
