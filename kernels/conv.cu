@@ -125,7 +125,7 @@ static long conv_blocks(const tma_conv2d_plan *p) {
 }
 
 /* How many clusters of `parts` blocks of tile bm x bn's split-K instance the device runs at once
- * (cudaOccupancyMaxActiveClusters); 0 where the query fails. */
+ * (cudaOccupancyMaxActiveClusters, after conv_set_smem); 0 where the query fails. */
 static long conv_split_clusters(int bm, int bn, long parts) {
     const void *kernel = NULL;
 #define CONV_SPLIT_KERNEL_(BM_, BN_, CL, EPI, SCHED)                                                            \
@@ -146,8 +146,7 @@ static long conv_split_clusters(int bm, int bn, long parts) {
     cfg.attrs = attr;
     cfg.numAttrs = 1;
     int clusters = 0;
-    if (kernel == NULL || conv_set_smem(bm, bn) != cudaSuccess ||
-        cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
+    if (kernel == NULL || cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
         (void)cudaGetLastError(); /* the query's own error: no split-K on this tile */
         return 0;
     }
@@ -167,7 +166,11 @@ static long conv_split_parts(const tma_conv2d_plan *p, int bm, int bn) {
         parts = GM_SPLIT_MAX;
     if (parts > p->stages)
         parts = p->stages;
-    for (; bn >= 128 && parts >= 2; parts--)
+    if (bn < 128 || parts < 2 || conv_set_smem(bm, bn) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    for (; parts >= 2; parts--)
         if (gm_split_fits((uint32_t)units, (uint32_t)p->stages, (uint32_t)parts) &&
             conv_split_clusters(bm, bn, parts) >= units)
             return parts;
@@ -182,7 +185,7 @@ static long conv_split_parts(const tma_conv2d_plan *p, int bm, int bn) {
  * SM loading at once); a stream-K owner takes 3.5 us per helper's partial tile it reads back (a tile's helpers: about
  * workers / the tiles shared out), and split-K's fixup (every block puts its partial tile in its shared memory, then
  * reads and adds its slice of the cluster's) CONV_SPLIT_FIXUP_US in all. The fixed costs (launch, first loads) are
- * left out. */
+ * left out. parts: split-K's (conv_split_parts). */
 #define CONV_SPLIT_STAGE 1.2
 /* Split-K measured against the others (H200, 2026-11-23, TMA_CONV_SWEEP, seed 1795387602), with the partial tiles in
  * the clusters' shared memory: b32 7x7x512 on 128 x 256 tiles in 4 parts of 18 stages 24.2 us (twice; through a
@@ -200,14 +203,13 @@ static long conv_split_parts(const tma_conv2d_plan *p, int bm, int bn) {
 #define CONV_FM_STAGE_US 0.60
 #define CONV_TILE_US 3.0
 static double conv_estimate_us(const tma_conv2d_plan *p, int bm, int bn, tma_conv2d_schedule schedule,
-                               long workers) {
+                               long workers, long parts) {
     const double stage_us = conv_filter_major(bm) ? CONV_FM_STAGE_US : bn == 64 ? 0.45 : bn == 128 ? 0.55 : 0.69;
     const double tile_us = CONV_TILE_US * (double)bm * (double)bn / (128.0 * 256.0);
     const long units = conv_units(p, bm, bn), nk = p->stages;
     if (schedule == TMA_CONV2D_SCHEDULE_TILES)
         return (double)((units + workers - 1) / workers) * ((double)nk * stage_us + tile_us);
     if (schedule == TMA_CONV2D_SCHEDULE_SPLIT_K) {
-        const long parts = conv_split_parts(p, bm, bn);
         return (double)((nk + parts - 1) / parts) * stage_us * CONV_SPLIT_STAGE + CONV_SPLIT_FIXUP_US;
     }
     const long dp = (long)gm_sk_dp_units((uint32_t)units, (uint32_t)workers), shared = units - dp;
@@ -240,14 +242,17 @@ static void conv_default_tiles(const tma_conv2d_plan *p, bool fm_ok, int *block_
             (conv_filter_major(bm) && !fm_ok))
             continue;
         const long units = conv_units(p, bm, bn);
+        const long parts = *schedule == TMA_CONV2D_SCHEDULE_AUTO || *schedule == TMA_CONV2D_SCHEDULE_SPLIT_K
+                               ? conv_split_parts(p, bm, bn) /* host queries: once a tile */
+                               : 0;
         for (int i = 0; i < 3; i++) {
             const tma_conv2d_schedule s = order[i];
             if ((*schedule != TMA_CONV2D_SCHEDULE_AUTO && s != *schedule) ||
                 (s == TMA_CONV2D_SCHEDULE_STREAM_K &&
                  !gm_sk_fits((uint32_t)units, (uint32_t)p->stages, (uint32_t)workers)) ||
-                (s == TMA_CONV2D_SCHEDULE_SPLIT_K && conv_split_parts(p, bm, bn) < 2))
+                (s == TMA_CONV2D_SCHEDULE_SPLIT_K && parts < 2))
                 continue;
-            const double est = conv_estimate_us(p, bm, bn, s, workers);
+            const double est = conv_estimate_us(p, bm, bn, s, workers, parts);
             if (best < 0.0 || est < best)
                 best = est, best_bm = bm, best_bn = bn, best_schedule = s;
         }
@@ -310,7 +315,8 @@ extern "C" tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_m, int
     }
     if ((st = conv_prepare(&p->shape, p->x, p->w, p->y, &d, &g, bm, &bn, diag)) != TMA_OK)
         return st;
-    if (schedule == TMA_CONV2D_SCHEDULE_SPLIT_K && conv_split_parts(p, bm, bn) < 2)
+    const long parts = schedule == TMA_CONV2D_SCHEDULE_SPLIT_K ? conv_split_parts(p, bm, bn) : 0;
+    if (schedule == TMA_CONV2D_SCHEDULE_SPLIT_K && parts < 2)
         return kd_fail(diag, TMA_ERR_ARG, "SPLIT_K on %d x %d tiles: %ld tiles on %ld blocks leave fewer than two "
                        "blocks per tile; use STREAM_K or TILES", bm, bn, conv_units(p, bm, bn), conv_blocks(p));
     if ((st = tma_conv2d_plan_free(p, diag)) != TMA_OK || (st = tma_tensor_make_im2col(&p->x_map, &d.x, diag)) != TMA_OK ||
@@ -322,7 +328,7 @@ extern "C" tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_m, int
     p->block_n = bn;
     p->smem = conv_smem(bm, bn);
     p->schedule = schedule;
-    p->split_parts = schedule == TMA_CONV2D_SCHEDULE_SPLIT_K ? (int)conv_split_parts(p, bm, bn) : 0;
+    p->split_parts = (int)parts;
     if (schedule == TMA_CONV2D_SCHEDULE_STREAM_K && (st = conv_make_workspace(p, diag)) != TMA_OK) {
         tma_conv2d_plan_free(p, NULL);
         return st;

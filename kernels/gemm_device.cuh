@@ -162,6 +162,21 @@ static __device__ __forceinline__ void box_store_pair(uint8_t *box, uint32_t row
     }
 }
 
+/* The end of one epilogue box, once the warpgroup's threads have written it into `buf`: each thread's writes ordered
+ * before the copy engine's reads; the issuer waits until the previous box's store has read the other buffer; a named
+ * barrier; then the issuer stores the box at (x, y) of C's map. */
+static __device__ __forceinline__ void epi_store_box(const tma_tensor *tc, uint8_t *buf, int32_t x, int32_t y,
+                                                     uint32_t barrier_id, bool issuer, bool no_store) {
+    tma_fence_proxy_async(); /* this thread's writes, before the copy engine reads them */
+    if (issuer)
+        tma_store_wait_read<0>(); /* the box before has left the other buffer */
+    tma_named_barrier_sync(barrier_id, 128);
+    if (issuer && !no_store) {
+        tma_store_2d(tc, buf, x, y);
+        tma_store_commit();
+    }
+}
+
 /* Epilogue through shared memory: this consumer warpgroup's 64 x 2R accumulators (wgmma fragment: row
  * 16 * warp + lane / 4 + 8 h, column 8 j + 2 (lane % 4) + {0, 1} in acc[4 j + 2 h + {0, 1}]) become boxes
  * of 64 rows x 128 bytes (64 bf16 or 32 fp32 columns), written in turn into the warpgroup's two buffers and
@@ -191,14 +206,7 @@ static __device__ __forceinline__ void epilogue_tma(const float (&acc)[R], const
                 box_store_pair<OutT>(buf, row, col, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
             }
         }
-        tma_fence_proxy_async(); /* this thread's writes, before the copy engine reads them */
-        if (issuer)
-            tma_store_wait_read<0>(); /* box q - 1 has left the other buffer */
-        tma_named_barrier_sync(barrier_id, 128);
-        if (issuer && !no_store) {
-            tma_store_2d(tc, buf, (int32_t)(col0 + q * COLS), (int32_t)row0);
-            tma_store_commit();
-        }
+        epi_store_box(tc, buf, (int32_t)(col0 + q * COLS), (int32_t)row0, barrier_id, issuer, no_store);
     }
 }
 
@@ -236,14 +244,7 @@ static __device__ __forceinline__ void epilogue_tma_t(const float (&acc)[R], con
                                   pack_bf16x2(acc[4 * j + 4], acc[4 * j + 5]),
                                   pack_bf16x2(acc[4 * j + 6], acc[4 * j + 7]));
         }
-        tma_fence_proxy_async();
-        if (issuer)
-            tma_store_wait_read<0>();
-        tma_named_barrier_sync(barrier_id, 128);
-        if (issuer && !no_store) {
-            tma_store_2d(tc, buf, (int32_t)row0, (int32_t)(col0 + q * EPI_ROWS));
-            tma_store_commit();
-        }
+        epi_store_box(tc, buf, (int32_t)row0, (int32_t)(col0 + q * EPI_ROWS), barrier_id, issuer, no_store);
     }
 }
 
