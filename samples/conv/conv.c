@@ -26,7 +26,9 @@
  *     (tma_conv2d_model) against the fp64 direct convolution on small shapes, and exits.
  *     TMA_CONV_SEED replays the data; TMA_CONV_ONLY=ROW runs the table row of that name (e.g. "b32 28x28x128");
  *     TMA_CONV_SWEEP also times every tile width (64, 128, 256) with each schedule (whole tiles, stream-K, split-K
- *     where it applies) of each row (docs/CONV.md).
+ *     where it applies) of each row (docs/CONV.md); TMA_CONV_PLAN=BMxBN,SCHED (SCHED tiles, stream-k or split-k; e.g.
+ *     "128x256,split-k") replaces the default plan's tiles by these in every layer (a diagnostic: the libtma column
+ *     is then that plan).
  *
  * BUILD AND RUN
  *     cmake -B build && cmake --build build -j && ./build/samples/tma-conv
@@ -177,6 +179,29 @@ typedef struct problem {
     tma_conv2d_plan plan, other; /* the default, and the same width with whole tiles */
 } problem;
 
+/* TMA_CONV_PLAN=BMxBN,SCHED: the plan's tiles and schedule replaced (a diagnostic; exits on a refusal). */
+static void plan_override(tma_conv2d_plan *p) {
+    const char *env = getenv("TMA_CONV_PLAN");
+    if (!env)
+        return;
+    int bm = 0, bn = 0;
+    char sched[16] = "";
+    if (sscanf(env, "%dx%d,%15s", &bm, &bn, sched) != 3) {
+        fprintf(stderr, "TMA_CONV_PLAN=%s: expected BMxBN,SCHED (e.g. 128x256,split-k)\n", env);
+        exit(1);
+    }
+    const tma_conv2d_schedule s = !strcmp(sched, "tiles")      ? TMA_CONV2D_SCHEDULE_TILES
+                                  : !strcmp(sched, "stream-k") ? TMA_CONV2D_SCHEDULE_STREAM_K
+                                  : !strcmp(sched, "split-k")  ? TMA_CONV2D_SCHEDULE_SPLIT_K
+                                                               : TMA_CONV2D_SCHEDULE_AUTO;
+    tma_diag d;
+    if (s == TMA_CONV2D_SCHEDULE_AUTO || tma_conv2d_plan_tiles(p, bm, bn, s, &d) != TMA_OK) {
+        fprintf(stderr, "TMA_CONV_PLAN=%s: %s\n", env,
+                s == TMA_CONV2D_SCHEDULE_AUTO ? "SCHED is tiles, stream-k or split-k" : d.message);
+        exit(1);
+    }
+}
+
 static void problem_open(problem *g, cublasHandle_t h, const tma_conv2d_shape *sh, uint64_t seed) {
     memset(g, 0, sizeof *g);
     g->h = h;
@@ -198,6 +223,7 @@ static void problem_open(problem *g, cublasHandle_t h, const tma_conv2d_shape *s
         fprintf(stderr, "tma_conv2d_plan_make: %s: %s\n", tma_status_name(d.status), d.message);
         exit(1);
     }
+    plan_override(&g->plan);
     g->other = g->plan;
     g->other.workspace = NULL; /* its own (none): the default's stays the default's */
     if (tma_conv2d_plan_tiles(&g->other, g->plan.block_m, g->plan.block_n, TMA_CONV2D_SCHEDULE_TILES, &d) != TMA_OK) {
