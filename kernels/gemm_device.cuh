@@ -51,7 +51,8 @@ static_assert(STAGES == TMA_GEMM_STAGES, "the GEMM's documented ring");
  *     GM_TRACE launch sched block events e0 .. e9
  * each e = globaltimer (ns) x 16 + event, modulo 2^64, as consumer thread 128 passes: 0 the start, 1 a segment's
  * last wgmma done, 2 a stream-K helper's partial tile stored and its flag set, 3 an owner's stages free (its
- * fixup begins), 4 the epilogue begins, 5 the last segment done, 6 its last store has read shared memory. What
+ * fixup begins), 4 the epilogue begins, 5 the last segment done, 6 its last store has read shared memory, 7 split-K:
+ * past the cluster barrier after the partial tiles, 8 split-K: its slice added up and stored. What
  * docs/CONV.md's timelines come from; in the default build none of it exists. The events wait in global memory, not
  * registers: the consumers already hold 128 accumulators, and the traced build should keep the default's registers. */
 #ifdef GM_TRACE
@@ -426,7 +427,12 @@ static __device__ __forceinline__ bool gm_segment_of(const gm_sched *s, uint32_t
  * order (C does not depend on timing), and stores it as C's type. The partial tiles never leave the cluster's
  * shared memory. Measured on an H200 before (docs/CONV.md), the fixup through global memory (each block stored its
  * partial tile to a workspace, set a flag, waited for its tile's other flags and bulk-copied their slices back)
- * took 8.2 us of b32 7x7x512's 26 us: storing 128 KiB from each SM at once ran at ~52 GB/s an SM. */
+ * took 8.2 us of b32 7x7x512's 26 us: storing 128 KiB from each SM at once ran at ~52 GB/s an SM. This one (GM_TRACE
+ * events 7 and 8, H200, docs/CONV.md) takes 3.9-5.5 us, the whole fixup 5.6-7.6 us of a 19-22 us launch: in trace
+ * builds made to take it apart, 2.0-3.4 us with the block's own partial read in place of the others' (no remote
+ * reads), 3.2-4.0 without the stores. So the remote reads run at about 40 GB/s an SM, and C's scattered stores add
+ * ~1 us. Neither the loads of up to 32 float4 in flight per thread (ceil of the slice / (32 / parts) round trips
+ * instead of one per group) nor the block's own partial read through its own shared memory made it shorter. */
 template <bool CT, typename OutT, uint32_t R>
 static __device__ __forceinline__ void gm_split_reduce(const float4 *mine, uint32_t parts, uint32_t part, OutT *c,
                                                        uint32_t M, uint32_t N, uint32_t row0, uint32_t col0) {
@@ -599,9 +605,11 @@ __global__ void __launch_bounds__(THREADS, 1)
                     mine[j * 128u + t] = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
                 tma_cluster_arrive(); /* every part's partial tile in its block (the producers arrive too) */
                 tma_cluster_wait();
+                GM_TR(7);
                 if (row0 < M) /* no_store: every row clipped */
                     gm_split_reduce<CT, OutT, TBN / 2u>(mine, sched.split, blockIdx.x % sched.split, c,
                                                         no_store ? 0u : M, N, row0, col0);
+                GM_TR(8);
                 tma_cluster_arrive(); /* no block leaves while the others read its partial tile */
                 tma_cluster_wait();
                 continue;
