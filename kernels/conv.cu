@@ -191,7 +191,9 @@ static long conv_split_parts(const tma_conv2d_plan *p, int bm, int bn) {
  * the clusters' shared memory: b32 7x7x512 on 128 x 256 tiles in 4 parts of 18 stages 24.2 us (twice; through a
  * global workspace, 5 parts of 15: 27.2 and 28.1), on 192 x 128 in 3 parts 24.6-24.7; b32 14x14x256 on 192 x 128 in
  * 2 parts 22.8-23.8, whole 128 x 128 tiles 23.6-24.5. Any fixup from 4 to 12 us orders the sweep's plans to within
- * 0.3 us of its fastest. */
+ * 0.3 us of its fastest. Traced (GM_TRACE, docs/CONV.md "Split-K's fixup, taken apart") the fixup takes 5.6-7.6 us;
+ * with 6 here b32 14x14x256 would take 192 x 128 tiles in 2 parts instead of whole 128 x 128 tiles, which ran as fast
+ * (23.1 against 23.0 us and 23.7 against 23.7, means of two sessions): the sweep's constant stays. */
 #define CONV_SPLIT_FIXUP_US 10.0
 /* The filter-major tile's stage and the per-tile cost, from the sweep with it (H200, 2026-11-23, TMA_CONV_SWEEP, seed
  * 1795387602, every tile x schedule on the ten layers): its whole tiles took 46.8 us on b128 7x7x512 (132 tiles of 72

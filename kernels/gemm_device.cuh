@@ -431,8 +431,10 @@ static __device__ __forceinline__ bool gm_segment_of(const gm_sched *s, uint32_t
  * events 7 and 8, H200, docs/CONV.md) takes 3.9-5.5 us, the whole fixup 5.6-7.6 us of a 19-22 us launch: in trace
  * builds made to take it apart, 2.0-3.4 us with the block's own partial read in place of the others' (no remote
  * reads), 3.2-4.0 without the stores. So the remote reads run at about 40 GB/s an SM, and C's scattered stores add
- * ~1 us. Neither the loads of up to 32 float4 in flight per thread (ceil of the slice / (32 / parts) round trips
- * instead of one per group) nor the block's own partial read through its own shared memory made it shorter. */
+ * ~1 us. Tried, not kept: the loads of up to 32 float4 in flight per thread (ceil of the slice / (32 / parts) round
+ * trips instead of one per group) shortened the 2-part slices by 0.3-1.2 us but not the 4-part one, and no timed
+ * launch moved beyond the run-to-run spread; the block's own partial read through its own shared memory changed
+ * nothing. */
 template <bool CT, typename OutT, uint32_t R>
 static __device__ __forceinline__ void gm_split_reduce(const float4 *mine, uint32_t parts, uint32_t part, OutT *c,
                                                        uint32_t M, uint32_t N, uint32_t row0, uint32_t col0) {
