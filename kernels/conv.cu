@@ -187,14 +187,12 @@ static long conv_split_parts(const tma_conv2d_plan *p, int bm, int bn) {
  * reads and adds its slice of the cluster's) CONV_SPLIT_FIXUP_US in all. The fixed costs (launch, first loads) are
  * left out. parts: split-K's (conv_split_parts). */
 #define CONV_SPLIT_STAGE 1.2
-/* Split-K measured against the others (H200, 2026-11-23, TMA_CONV_SWEEP, seed 1795387602), with the partial tiles in
- * the clusters' shared memory: b32 7x7x512 on 128 x 256 tiles in 4 parts of 18 stages 24.2 us (twice; through a
- * global workspace, 5 parts of 15: 27.2 and 28.1), on 192 x 128 in 3 parts 24.6-24.7; b32 14x14x256 on 192 x 128 in
- * 2 parts 22.8-23.8, whole 128 x 128 tiles 23.6-24.5. Any fixup from 4 to 12 us orders the sweep's plans to within
- * 0.3 us of its fastest. Traced (GM_TRACE, docs/CONV.md "Split-K's fixup, taken apart") the fixup takes 5.6-7.6 us;
- * with 6 here b32 14x14x256 would take 192 x 128 tiles in 2 parts instead of whole 128 x 128 tiles, which ran as fast
- * (23.1 against 23.0 us and 23.7 against 23.7, means of two sessions): the sweep's constant stays. */
-#define CONV_SPLIT_FIXUP_US 10.0
+/* Split-K's fixup, traced (H200, 2026-11-23, GM_TRACE, docs/CONV.md "Split-K's fixup, taken apart"): from the last
+ * stage to the end of the block 5.5-6.6 us with the slice staged (gm_split_reduce). Before that was measured the
+ * constant was 10, fitted to a sweep where any value from 4 to 12 ordered the plans to within 0.3 us of the fastest;
+ * the only plan it changes is b32 14x14x256's, now 192 x 128 tiles in 2 parts (22.5-22.7 us) instead of whole 128 x
+ * 128 tiles (22.7-23.7, the same session, three rounds alternating). */
+#define CONV_SPLIT_FIXUP_US 6.0
 /* The filter-major tile's stage and the per-tile cost, from the sweep with it (H200, 2026-11-23, TMA_CONV_SWEEP, seed
  * 1795387602, every tile x schedule on the ten layers): its whole tiles took 46.8 us on b128 7x7x512 (132 tiles of 72
  * stages) and 18.7 on b32 28x28x128 (131 of 18), but 131.6 on b128 56x56x64 (2,091 tiles of 9 stages, half of each

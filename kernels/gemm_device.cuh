@@ -424,29 +424,43 @@ static __device__ __forceinline__ bool gm_segment_of(const gm_sched *s, uint32_t
  * `part`. Each warpgroup has put its partial half tile into `mine`, its half of its block's stages (float4 j * 128 + t,
  * the slots' order), and passed a cluster barrier; now it adds up slice `part` of the half tile (gm_split_slice:
  * 8-column groups j0 .. j1 - 1) over the cluster's blocks, reading theirs through distributed shared memory, in rank
- * order (C does not depend on timing), and stores it as C's type. The partial tiles never leave the cluster's
- * shared memory. Measured on an H200 before (docs/CONV.md), the fixup through global memory (each block stored its
- * partial tile to a workspace, set a flag, waited for its tile's other flags and bulk-copied their slices back)
- * took 8.2 us of b32 7x7x512's 26 us: storing 128 KiB from each SM at once ran at ~52 GB/s an SM. This one (GM_TRACE
- * events 7 and 8, H200, docs/CONV.md) takes 3.9-5.5 us, the whole fixup 5.6-7.6 us of a 19-22 us launch: in trace
- * builds made to take it apart, 2.0-3.4 us with the block's own partial read in place of the others' (no remote
- * reads), 3.2-4.0 without the stores. So the remote reads run at about 40 GB/s an SM, and C's scattered stores add
- * ~1 us. Tried, not kept: the loads of up to 32 float4 in flight per thread (ceil of the slice / (32 / parts) round
- * trips instead of one per group) shortened the 2-part slices by 0.3-1.2 us but not the 4-part one, and no timed
- * launch moved beyond the run-to-run spread; the block's own partial read through its own shared memory changed
- * nothing. */
+ * order (C does not depend on timing), and stores it as C's type: where C's rows take 16-byte chunks, staged in the
+ * warpgroup's epilogue buffers (`stage`, gm_split_stage_offset) and stored 16 bytes a thread, consecutive threads on
+ * consecutive chunks; else element by element (store_group). The partial tiles never leave the cluster's shared
+ * memory.
+ * Measured on an H200 (GM_TRACE events 7 and 8, docs/CONV.md "Split-K's fixup, taken apart"):
+ *  - Through global memory before (each block stored its partial tile to a workspace, set a flag, waited for its
+ *    tile's other flags and bulk-copied their slices back), the fixup took 8.2 us of b32 7x7x512's 26 us: storing
+ *    128 KiB from each SM at once ran at ~52 GB/s an SM.
+ *  - Through the cluster, with element stores: the slice 3.9-5.5 us, the whole fixup 5.6-7.6 us of a 19-22 us launch.
+ *    Trace builds made to take it apart: 2.0-3.4 us with the block's own partial read in place of the others' (no
+ *    remote reads), 3.2-4.0 without the stores. So the remote reads run at about 40 GB/s an SM.
+ *  - Staged, the slice takes 3.6 / 3.7 / 4.8 us (b32 7x7x512 in 4 parts, b32 14x14x256 192 x 128 and 128 x 256 in
+ *    2) against 3.9 / 3.9 / 5.5, and b32 14x14x256 on 192 x 128 ran 22.5-22.7 us against 22.8-23.3 (three rounds
+ *    alternating); b32 7x7x512 did not move.
+ *  - Tried, not kept: the loads of up to 32 float4 in flight per thread (ceil of the slice / (32 / parts) round trips
+ *    instead of one per group) shortened the 2-part slices by 0.3-1.2 us but not the 4-part one, and no timed launch
+ *    moved beyond the run-to-run spread; the block's own partial read through its own shared memory changed
+ *    nothing. */
 template <bool CT, typename OutT, uint32_t R>
 static __device__ __forceinline__ void gm_split_reduce(const float4 *mine, uint32_t parts, uint32_t part, OutT *c,
-                                                       uint32_t M, uint32_t N, uint32_t row0, uint32_t col0) {
+                                                       uint32_t M, uint32_t N, uint32_t row0, uint32_t col0,
+                                                       uint8_t *stage, uint32_t barrier_id) {
     constexpr uint32_t J = R / 4u; /* 8-column groups of a half tile */
     const uint32_t t = threadIdx.x % 128u, warp = t / 32u, lane = t % 32u;
     uint32_t j0, j1;
     gm_split_slice(J, parts, part, &j0, &j1);
+    /* staged (gm_split_stage_offset) where C's rows take 16-byte chunks: 8-element runs, 16-byte aligned */
+    const bool staged = sizeof(OutT) == 2 && (CT ? M : N) % 8u == 0 && (uintptr_t)c % 16u == 0;
+    const uint32_t row_bytes = CT ? 128u : 16u * (j1 - j0), pitch = gm_split_stage_pitch(row_bytes);
+    static_assert(64u * 16u * ((J + 1u) / 2u) <= EPI_BUFS * EPI_BYTES && 128u * 8u * ((J + 1u) / 2u) <=
+                  EPI_BUFS * EPI_BYTES, "the largest slice (two parts) fits a warpgroup's epilogue buffers");
     const bool pairs = store_pairs_ok(c, N);
     uint32_t at[GM_SPLIT_MAX]; /* this thread's float4 of group 0 in each block of the cluster */
 #pragma unroll
     for (uint32_t p = 0; p < GM_SPLIT_MAX; p++)
         at[p] = p < parts ? tma_cluster_addr(mine + t, p) : 0u;
+    const uint32_t row = 16u * warp + lane / 4u; /* this thread's accumulator rows: row, row + 8 */
     for (uint32_t j = j0; j < j1; j++) {
         float4 x[GM_SPLIT_MAX]; /* every part's loads in flight before the sum (the accumulators are dead here) */
 #pragma unroll
@@ -458,7 +472,31 @@ static __device__ __forceinline__ void gm_split_reduce(const float4 *mine, uint3
         for (uint32_t p = 1; p < GM_SPLIT_MAX; p++)
             if (p < parts)
                 v.x += x[p].x, v.y += x[p].y, v.z += x[p].z, v.w += x[p].w;
-        store_group<CT>(c, M, N, pairs, row0 + 16u * warp + lane / 4u, col0 + 8u * j + 2u * (lane % 4u), v);
+        const uint32_t col = 8u * (j - j0) + 2u * (lane % 4u); /* in the slice */
+        if (!staged) {
+            store_group<CT>(c, M, N, pairs, row0 + row, col0 + 8u * j0 + col, v);
+        } else if constexpr (CT) { /* staged rows: the slice's columns; their bytes: the warpgroup's 64 rows */
+            store_one((OutT *)(stage + gm_split_stage_offset(col, 2u * row, pitch)), v.x);
+            store_one((OutT *)(stage + gm_split_stage_offset(col + 1u, 2u * row, pitch)), v.y);
+            store_one((OutT *)(stage + gm_split_stage_offset(col, 2u * (row + 8u), pitch)), v.z);
+            store_one((OutT *)(stage + gm_split_stage_offset(col + 1u, 2u * (row + 8u), pitch)), v.w);
+        } else {
+            store_pair((OutT *)(stage + gm_split_stage_offset(row, 2u * col, pitch)), v.x, v.y);
+            store_pair((OutT *)(stage + gm_split_stage_offset(row + 8u, 2u * col, pitch)), v.z, v.w);
+        }
+    }
+    if (!staged)
+        return;
+    /* the staged slice to C, 16 bytes a thread at a time: consecutive threads, consecutive chunks of a row */
+    tma_named_barrier_sync(barrier_id, 128);
+    const uint32_t chunks = row_bytes / 16u, rows = CT ? 8u * (j1 - j0) : 64u;
+    for (uint32_t i = t; i < rows * chunks; i += 128u) {
+        const uint32_t r = i / chunks, k = i % chunks;
+        const uint4 w = *(const uint4 *)(stage + gm_split_stage_offset(r, 16u * k, pitch));
+        /* C^T: staged row r is C's column col0 + 8 j0 + r (a row of C^T), chunk k its rows row0 + 8 k .. + 7 */
+        const uint32_t ci = CT ? row0 + 8u * k : row0 + r, cj = CT ? col0 + 8u * j0 + r : col0 + 8u * (j0 + k);
+        if (ci < M && cj < N)
+            *(uint4 *)(CT ? c + (size_t)cj * M + ci : c + (size_t)ci * N + cj) = w;
     }
 }
 
@@ -610,7 +648,8 @@ __global__ void __launch_bounds__(THREADS, 1)
                 GM_TR(7);
                 if (row0 < M) /* no_store: every row clipped */
                     gm_split_reduce<CT, OutT, TBN / 2u>(mine, sched.split, blockIdx.x % sched.split, c,
-                                                        no_store ? 0u : M, N, row0, col0);
+                                                        no_store ? 0u : M, N, row0, col0,
+                                                        se + cw * EPI_BUFS * EPI_BYTES, 1u + cw);
                 GM_TR(8);
                 tma_cluster_arrive(); /* no block leaves while the others read its partial tile */
                 tma_cluster_wait();

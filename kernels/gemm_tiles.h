@@ -204,4 +204,15 @@ TMA_HD uint32_t gm_epi_t_offset(uint32_t warp, uint32_t lane, uint32_t jj) {
     return gm_epi_offset(8u * group + b, 16u * warp + 8u * h, 2);
 }
 
+/** Split-K's staged slice (gemm_device.cuh: gm_split_reduce): a consumer warpgroup writes its added-up slice of the
+ *  tile, as rows of C's 2-byte type (C^T's rows where C is stored transposed), into its epilogue buffers, then stores
+ *  it to C in 16-byte chunks. Row r's 16-byte chunk k sits at r * pitch + 16 (k ^ (r % 8)), pitch = the row's bytes
+ *  rounded up to 128: the XOR keeps a chunk in its 128-byte line of the row and puts one chunk of 8 consecutive rows
+ *  in 8 different 16-byte bank groups, so the warp's writes (8 rows x one chunk, or 4 rows x one chunk transposed)
+ *  and its reads (consecutive chunks of a row) are conflict-free (tests/test_wgmma.c). */
+TMA_HD uint32_t gm_split_stage_pitch(uint32_t row_bytes) { return (row_bytes + 127u) / 128u * 128u; }
+TMA_HD uint32_t gm_split_stage_offset(uint32_t row, uint32_t byte, uint32_t pitch) {
+    return row * pitch + ((byte / 16u) ^ (row % 8u)) * 16u + byte % 16u;
+}
+
 #endif /* KERNELS_GEMM_TILES_H */

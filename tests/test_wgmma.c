@@ -483,3 +483,55 @@ Test(gemm_layout, transposed_epilogue_stores_every_element_once_conflict_free) {
         cr_assert_eq(box[e], 1u, "box element %u written %u times", e, box[e]);
 }
 
+
+/* Split-K's staged slice (gm_split_stage_offset, gemm_device.cuh: gm_split_reduce): for every slice a half tile can
+ * have (1 to 16 eight-column groups; C^T's: 8 to 128 rows of 128 bytes), every element of the slice has its own
+ * place inside rows x pitch, and the warp's stores into it are conflict-free: C's bf16 pairs (8 rows x 4 lanes, one
+ * chunk) hit 32 different banks; C^T's single elements (4 rows x 8 lanes) hit each bank through one 4-byte word only.
+ * Where a row is a whole number of 128-byte lines, each quarter-warp's 16-byte reads of the copy-out (consecutive
+ * chunks of a row) fall in 8 different 16-byte bank groups. */
+Test(gemm_layout, split_stage_slice_unique_and_conflict_free) {
+    static uint8_t seen[128u * 256u];
+    for (int ct = 0; ct < 2; ct++)
+        for (uint32_t groups = 1; groups <= 16; groups++) {
+            const uint32_t row_bytes = ct ? 128u : 16u * groups, rows = ct ? 8u * groups : 64u;
+            const uint32_t pitch = gm_split_stage_pitch(row_bytes);
+            cr_assert(pitch % 128u == 0 && pitch >= row_bytes && rows * pitch <= sizeof seen && rows * pitch <= 16384u,
+                      "groups %u: pitch %u", groups, pitch);
+            memset(seen, 0, sizeof seen);
+            for (uint32_t r = 0; r < rows; r++)
+                for (uint32_t b = 0; b < row_bytes; b++) {
+                    const uint32_t o = gm_split_stage_offset(r, b, pitch);
+                    cr_assert(o < rows * pitch && !seen[o], "%s groups %u: row %u byte %u at %u (seen %u)",
+                              ct ? "C^T" : "C", groups, r, b, o, o < rows * pitch ? seen[o] : 0u);
+                    seen[o] = 1;
+                }
+            for (uint32_t warp = 0; warp < 4; warp++)
+                for (uint32_t g = 0; g < groups; g++)
+                    for (uint32_t h = 0; h < 2; h++)
+                        for (uint32_t e = 0; e < (ct ? 2u : 1u); e++) {
+                            uint32_t word_of_bank[32];
+                            memset(word_of_bank, 0xFF, sizeof word_of_bank);
+                            for (uint32_t lane = 0; lane < 32; lane++) {
+                                const uint32_t row = 16u * warp + lane / 4u + 8u * h, col = 8u * g + 2u * (lane % 4u);
+                                const uint32_t o = ct ? gm_split_stage_offset(col + e, 2u * row, pitch)
+                                                      : gm_split_stage_offset(row, 2u * col, pitch);
+                                const uint32_t word = o / 4u, bank = word % 32u;
+                                cr_assert(word_of_bank[bank] == 0xFFFFFFFFu || word_of_bank[bank] == word,
+                                          "%s groups %u warp %u group %u half %u: bank %u of words %u and %u",
+                                          ct ? "C^T" : "C", groups, warp, g, h, bank, word_of_bank[bank], word);
+                                word_of_bank[bank] = word;
+                            }
+                        }
+            if (row_bytes % 128u)
+                continue;
+            const uint32_t chunks = row_bytes / 16u;
+            for (uint32_t q = 0; q < rows * chunks; q += 8) { /* a quarter-warp: chunks q .. q + 7 */
+                uint32_t bank_groups = 0;
+                for (uint32_t i = q; i < q + 8u; i++)
+                    bank_groups |= 1u << (gm_split_stage_offset(i / chunks, 16u * (i % chunks), pitch) / 16u % 8u);
+                cr_assert_eq(bank_groups, 0xFFu, "%s groups %u chunks %u..: bank groups 0x%02x", ct ? "C^T" : "C",
+                             groups, q, bank_groups);
+            }
+        }
+}
