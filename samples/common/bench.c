@@ -28,15 +28,28 @@ static void idle_gap(long us) {
     nanosleep(&t, NULL);
 }
 
-static float once(bench_launch launch, void *ctx, int which, cudaEvent_t e0, cudaEvent_t e1) {
+/* TMA_BENCH_BATCH (a diagnostic): each timed launch of bench_interleaved becomes this many back to back between its
+ * two events, and the time their mean. */
+static int batch(void) {
+    const char *env = getenv("TMA_BENCH_BATCH");
+    const long n = env ? strtol(env, NULL, 0) : 1;
+    return n > 1 && n < 1000 ? (int)n : 1;
+}
+
+static float once_n(bench_launch launch, void *ctx, int which, cudaEvent_t e0, cudaEvent_t e1, int n) {
     float ms;
     CUDA_CHECK(cudaEventRecord(e0, 0));
-    launch(ctx, which);
+    for (int i = 0; i < n; i++)
+        launch(ctx, which);
     CUDA_CHECK(cudaEventRecord(e1, 0));
     CUDA_CHECK(cudaEventSynchronize(e1));
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    return ms;
+    return ms / (float)n;
+}
+
+static float once(bench_launch launch, void *ctx, int which, cudaEvent_t e0, cudaEvent_t e1) {
+    return once_n(launch, ctx, which, e0, e1, 1);
 }
 
 float bench_once(bench_launch launch, void *ctx, int which) {
@@ -63,11 +76,12 @@ void bench_interleaved(bench_launch launch, void *ctx, int n, int reps, float *m
         for (int i = 0; i < n; i++)
             warm += once(launch, ctx, i, e0, e1);
     const long gap = gap_us();
+    const int n_batch = batch();
     for (int r = 0; r < reps; r++)
         for (int j = 0; j < n; j++) {
             const int i = (j + r) % n;
             idle_gap(gap);
-            ms[(size_t)i * (size_t)reps + (size_t)r] = once(launch, ctx, i, e0, e1);
+            ms[(size_t)i * (size_t)reps + (size_t)r] = once_n(launch, ctx, i, e0, e1, n_batch);
         }
     for (int i = 0; i < n; i++) {
         float *t = ms + (size_t)i * (size_t)reps;

@@ -22,7 +22,8 @@ float bench_once(bench_launch launch, void *ctx, int which);
  *  (at least 3 and BENCH_WARMUP_MS of GPU time). Every round runs each launch once, round r starting
  *  with launch r % n. TMA_BENCH_GAP_US=N (a diagnostic) leaves the GPU idle N us before each timed launch: on an
  *  H200 2 ms gaps left the permute's ratios to memcpy as they were and made the convolution's 7.4 GFLOP layers 1.5x
- *  slower (cuBLAS 2.6x: the clock falls while idle; docs/PERMUTE.md, docs/CONV.md). */
+ *  slower (cuBLAS 2.6x: the clock falls while idle; docs/PERMUTE.md, docs/CONV.md). TMA_BENCH_BATCH=N (a
+ *  diagnostic) times N launches back to back between the two events, and reports their mean. */
 void bench_interleaved(bench_launch launch, void *ctx, int n, int reps, float *median_ms);
 
 #endif /* SAMPLES_COMMON_BENCH_H */
