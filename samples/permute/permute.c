@@ -5,7 +5,7 @@
  *     copy of the same tensor
  *
  * SYNOPSIS
- *     tma-permute [--quick] [--only LIST] [--once] [--tune] [--reps N] [--ncu | --ncu-isolated]
+ *     tma-permute [--quick] [--only LIST] [--once] [--tune] [--probes] [--reps N] [--ncu | --ncu-isolated]
  *
  * DESCRIPTION
  *     For each case (2-D transposes 8192^2, 16384^2 and the ragged 12345 x 6789 in 1-, 2-, 4- and 8-byte elements;
@@ -33,6 +33,8 @@
  *     --tune           after the table, sweep the transpose's tile order (bands of G tile columns) and L2
  *                      promotion on the ragged transposes (fp32, fp64, bf16), fp32 8192^2, fp32 and fp64 16384^2,
  *                      NCHW -> NHWC bf16 and the rank-5 case (those --only selects), each verified
+ *     --probes         instead of the table's cases, permutations of the rank-5 case's tensor that each change one
+ *                      thing about its pattern (the dst rows of a tile, the slabs in flight), verified and timed
  *     --reps N         timed launches per variant (default 20)
  *     --ncu            each permute kernel once (one case per element size and kind), unverified, untimed: for
  *                      ncu --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}.sum,...
@@ -620,10 +622,21 @@ static int cpu_model_demo(void) {
     return failed;
 }
 
+/* --probes: permutations of the issue's rank-5 tensor that each change one thing about its pattern, timed like the
+ * table's cases but not part of it (docs/PERMUTE.md, "What limits the rest"). */
+static const pcase probe_cases[] = {
+    {"rank 5 (1,3,0,4,2)", 4, 5, {256, 128, 64, 32, 16}, {1, 3, 0, 4, 2}, 1}, /* the issue's: reference */
+    /* the same load tiles, but a tile's 32 dst rows are 16 KiB contiguous (src 0's dst stride 512 bytes); 5-D maps */
+    {"rank 5 (1,0,3,2,4)", 4, 5, {256, 128, 64, 32, 16}, {1, 0, 3, 2, 4}, 1},
+    /* the tiles in flight read consecutive 128 KiB slabs (src 2 walked first), not slabs 8 MiB apart; dst rows 32 KiB
+     * apart */
+    {"rank 5 (1,2,0,3,4)", 4, 5, {256, 128, 64, 32, 16}, {1, 2, 0, 3, 4}, 1},
+};
+
 static int have_hopper(void) { return sample_have_hopper("the permute's tile pipeline through the CPU model of the copy engine"); }
 
 int main(int argc, char **argv) {
-    int quick = 0, reps = 20, ncu = 0, isolated = 0, tune = 0, once = 0;
+    int quick = 0, reps = 20, ncu = 0, isolated = 0, tune = 0, once = 0, probes = 0;
     const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
@@ -640,9 +653,11 @@ int main(int argc, char **argv) {
             isolated = 1;
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--probes"))
+            probes = 1;
         else {
-            fprintf(stderr, "usage: %s [--quick] [--only LIST] [--once] [--tune] [--reps N] [--ncu | --ncu-isolated]\n",
-                    argv[0]);
+            fprintf(stderr, "usage: %s [--quick] [--only LIST] [--once] [--tune] [--probes] [--reps N] [--ncu | "
+                    "--ncu-isolated]\n", argv[0]);
             return 2;
         }
     }
@@ -652,20 +667,22 @@ int main(int argc, char **argv) {
         return cpu_model_demo();
     if (ncu || isolated)
         return run_for_ncu(isolated);
+    const pcase *list = probes ? probe_cases : cases;
+    const size_t count = probes ? sizeof probe_cases / sizeof probe_cases[0] : NCASES;
     row rows[NCASES];
     int n = 0, failed = 0;
-    for (size_t i = 0; i < NCASES; i++) {
-        if ((quick && !cases[i].quick) || !selected(&cases[i], only))
+    for (size_t i = 0; i < count; i++) {
+        if ((quick && !list[i].quick) || !selected(&list[i], only))
             continue;
         if (once) {
-            failed |= once_case(&cases[i]);
+            failed |= once_case(&list[i]);
             continue;
         }
-        failed |= measure_case(&cases[i], reps, &rows[n]);
+        failed |= measure_case(&list[i], reps, &rows[n]);
         const row *r = &rows[n++];
         if (r->ok)
-            printf("%-28s %-4s %-9s verified; permute %.1f%% of memcpy, tma-copy %.1f%%\n", cases[i].name,
-                   elem_name(cases[i].e), r->transpose ? "transpose" : "copy",
+            printf("%-28s %-4s %-9s verified; permute %.1f%% of memcpy, tma-copy %.1f%%\n", list[i].name,
+                   elem_name(list[i].e), r->transpose ? "transpose" : "copy",
                    100.0 * r->ms[V_MEMCPY] / r->ms[V_PERMUTE], 100.0 * r->ms[V_MEMCPY] / r->ms[V_TMA_COPY]);
         fflush(stdout);
     }
