@@ -453,8 +453,10 @@ static __device__ __forceinline__ void gm_split_reduce(const float4 *mine, uint3
     /* staged (gm_split_stage_offset) where C's rows take 16-byte chunks: 8-element runs, 16-byte aligned */
     const bool staged = sizeof(OutT) == 2 && (CT ? M : N) % 8u == 0 && (uintptr_t)c % 16u == 0;
     const uint32_t row_bytes = CT ? 128u : 16u * (j1 - j0), pitch = gm_split_stage_pitch(row_bytes);
-    static_assert(64u * 16u * ((J + 1u) / 2u) <= EPI_BUFS * EPI_BYTES && 128u * 8u * ((J + 1u) / 2u) <=
-                  EPI_BUFS * EPI_BYTES, "the largest slice (two parts) fits a warpgroup's epilogue buffers");
+    constexpr uint32_t MOST = (J + 1u) / 2u; /* groups of the largest slice (two parts) */
+    static_assert(64u * ((16u * MOST + 127u) / 128u * 128u) <= EPI_BUFS * EPI_BYTES &&
+                      8u * MOST * 128u <= EPI_BUFS * EPI_BYTES,
+                  "the largest slice, staged (gm_split_stage_pitch), fits a warpgroup's epilogue buffers");
     const bool pairs = store_pairs_ok(c, N);
     uint32_t at[GM_SPLIT_MAX]; /* this thread's float4 of group 0 in each block of the cluster */
 #pragma unroll
