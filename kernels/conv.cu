@@ -178,15 +178,15 @@ static long conv_split_parts(const tma_conv2d_plan *p, int bm, int bn) {
 }
 
 /* Estimated microseconds of a plan's run on tile bm x bn and a schedule, on `workers` blocks: a model fitted to the
- * sweeps of docs/CONV.md (H200, ResNet-50's 3x3 layers at batch 32 and 128, every tile x schedule timed in
- * interleaved rounds). A stage of a tile takes 0.45 / 0.55 / 0.69 us at 128 x 64 / 128 / 256 and CONV_FM_STAGE_US on
- * the filter-major 192 x 128 (one tile per SM); each tile a block finishes costs CONV_TILE_US per 128 x 256 outputs
- * besides (its epilogue, and the pipeline's turn to the next tile); a stream-K or split-K stage 1.2 times a stage (every
- * SM loading at once); a stream-K owner takes 3.5 us per helper's partial tile it reads back (a tile's helpers: about
- * workers / the tiles shared out), and split-K's fixup (every block puts its partial tile in its shared memory, then
- * reads and adds its slice of the cluster's) CONV_SPLIT_FIXUP_US in all. The fixed costs (launch, first loads) are
- * left out. parts: split-K's (conv_split_parts). */
-#define CONV_SPLIT_STAGE 1.2
+ * sweeps of docs/CONV.md (H200, ResNet-50's 3x3 layers at batch 32 and 128, every tile x schedule timed in interleaved
+ * rounds). A stage of a tile takes 0.45 / 0.55 / 0.69 us at 128 x 64 / 128 / 256 and CONV_FM_STAGE_US on the
+ * filter-major 192 x 128 (one tile per SM); each tile a block finishes costs CONV_TILE_US per 128 x 256 outputs
+ * besides (its epilogue, and the pipeline's turn to the next tile); a stream-K or split-K stage CONV_SHARED_STAGE
+ * times a stage (every SM loading at once); a stream-K owner takes 3.5 us per helper's partial tile it reads back (a
+ * tile's helpers: about workers / the tiles shared out), and split-K's fixup (every block puts its partial tile in its
+ * shared memory, then reads and adds its slice of the cluster's) CONV_SPLIT_FIXUP_US in all. The fixed costs (launch,
+ * first loads) are left out. parts: split-K's (conv_split_parts). */
+#define CONV_SHARED_STAGE 1.2
 /* Split-K's fixup, traced (H200, 2026-11-23, GM_TRACE, docs/CONV.md "Split-K's fixup, taken apart"): from the last
  * stage to the end of the block 5.5-6.6 us with the slice staged (gm_split_reduce). Before that was measured the
  * constant was 10, fitted to a sweep where any value from 4 to 12 ordered the plans to within 0.3 us of the fastest;
@@ -209,15 +209,14 @@ static double conv_estimate_us(const tma_conv2d_plan *p, int bm, int bn, tma_con
     const long units = conv_units(p, bm, bn), nk = p->stages;
     if (schedule == TMA_CONV2D_SCHEDULE_TILES)
         return (double)((units + workers - 1) / workers) * ((double)nk * stage_us + tile_us);
-    if (schedule == TMA_CONV2D_SCHEDULE_SPLIT_K) {
-        return (double)((nk + parts - 1) / parts) * stage_us * CONV_SPLIT_STAGE + CONV_SPLIT_FIXUP_US;
-    }
+    if (schedule == TMA_CONV2D_SCHEDULE_SPLIT_K)
+        return (double)((nk + parts - 1) / parts) * stage_us * CONV_SHARED_STAGE + CONV_SPLIT_FIXUP_US;
     const long dp = (long)gm_sk_dp_units((uint32_t)units, (uint32_t)workers), shared = units - dp;
     const double whole = (double)(dp / workers) * ((double)nk * stage_us + tile_us);
     if (shared == 0)
         return whole;
-    return whole + (double)shared * (double)nk / (double)workers * stage_us * 1.2 + 3.5 * (double)workers / (double)shared +
-           tile_us;
+    return whole + (double)shared * (double)nk / (double)workers * stage_us * CONV_SHARED_STAGE +
+           3.5 * (double)workers / (double)shared + tile_us;
 }
 
 /* The tiles a plan may have, pixels x filters; ties in conv_default_tiles go to the earlier. */
@@ -279,7 +278,8 @@ static size_t conv_slots_bytes(int blocks, int block_m, int block_n) {
 
 static tma_status conv_make_workspace(tma_conv2d_plan *p, tma_diag *diag) {
     const int blocks = conv_workspace_blocks(p);
-    const size_t slots = conv_slots_bytes(blocks, p->block_m, p->block_n), flags = (size_t)blocks * 2u * sizeof(uint32_t);
+    const size_t slots = conv_slots_bytes(blocks, p->block_m, p->block_n);
+    const size_t flags = (size_t)blocks * 2u * sizeof(uint32_t);
     tma_status st = kd_cuda(diag, cudaMalloc(&p->workspace, slots + flags), "cudaMalloc of the stream-K workspace");
     if (st != TMA_OK)
         return st;
@@ -319,7 +319,8 @@ extern "C" tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_m, int
     if (schedule == TMA_CONV2D_SCHEDULE_SPLIT_K && parts < 2)
         return kd_fail(diag, TMA_ERR_ARG, "SPLIT_K on %d x %d tiles: %ld tiles on %ld blocks leave fewer than two "
                        "blocks per tile; use STREAM_K or TILES", bm, bn, conv_units(p, bm, bn), conv_blocks(p));
-    if ((st = tma_conv2d_plan_free(p, diag)) != TMA_OK || (st = tma_tensor_make_im2col(&p->x_map, &d.x, diag)) != TMA_OK ||
+    if ((st = tma_conv2d_plan_free(p, diag)) != TMA_OK ||
+        (st = tma_tensor_make_im2col(&p->x_map, &d.x, diag)) != TMA_OK ||
         (st = tma_tensor_make(&p->w_map, &d.w, diag)) != TMA_OK ||
         (st = tma_tensor_make(&p->w_half, &d.w_half, diag)) != TMA_OK ||
         (st = kd_cuda(diag, conv_set_smem(bm, bn), "cudaFuncSetAttribute")) != TMA_OK)
@@ -489,8 +490,7 @@ extern "C" tma_status tma_conv2d(const tma_conv2d_shape *shape, const void *x, c
                                  tma_stream stream, tma_diag *diag) {
     tma_conv2d_plan p;
     tma_status st = tma_conv2d_plan_make(&p, shape, x, w, y, diag);
-    if (st == TMA_OK)
-        st = tma_conv2d_plan_tiles(&p, p.block_m, p.block_n, TMA_CONV2D_SCHEDULE_TILES, diag); /* no workspace: the launch
-                                                                                      may outlive this call */
+    if (st == TMA_OK) /* whole tiles: no workspace, since the launch may outlive this call */
+        st = tma_conv2d_plan_tiles(&p, p.block_m, p.block_n, TMA_CONV2D_SCHEDULE_TILES, diag);
     return st == TMA_OK ? tma_conv2d_run(&p, stream, diag) : st;
 }

@@ -226,8 +226,8 @@ static __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
  * (tma_stmatrix_x4_trans, addressed by gm_epi_t_offset): accumulator rows 16 warp + 8 h .. + 7 by columns 8 j .. + 7
  * are one 8 x 8 matrix, whose column b becomes box row 8 (j % 8) + b, bytes 32 warp + 16 h .. + 15; one instruction
  * stores four (h = 0, 1 by j, j + 1), each matrix's 8 box rows in 8 different 16-byte bank groups (the 128B swizzle:
- * 8 consecutive rows), one wavefront a matrix. 12 instructions a thread for 96 accumulators, where 4-byte stores would need 48 and a shuffle
- * each. */
+ * 8 consecutive rows), one wavefront a matrix. 12 instructions a thread for 96 accumulators, where 4-byte stores
+ * would need 48 and a shuffle each. */
 template <uint32_t R>
 static __device__ __forceinline__ void epilogue_tma_t(const float (&acc)[R], const tma_tensor *tc, uint8_t *bufs,
                                                       uint32_t row0, uint32_t col0, uint32_t barrier_id, bool issuer,
@@ -714,7 +714,8 @@ __global__ void __launch_bounds__(THREADS, 1)
 /* ---- host side of gm_pipeline_kernel ---- */
 
 /* The schedule of a launch of `blocks` blocks (gm_launch_config's count) on tiles_m x tiles_n tiles of nk stages. */
-static inline gm_sched gm_launch_sched(long tiles_m, long tiles_n, int cluster, int blocks, uint32_t nk, bool stream_k) {
+static inline gm_sched gm_launch_sched(long tiles_m, long tiles_n, int cluster, int blocks, uint32_t nk,
+                                       bool stream_k) {
     const uint32_t cl = cluster == 2 ? 2u : 1u;
     return gm_sched_make((uint32_t)((tiles_m + cl - 1) / cl * tiles_n), nk, (uint32_t)blocks / cl, stream_k);
 }

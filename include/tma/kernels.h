@@ -255,8 +255,8 @@ tma_status tma_conv2d_plan_make(tma_conv2d_plan *p, const tma_conv2d_shape *shap
  *  pixels, 128 with 192; either 0: the plan's choice) per tile, and how the blocks share them (AUTO: the plan's
  *  choice). STREAM_K, for outputs whose tiles leave the last wave of blocks part idle, allocates the workspace
  *  (cudaMalloc and cudaMemset: synchronous) for the plan's grid; TILES and SPLIT_K (for fewer tiles than half the
- *  blocks, refused otherwise) free it. A plan with a workspace must not run on two streams at once. tma_conv2d_plan_make calls it with 0, 0, AUTO (docs/CONV.md
- *  says how it chooses).
+ *  blocks, refused otherwise) free it. A plan with a workspace must not run on two streams at once.
+ *  tma_conv2d_plan_make calls it with 0, 0, AUTO (docs/CONV.md says how it chooses).
  *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_ARG (a width or schedule out of range), TMA_ERR_CUDA */
 tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_m, int block_n, tma_conv2d_schedule schedule,
                                  tma_diag *diag);
