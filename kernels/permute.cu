@@ -143,9 +143,10 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
  * box[2] lines (pm_store_coords; at most PM_TILE_LINES), 64 threads per W x W sub-tile; thread 0 issues the loads,
  * the first thread of each sub-tile its store. Ragged
  * edges: loads fill zeros, stores clip, output boxes wholly past dst are not issued; no thread branches on the
- * tensor's size. Where dst's row pitch is not a multiple of 32 bytes (pm_use_tstore: g.tstore), the threads store
- * the tile themselves with 16-byte writes, 512 contiguous bytes per warp (THREAD STORES in permute_tiles.h), clipped
- * per element at the row ends. For 4-byte elements, and for 2- and 8-byte ones where src's row pitch is not a multiple
+ * tensor's size. Where dst's row pitch is not a multiple of 32 bytes, or the tile is a short one (dst's innermost
+ * dimension at most half of W, several slabs side by side in each line: pm_short_rows), the threads store the tile
+ * themselves with 16-byte writes (pm_use_tstore: g.tstore), 512 contiguous bytes per warp where dst allows (THREAD
+ * STORES in permute_tiles.h), clipped per element at the row ends. For 4-byte elements, and for 2- and 8-byte ones where src's row pitch is not a multiple
  * of 128 bytes (pm_src_keep: g.src_keep), the loads carry an L2 evict_last policy and the stores (threads' or TMA's) evict_first, so the
  * 256-byte blocks neighbouring tiles share stay in L2 and the output, never read again, leaves it first.
  * KEEP is a template parameter (the host launches the instance of g.src_keep), so the kernels without hints carry no
@@ -210,7 +211,9 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
 #pragma unroll
         for (uint32_t j = 0; j < V; j++)
             pm_tstore_slot(&g, j * blockDim.x + tid, E, &sl[j]);
-    const uint32_t QA = g.box[1] / W, a2 = q % QA, c2 = q / QA; /* sub-tile q: rows a2 W.. of slab c2 */
+    /* sub-tile q: rows a2 W.. of slab c2 (TMA store boxes: box[1] is a multiple of W; short tiles store with the
+     * threads) */
+    const uint32_t QA = g.box[1] >= W ? g.box[1] / W : 1u, a2 = q % QA, c2 = q / QA;
 
     for (uint64_t it = 0;; it++) {
         const uint64_t t = blockIdx.x + it * G;
@@ -362,7 +365,7 @@ extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permu
         const uint32_t w = tr_box_cols(e), br = L.grid.box[1] * L.grid.box[2]; /* lines of a tile */
         if (p->load_map.box.swizzle != TMA_SWIZZLE_128B || p->load_map.box.row_pitch != 128u ||
             p->load_map.box.smem_bytes != br * 128u || p->store_map.box.smem_bytes != w * 128u ||
-            L.grid.box[1] % w != 0 || br > PM_TILE_LINES)
+            !pm_tile_fits(L.grid.box[1], L.grid.box[2], e))
             return kd_fail(diag, TMA_ERR_UNSUPPORTED, "tma_permute: the tensor maps disagree with the kernel's "
                                                       "shared-memory layout (a libtma defect: please report it)");
         p->smem = (size_t)(PM_TR_STAGES + PM_TR_OUT_BUFFERS) * br * 128u + 1024u;
@@ -417,7 +420,7 @@ extern "C" tma_status tma_permute_run(const tma_permute_plan *p, tma_stream stre
     const uint32_t e = p->desc.elem_bytes;
     if (p->grid == 0 || p->group == 0 || p->rank < 1 || p->rank > 5 || (e != 1 && e != 2 && e != 4 && e != 8) ||
         p->transpose > 1u ||
-        (p->transpose && (p->box[1] == 0 || p->box[1] % tr_box_cols(e) != 0 || p->box[1] * p->box[2] > PM_TILE_LINES)))
+        (p->transpose && !pm_tile_fits(p->box[1], p->box[2], e)))
         return kd_fail(diag, TMA_ERR_ARG, "tma_permute_run: the plan was not made by tma_permute_plan_make, or its "
                                           "fields were changed (use tma_permute_plan_tune)");
     const pm_grid g = pm_grid_of(p);

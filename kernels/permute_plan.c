@@ -175,13 +175,17 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
         g->box[k] = 1; /* dimensions past the rank: one index */
     if (L->transpose) {
         const uint32_t w = tr_box_cols(e);
-        const uint64_t na = v[a].n, rows = (na + w - 1) / w * w;
-        const uint32_t L_ = PM_TILE_LINES;
-        const uint32_t br = rows < L_ ? (uint32_t)rows : L_; /* a multiple of w, at most PM_TILE_LINES */
-        /* dimension a short: stack slabs of the next dimension until the tile has 128 lines (pm_store_coords) */
+        const uint64_t na = v[a].n, rows = (na + w - 1) / w * w, slabs = n >= 3 ? v[o[2]].n : 1u;
+        const uint32_t L_ = PM_TILE_LINES, short_rows = pm_short_rows(na, slabs, e);
+        /* a multiple of w, at most PM_TILE_LINES, or a short tile's rows */
+        const uint32_t br = short_rows ? short_rows : rows < L_ ? (uint32_t)rows : L_;
+        /* dimension a short: stack slabs of the next dimension until the tile has 128 lines (pm_store_coords), whole
+         * sub-tiles of w lines for a short tile */
         uint32_t bc = 1;
         if (n >= 3 && br < L_)
-            bc = v[o[2]].n < L_ / br ? (uint32_t)v[o[2]].n : L_ / br;
+            bc = slabs < L_ / br ? (uint32_t)slabs : L_ / br;
+        if (short_rows)
+            bc -= bc % (w / br);
         ld->swizzle = st->swizzle = TMA_SWIZZLE_128B;
         ld->box_dim[0] = w, ld->box_dim[1] = br;
         st->box_dim[0] = w, st->box_dim[1] = w;
@@ -256,7 +260,7 @@ void pm_grid_dst(const tma_permute_desc *d, const uint32_t src_dim[5], pm_grid *
     pm_resolve_strides(d->elem_bytes, r, dd, d->dst_strides, ds);
     for (uint32_t k = 0; k < 5u; k++)
         g->dst_stride[k] = k < g->rank && src_dim[k] < r ? ds[inv[src_dim[k]]] : 0u;
-    g->tstore = pm_use_tstore(g->dst_stride[0], d->elem_bytes);
+    g->tstore = pm_use_tstore(g->dst_stride[0], d->elem_bytes, g->box[1]);
     uint64_t ss[5];
     pm_resolve_strides(d->elem_bytes, r, d->src_dims, d->src_strides, ss);
     g->src_keep = g->rank >= 2u && src_dim[1] < r ? pm_src_keep(ss[src_dim[1]], d->elem_bytes) : 0u;
@@ -310,7 +314,7 @@ tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_fac
         memset(tout, 0x5A, out_bytes);
         if ((s = tma_model_load_tiled(&L.ld, lc, tin, in_bytes, 0)) != TMA_OK)
             break;
-        const uint32_t sub = (uint32_t)(in_bytes / 128u) / w, qa = L.grid.box[1] / w;
+        const uint32_t sub = (uint32_t)(in_bytes / 128u) / w, qa = L.grid.box[1] >= w ? L.grid.box[1] / w : 1u;
         /* What each of the kernel's threads does: thread b takes block (k, c) of sub-tile q (THE LANE MAP). */
         for (uint32_t b = 0; b < sub * 64u; b++) {
             uint32_t q = b / 64u, k, c;

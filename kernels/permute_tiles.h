@@ -124,13 +124,21 @@ TMA_HD int pm_store_coords(const pm_grid *g, const int32_t ld[5], uint32_t a2, u
 
 /** THREAD STORES (TRANSPOSE, where pm_use_tstore): instead of W x W TMA store boxes (each dst row of a box 128
  *  bytes), the block's threads store the transposed tile from the output buffer with 16-byte st.global. Chunk i of
- *  the tile (i = j * threads + tid, j = 0 .. V - 1) is chunk x = i % S of row r = (i / S) % W of slab c2 = i / (S W),
- *  S = box[1] / V chunks per dst row segment: consecutive lanes write consecutive 16 bytes of one dst row (a warp 512
- *  contiguous bytes for fp32) and each quarter-warp reads one 128-byte line of one sub-tile (8 distinct swizzled
- *  chunks: no bank conflicts). What depends only on i is computed once per thread (pm_tstore_slot), so a tile costs
- *  each chunk a compare, an add, a 16-byte shared read and a 16-byte global write. */
+ *  the tile (i = j * threads + tid, j = 0 .. V - 1) is chunk x of row r (map dimension 0) of slab c2 = i / (S W), S =
+ *  box[1] / V chunks per dst row segment; its first tile line l = c2 box[1] + x V is its column in the transposed
+ *  rows (sub-tile l / W, column l % W of line r). Within a slab:
+ *  - S >= 8 (box[1] a multiple of W): x = i % S, r = (i / S) % W. Consecutive lanes write consecutive 16 bytes of
+ *    one dst row (a warp 512 contiguous bytes for fp32), and each quarter-warp reads 8 consecutive chunks of one
+ *    line.
+ *  - S < 8 (SHORT TILES, pm_short_rows: W / box[1] slabs side by side in each line): quarter-warp u of each group
+ *    of 8 rows takes rows u, u + S, u + 2 S, ... (S chunks each). Its chunks' swizzled positions in their lines are
+ *    (S m + x) ^ (S j + u) = S (m ^ j) + (x ^ u) for row 8 g + u + S j: 8 distinct bank groups. A warp covers 32 / S
+ *    rows of one slab: 512 contiguous bytes where dst's rows are dense (C = 4 fp32: 32 rows of 16 bytes).
+ *  Each quarter-warp thus reads 8 distinct 16-byte bank groups (tests/test_permute.c checks every one). What
+ *  depends only on i is computed once per thread (pm_tstore_slot), so a tile costs each chunk a compare, an add, a
+ *  16-byte shared read and a 16-byte global write. */
 typedef struct pm_slot {
-    uint32_t soff;     /**< byte offset of the chunk in the output buffer (sub-tile c2 QA + x / 8, line r, chunk x % 8,
+    uint32_t soff;     /**< byte offset of the chunk in the output buffer (sub-tile l / W, line r, column l % W,
                             128B-swizzled as the transpose wrote it) */
     uint32_t r, c2, xe;/**< its row (map dimension 0), slab (map dimension 2) and first element (map dimension 1),
                             relative to the tile's load coordinates */
@@ -139,9 +147,16 @@ typedef struct pm_slot {
 
 TMA_HD void pm_tstore_slot(const pm_grid *g, uint32_t i, uint32_t e, pm_slot *sl) {
     const uint32_t v = 16u / e, w = 128u / e, seg = g->box[1] / v;
-    const uint32_t x = i % seg, rr = i / seg, r = rr % w, c2 = rr / w;
-    const uint32_t q = c2 * (g->box[1] / w) + x / 8u;
-    sl->soff = q * w * 128u + tma_swizzle_elem(TMA_SWIZZLE_128B, 0, 128, e, r, (x % 8u) * v);
+    const uint32_t c2 = i / (seg * w), in = i % (seg * w); /* chunk `in` of slab c2 */
+    uint32_t x, r;
+    if (seg >= 8u) {
+        x = in % seg, r = in / seg;
+    } else {
+        const uint32_t grp = in / (8u * seg), u = in / 8u % seg, t = in % 8u;
+        x = t % seg, r = 8u * grp + u + seg * (t / seg);
+    }
+    const uint32_t l = c2 * g->box[1] + x * v;
+    sl->soff = l / w * w * 128u + tma_swizzle_elem(TMA_SWIZZLE_128B, 0, 128, e, r, l % w);
     sl->r = r, sl->c2 = c2, sl->xe = x * v;
     sl->rel = (uint64_t)r * g->dst_stride[0] + (uint64_t)c2 * g->dst_stride[2] + (uint64_t)x * 16u;
 }
@@ -169,9 +184,37 @@ TMA_HD uint32_t pm_tstore_elems(const pm_grid *g, const int32_t ld[5], const pm_
  *  to 82.8% of a device-to-device copy, fp64 75.3% -> 80.1%, bf16 6789 x 12345 78.2% -> 81.2%. 1-byte elements fell
  *  (u8 6789 x 12345: 89.6% -> 58.6%; its 64-thread blocks, 16 chunks each, cannot hide the extra shared-memory pass),
  *  and where the pitch is aligned TMA boxes are as fast or faster (thread stores everywhere: bf16 8192^2 84.8%, u8
- *  59.2%, fp32 93.8%, fp64 92.0%). */
-TMA_HD uint32_t pm_use_tstore(uint64_t dst_pitch, uint32_t elem_bytes) {
-    return dst_pitch % 32u != 0u && elem_bytes >= 2u;
+ *  59.2%, fp32 93.8%, fp64 92.0%). SHORT TILES (box_rows < W, pm_short_rows) always store with the threads: their
+ *  output lines hold several slabs' rows side by side, which no TMA box describes. */
+TMA_HD uint32_t pm_use_tstore(uint64_t dst_pitch, uint32_t elem_bytes, uint32_t box_rows) {
+    return elem_bytes >= 2u && (dst_pitch % 32u != 0u || box_rows < 128u / elem_bytes);
+}
+
+/** SHORT TILES (TRANSPOSE): the rows of dimension a (dst's innermost) a tile takes where a is shorter than W = 128 /
+ *  e elements, e.g. NCHW -> NHWC with 4-32 channels. A tile of W-multiple rows would then be mostly zero fill (C =
+ *  16 fp32: half of every tile; C = 4: seven eighths), and its W x W store boxes would write rows of a elements. A
+ *  short tile takes a rounded up to R = V 2^j (a divisor of W: chunks of 16 bytes never straddle a slab) and stacks
+ *  W / R slabs in each sub-tile, and its threads store it (pm_use_tstore). Returns R, or 0 for the usual tile: a >
+ *  W / 2 (R would be W), 1-byte elements (their kernel has no thread stores), or fewer slabs than fill one sub-tile
+ *  (rank 2). Measured on an H200 (tma-permute, % of a device-to-device copy, the builds alternating in one session,
+ *  2-3 rounds), NCHW -> NHWC 32 x C x H x W: fp32 C = 4 (224^2) 13.7-14.0% with W-row tiles -> 79.7-83.8%, bf16 C =
+ *  8 (224^2) 11.9-13.1% -> 70.9-71.6%, fp32 C = 16 (224^2) 51.6-51.7% -> 87.5-89.8%, bf16 C = 32 (112^2) 58.0-58.6%
+ *  -> 73.8-77.8%. (With the K slabs of a row side by side in each warp's stores instead of 512 contiguous bytes,
+ *  THREAD STORES below: 71.3-76.3%, 65.4-69.8%, 87.9-88.9%, 72.8-81.0%.) */
+TMA_HD uint32_t pm_short_rows(uint64_t a, uint64_t slabs, uint32_t e) {
+    const uint32_t w = 128u / e;
+    uint32_t r = 16u / e;
+    while (r < a && r < w)
+        r *= 2u;
+    return e >= 2u && r < w && slabs * r >= w ? r : 0u;
+}
+
+/** Whether a TRANSPOSE tile of `rows` rows of a by `slabs` slabs fits the kernel's shared-memory layout: whole
+ *  sub-tiles of W lines, at most PM_TILE_LINES, rows a multiple of W or a short tile's (pm_short_rows). */
+TMA_HD int pm_tile_fits(uint32_t rows, uint32_t slabs, uint32_t e) {
+    const uint32_t w = 128u / e, lines = rows * slabs;
+    return rows != 0u && lines != 0u && lines <= PM_TILE_LINES && lines % w == 0u &&
+           (rows % w == 0u || (e >= 2u && w % rows == 0u && rows % (16u / e) == 0u));
 }
 
 /** Which transposes load with an L2 evict_last policy and store with an evict_first one (the kernel instance with

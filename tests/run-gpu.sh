@@ -58,7 +58,7 @@ for tool in memcheck racecheck synccheck; do
         "$build/tests/test_gpu_conv" --jobs=1 --filter='gpu_conv/fixed'
     run "sanitizer_${tool}_permute" \
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
-        "$build/tests/test_gpu_permute" --jobs=1 --filter='gpu_permute/shapes_every_rank'
+        "$build/tests/test_gpu_permute" --jobs=1 --filter='gpu_permute/s*'
     run "sanitizer_${tool}_tensormap" env TMA_GPU_CONFIGS=${SANITIZER_CONFIGS:-40} \
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
         "$build/tests/test_gpu_tensormap" --jobs=1 --filter='gpu_tensormap/[ls]*'

@@ -109,6 +109,28 @@ Test(gpu_permute, shapes_every_rank, .timeout = 300) {
         }
 }
 
+/* NCHW -> NHWC with few channels: dst rows shorter than 128 bytes take short tiles (pm_short_rows in
+ * kernels/permute_tiles.h: several slabs' rows side by side in each output line, stored by the threads); ragged H W
+ * and N, so the last tile's slabs run past N. */
+Test(gpu_permute, short_channels, .timeout = 120) {
+    require_sm90();
+    seed_rng("gpu_permute short channels");
+    static const struct { uint32_t e, c; } cases[] = {{2, 8}, {2, 16}, {2, 24}, {2, 32}, {4, 4}, {4, 8},
+                                                      {4, 12}, {4, 16}, {8, 2}, {8, 4}, {8, 8}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tma_permute_desc d;
+        memset(&d, 0, sizeof d);
+        d.elem_bytes = cases[i].e, d.rank = 4;
+        d.src_dims[0] = 37, d.src_dims[1] = 29, d.src_dims[2] = cases[i].c, d.src_dims[3] = 13;
+        d.perm[0] = 2, d.perm[1] = 0, d.perm[2] = 1, d.perm[3] = 3;
+        pr_layout L = pr_layout_of(&d);
+        if (L.ss[1] % 16) /* rows of 37 elements padded to 16 bytes */
+            d.src_strides[0] = (L.ss[1] + 15) / 16 * 16, d.src_strides[1] = d.src_strides[0] * 29,
+            d.src_strides[2] = d.src_strides[1] * cases[i].c;
+        gpu_case(d, ~0u, TMA_L2_NONE, (int)(i % 2));
+    }
+}
+
 Test(gpu_permute, tile_orders_and_l2, .timeout = 120) {
     require_sm90();
     seed_rng("gpu_permute tune");

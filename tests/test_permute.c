@@ -244,6 +244,77 @@ Test(permute_model, thread_stores_where_dst_rows_are_not_32_byte_aligned) {
     }
 }
 
+Test(permute_model, short_tiles_where_dst_rows_are_shorter_than_128_bytes) {
+    /* NCHW -> NHWC with few channels: src {HW, C, N}, dst {C, HW, N}. dst's innermost dimension a = C is shorter
+     * than W, so the tile takes C rounded up to V 2^j rows of W / R slabs each (pm_short_rows) and the threads store
+     * it. Ragged HW (7 x 9) and N, dst rows padded to 16 bytes where C e is not a multiple of 16. */
+    uint64_t rng = seed_of("permute_model short tiles");
+    static const struct { uint32_t e, c, rows; } cases[] = {
+        {2, 8, 8}, {2, 12, 16}, {2, 16, 16}, {2, 24, 32}, {2, 32, 32}, {2, 40, 0}, {4, 4, 4}, {4, 5, 8},
+        {4, 8, 8}, {4, 12, 16}, {4, 16, 16}, {4, 20, 0},  {8, 2, 2},   {8, 3, 4},  {8, 6, 8}, {8, 8, 8}, {8, 9, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const uint32_t e = cases[i].e, c = cases[i].c, w = 128u / e;
+        tma_permute_desc d = {.elem_bytes = e, .rank = 4, .src_dims = {7, 9, c, 2 * w + 3}, .perm = {2, 0, 1, 3}};
+        d.src_strides[0] = (7u * e + 15u) / 16u * 16u;
+        d.src_strides[1] = d.src_strides[0] * 9u, d.src_strides[2] = d.src_strides[1] * c;
+        d.dst_strides[0] = (c * e + 15u) / 16u * 16u;
+        d.dst_strides[1] = d.dst_strides[0] * 7u, d.dst_strides[2] = d.dst_strides[1] * 9u;
+        const pm_layout L = plan_of(d);
+        cr_assert_eq(L.transpose, 1, "C %u e %u", c, e);
+        if (cases[i].rows) {
+            cr_assert_eq(L.grid.box[1], cases[i].rows, "C %u e %u: rows %u", c, e, L.grid.box[1]);
+            cr_assert_eq(L.grid.box[1] * L.grid.box[2] % w, 0, "whole sub-tiles");
+            cr_assert_eq(L.grid.tstore, 1, "C %u e %u: the threads store a short tile", c, e);
+        } else {
+            cr_assert_eq(L.grid.box[1] % w, 0, "C %u e %u: W-multiple rows %u", c, e, L.grid.box[1]);
+        }
+        cr_assert(pm_tile_fits(L.grid.box[1], L.grid.box[2], e));
+        cr_assert_eq(model_case(&rng, d), 1);
+    }
+    /* too few slabs to fill a sub-tile (rank 2, or N C < W): the usual tile, TMA boxes */
+    cr_assert_eq(pm_short_rows(8, 1, 4), 0);
+    cr_assert_eq(pm_short_rows(8, 3, 4), 0);
+    cr_assert_eq(pm_short_rows(8, 4, 4), 8);
+    cr_assert_eq(pm_short_rows(8, 1000, 1), 0, "1-byte elements: no thread stores");
+    tma_permute_desc d2 = {.elem_bytes = 4, .rank = 2, .src_dims = {100, 8}, .perm = {1, 0}, .src_strides = {400},
+                           .dst_strides = {32}};
+    cr_assert_eq(plan_of(d2).grid.box[1], 32u);
+    cr_assert_eq(model_case(&rng, d2), 1);
+}
+
+Test(permute_model, thread_store_reads_are_conflict_free) {
+    /* Each quarter-warp's 8 consecutive chunks (pm_tstore_slot) read 8 distinct 16-byte bank groups of the output
+     * buffer, for the usual tiles (rows a multiple of W) and for short ones (several slabs in each line). */
+    for (uint32_t e = 2; e <= 8; e *= 2) {
+        const uint32_t w = 128u / e, v = 16u / e;
+        for (uint32_t rows = v; rows <= 4u * w; rows *= 2) {
+            const uint32_t slabs = PM_TILE_LINES / rows ? PM_TILE_LINES / rows : 1u;
+            if (!pm_tile_fits(rows, slabs, e))
+                continue;
+            pm_grid g;
+            memset(&g, 0, sizeof g);
+            g.box[1] = rows, g.box[2] = slabs;
+            const uint32_t chunks = rows * slabs * 8u; /* 8 chunks of 16 bytes in each line */
+            uint8_t seen_chunk[PM_TILE_LINES * 8u];
+            memset(seen_chunk, 0, sizeof seen_chunk);
+            for (uint32_t i0 = 0; i0 < chunks; i0 += 8u) {
+                uint32_t groups = 0;
+                for (uint32_t i = i0; i < i0 + 8u; i++) {
+                    pm_slot sl;
+                    pm_tstore_slot(&g, i, e, &sl);
+                    groups |= 1u << (sl.soff / 16u % 8u);
+                    cr_assert_lt(sl.soff / 16u, chunks);
+                    seen_chunk[sl.soff / 16u]++;
+                }
+                cr_assert_eq(groups, 0xFFu, "e %u rows %u chunks %u..: bank groups %02x", e, rows, i0, groups);
+            }
+            for (uint32_t k = 0; k < chunks; k++) /* every chunk of the buffer read once */
+                cr_assert_eq(seen_chunk[k], 1, "e %u rows %u: chunk %u read %u times", e, rows, k, seen_chunk[k]);
+        }
+    }
+}
+
 Test(permute_model, merged_strides_need_not_be_16_byte_multiples) {
     /* dense fp32 7 x 5 x 3 -> its own layout: src strides 28 and 140 bytes, which TMA cannot describe, vanish in
      * the merge (one run of 105 elements) */
