@@ -102,6 +102,13 @@ static const pcase cases[] = {
     {"batched [64,1000,1000]^T", 4, 3, {1000, 1000, 64}, {1, 0, 2}, 0},
     {"rank 5 (1,3,0,4,2)", 4, 5, {256, 128, 64, 32, 16}, {1, 3, 0, 4, 2}, 1},
     {"rank 5, 64-byte dst rows", 4, 5, {48, 32, 64, 16, 24}, {3, 0, 4, 1, 2}, 1},
+    /* not the issue's: few channels, dst (NHWC) or src (NCHW) rows shorter than 128 bytes (pm_short_rows) */
+    {"NCHW->NHWC 32x4x224x224", 4, 4, {224, 224, 4, 32}, {2, 0, 1, 3}, 0},
+    {"NCHW->NHWC 32x8x224x224", 2, 4, {224, 224, 8, 32}, {2, 0, 1, 3}, 0},
+    {"NCHW->NHWC 32x16x224x224", 4, 4, {224, 224, 16, 32}, {2, 0, 1, 3}, 0},
+    {"NCHW->NHWC 32x32x112x112", 2, 4, {112, 112, 32, 32}, {2, 0, 1, 3}, 0},
+    {"NHWC->NCHW 32x16x224x224", 4, 4, {16, 224, 224, 32}, {1, 2, 0, 3}, 0},
+    {"NHWC->NCHW 32x32x112x112", 2, 4, {32, 112, 112, 32}, {1, 2, 0, 3}, 0},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
