@@ -37,6 +37,15 @@ static __device__ __forceinline__ void pm_load_keep(uint32_t rank, void *smem, c
     }
 }
 
+/* The load map's coordinates of the tile at ld (pm_load_order, with the tile's kind known at compile time). */
+template <bool PACK>
+static __device__ __forceinline__ void pm_load_coords(const int32_t (&ld)[5], int32_t (&mc)[5]) {
+    for (int i = 0; i < 5; i++)
+        mc[i] = ld[i];
+    if (PACK)
+        mc[1] = ld[2], mc[2] = ld[1];
+}
+
 static __device__ __forceinline__ void pm_store(uint32_t rank, const tma_tensor *t, const void *smem,
                                                 const int32_t (&c)[5]) {
     switch (rank) {
@@ -158,13 +167,16 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
  * instances' SASS differ in layout only (the same hinted STG / UTMALDG / UTMASTG on the executed path, plus the
  * unused plain ones); why that costs 5 points is not established.
  * ---------------------------------------------------------------------------------------------- */
-template <int E, bool KEEP>
+template <int E, bool KEEP, bool PACK>
 __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_kernel(const __grid_constant__ tma_tensor tin,
                                                               const __grid_constant__ tma_tensor tout,
                                                               const pm_grid g, uint64_t ntiles, uint8_t *dst) {
     constexpr uint32_t V = 16 / E, W = 128 / E, S = PM_TR_STAGES, NB = PM_TR_OUT_BUFFERS;
     constexpr tma_swizzle SW = TMA_SWIZZLE_128B;
-    const uint32_t TILE = g.box[1] * g.box[2] * 128u; /* box[1] * box[2] lines of 128 bytes */
+    /* lines of 128 bytes (pm_tile_lines); a packed tile (PACK = pm_packed: pm_packed_cols) is loaded unswizzled
+     * through a map that lists {0, slab, a, ...}; the output is always 128B-swizzled */
+    const uint32_t TILE = g.box[1] * (PACK ? 1u : g.box[2]) * 128u;
+    constexpr tma_swizzle SW_IN = PACK ? TMA_SWIZZLE_NONE : SW;
     extern __shared__ uint8_t dyn[];
     __shared__ uint64_t full[S];
     /* 1024-byte aligned: every tile starts the swizzle pattern at phase 0, which the lane map assumes. */
@@ -186,15 +198,16 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
         for (uint32_t s = 0; s < S; s++) {
             const uint64_t t = blockIdx.x + s * G;
             if (t < ntiles) {
-                int32_t lc[5];
+                int32_t lc[5], mc[5];
                 pm_transpose_coords(&g, t, lc);
                 for (int i = 0; i < 5; i++)
                     crd[s][i] = lc[i];
+                pm_load_coords<PACK>(lc, mc);
                 tma_mbar_expect_box(&full[s], &tin);
                 if (KEEP && g.src_keep)
-                    pm_load_keep(g.rank, in_buf + s * TILE, &tin, &full[s], lc);
+                    pm_load_keep(g.rank, in_buf + s * TILE, &tin, &full[s], mc);
                 else
-                    pm_load(g.rank, in_buf + s * TILE, &tin, &full[s], lc);
+                    pm_load(g.rank, in_buf + s * TILE, &tin, &full[s], mc);
             }
         }
 
@@ -231,7 +244,7 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
         uint4 a[V], o[V];
 #pragma unroll
         for (uint32_t i = 0; i < V; i++)
-            a[i] = *(const uint4 *)__cvta_shared_to_generic(tma_swizzle_elem(SW, in_a, 128, E, q * W + k * V + i, c * V));
+            a[i] = *(const uint4 *)__cvta_shared_to_generic(tma_swizzle_elem(SW_IN, in_a, 128, E, q * W + k * V + i, c * V));
         tr_regs<E>::run(a, o);
 #pragma unroll
         for (uint32_t j = 0; j < V; j++)
@@ -281,13 +294,15 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
             }
         }
         if (tid == 0 && tn < ntiles) {
+            int32_t mc[5];
             for (int i = 0; i < 5; i++)
                 crd[s][i] = nc[i];
+            pm_load_coords<PACK>(nc, mc);
             tma_mbar_expect_box(&full[s], &tin);
             if (KEEP && g.src_keep)
-                pm_load_keep(g.rank, in, &tin, &full[s], nc);
+                pm_load_keep(g.rank, in, &tin, &full[s], mc);
             else
-                pm_load(g.rank, in, &tin, &full[s], nc);
+                pm_load(g.rank, in, &tin, &full[s], mc);
         }
     }
     if (issuer)
@@ -301,17 +316,25 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
 /* The transpose kernel for e-byte elements, with or without the L2 hints (keep: pm_src_keep, never for 1 byte,
  * always for 4 bytes). */
 typedef void (*pm_transpose_fn)(tma_tensor, tma_tensor, pm_grid, uint64_t, uint8_t *);
-static pm_transpose_fn pm_transpose_of(uint32_t e, uint32_t keep) {
+static pm_transpose_fn pm_transpose_of(uint32_t e, uint32_t keep, uint32_t packed) {
+    if (packed) /* never with the L2 hints (pm_grid_dst) */
+        switch (e) {
+        case 1: return pm_transpose_kernel<1, false, true>;
+        case 2: return pm_transpose_kernel<2, false, true>;
+        case 4: return pm_transpose_kernel<4, false, true>;
+        default: return pm_transpose_kernel<8, false, true>;
+        }
     switch (e) {
-    case 1: return pm_transpose_kernel<1, false>;
-    case 2: return keep ? pm_transpose_kernel<2, true> : pm_transpose_kernel<2, false>;
-    case 4: return pm_transpose_kernel<4, true>;
-    default: return keep ? pm_transpose_kernel<8, true> : pm_transpose_kernel<8, false>;
+    case 1: return pm_transpose_kernel<1, false, false>;
+    case 2: return keep ? pm_transpose_kernel<2, true, false> : pm_transpose_kernel<2, false, false>;
+    case 4: return pm_transpose_kernel<4, true, false>;
+    default: return keep ? pm_transpose_kernel<8, true, false> : pm_transpose_kernel<8, false, false>;
     }
 }
 
-static const void *pm_kernel_of(uint32_t transpose, uint32_t e, uint32_t keep) {
-    return transpose ? (const void *)pm_transpose_of(e, keep) : (const void *)pm_copy_kernel;
+static const void *pm_kernel_of(uint32_t transpose, uint32_t e, const pm_grid *g) {
+    return transpose ? (const void *)pm_transpose_of(e, g->src_keep, (uint32_t)pm_packed(g, e))
+                     : (const void *)pm_copy_kernel;
 }
 
 /* The plan's layout, rebuilt from its fields (run re-derives nothing else). */
@@ -354,18 +377,21 @@ extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permu
         return st;
     p->desc = *desc;
     p->transpose = L.transpose, p->rank = L.grid.rank, p->tiles = L.tiles, p->group = L.grid.group;
+    const int swapped = L.transpose && pm_packed(&L.grid, desc->elem_bytes); /* load map {0, slab, a, ...} */
     for (uint32_t k = 0; k < 5u; k++)
         p->src_dim[k] = L.src_dim[k], p->box[k] = L.grid.box[k], p->tiles_n[k] = L.grid.n[k],
-        p->dims[k] = k < L.grid.rank ? L.ld.global_dim[k] : 1u;
+        p->dims[k] = k >= L.grid.rank ? 1u : L.ld.global_dim[swapped && (k == 1u || k == 2u) ? 3u - k : k];
     if ((st = pm_encode(p, &L, TMA_L2_256B, diag)) != TMA_OK)
         return st;
     const uint32_t e = desc->elem_bytes;
     if (L.transpose) {
         /* The kernel addresses shared memory with compile-time W and the box height; the maps must agree. */
-        const uint32_t w = tr_box_cols(e), br = L.grid.box[1] * L.grid.box[2]; /* lines of a tile */
-        if (p->load_map.box.swizzle != TMA_SWIZZLE_128B || p->load_map.box.row_pitch != 128u ||
+        const uint32_t w = tr_box_cols(e), br = pm_tile_lines(L.grid.box[0], L.grid.box[1], L.grid.box[2], e);
+        const int packed = pm_packed(&L.grid, e);
+        if (p->load_map.box.swizzle != (packed ? TMA_SWIZZLE_NONE : TMA_SWIZZLE_128B) ||
+            p->load_map.box.row_pitch != (packed ? L.grid.box[0] * e : 128u) ||
             p->load_map.box.smem_bytes != br * 128u || p->store_map.box.smem_bytes != w * 128u ||
-            !pm_tile_fits(L.grid.box[1], L.grid.box[2], e))
+            !pm_tile_fits(L.grid.box[0], L.grid.box[1], L.grid.box[2], e))
             return kd_fail(diag, TMA_ERR_UNSUPPORTED, "tma_permute: the tensor maps disagree with the kernel's "
                                                       "shared-memory layout (a libtma defect: please report it)");
         p->smem = (size_t)(PM_TR_STAGES + PM_TR_OUT_BUFFERS) * br * 128u + 1024u;
@@ -375,7 +401,8 @@ extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permu
         p->smem = PM_COPY_STAGES * stage + 1024u;
         p->block = 32u;
     }
-    const void *fn = pm_kernel_of(p->transpose, e, p->transpose ? pm_grid_of(p).src_keep : 0u); /* as run picks it */
+    const pm_grid pg = pm_grid_of(p);
+    const void *fn = pm_kernel_of(p->transpose, e, &pg); /* as run picks it */
     int per_sm = 0;
     /* The attribute belongs to the kernel, not to the plan: allow the most any plan of this kernel uses, so a plan
      * made later with a smaller box cannot lower it under an earlier plan's (its launch would then fail with
@@ -420,7 +447,7 @@ extern "C" tma_status tma_permute_run(const tma_permute_plan *p, tma_stream stre
     const uint32_t e = p->desc.elem_bytes;
     if (p->grid == 0 || p->group == 0 || p->rank < 1 || p->rank > 5 || (e != 1 && e != 2 && e != 4 && e != 8) ||
         p->transpose > 1u ||
-        (p->transpose && !pm_tile_fits(p->box[1], p->box[2], e)))
+        (p->transpose && !pm_tile_fits(p->box[0], p->box[1], p->box[2], e)))
         return kd_fail(diag, TMA_ERR_ARG, "tma_permute_run: the plan was not made by tma_permute_plan_make, or its "
                                           "fields were changed (use tma_permute_plan_tune)");
     const pm_grid g = pm_grid_of(p);
@@ -430,8 +457,8 @@ extern "C" tma_status tma_permute_run(const tma_permute_plan *p, tma_stream stre
         const uint32_t stage = (uint32_t)((p->load_map.box.smem_bytes + 1023u) / 1024u * 1024u);
         pm_copy_kernel<<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles, stage);
     } else {
-        pm_transpose_of(e, g.src_keep)<<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles,
-                                                                          dst);
+        pm_transpose_of(e, g.src_keep, (uint32_t)pm_packed(&g, e))<<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g,
+                                                                                    p->tiles, dst);
     }
     tma_status st = kd_cuda(diag, cudaGetLastError(), "tma_permute kernel launch (or an earlier unchecked call)");
     return st == TMA_OK ? kd_ok(diag) : st;

@@ -61,6 +61,39 @@ static tma_status pm_check_map(const pm_layout *L, const tma_tiled_desc *d, cons
     return kd_fail(diag, st, "%s: %s (%s)", which, m.message, legend);
 }
 
+/* PACKED TILES (pm_packed_cols in permute_tiles.h): where src's innermost dimension is at most half of W and there
+ * are slabs to put side by side, turn the checked TRANSPOSE plan into a packed one. Not where its a is short too
+ * (box[1] < W: a short tile) or the threads store (their chunks assume lines of one slab); kept only if both new
+ * maps pass the rules, so a refusal never depends on it. */
+static void pm_pack(const tma_permute_desc *d, pm_layout *L) {
+    pm_grid *g = &L->grid;
+    const uint32_t e = L->elem_bytes, w = tr_box_cols(e);
+    if (g->rank < 3u || g->box[1] < w || g->tstore)
+        return;
+    const uint32_t c0 = pm_packed_cols(L->ld.global_dim[0], L->ld.global_dim[2], e);
+    if (c0 == 0u)
+        return;
+    tma_tiled_desc ld = L->ld, st = L->st;
+    /* load map {0, slab, a, ...}: dimensions 1 and 2 swapped (strides: global_stride[k - 1] is dimension k's) */
+    ld.global_dim[1] = L->ld.global_dim[2], ld.global_dim[2] = L->ld.global_dim[1];
+    ld.global_stride[0] = L->ld.global_stride[1], ld.global_stride[1] = L->ld.global_stride[0];
+    ld.swizzle = TMA_SWIZZLE_NONE;
+    ld.box_dim[0] = c0, ld.box_dim[1] = w / c0, ld.box_dim[2] = g->box[1];
+    st.box_dim[1] = c0, st.box_dim[2] = w / c0; /* {a: W, 0: C0, slab: K} */
+    tma_diag m;
+    if (tma_check_tiled(&ld, &m) != TMA_OK || tma_check_tiled(&st, &m) != TMA_OK)
+        return;
+    L->ld = ld, L->st = st;
+    g->box[0] = c0, g->box[2] = w / c0;
+    L->tiles = 1;
+    for (uint32_t k = 0; k < g->rank; k++) {
+        g->n[k] = (uint32_t)(((k == 1u ? ld.global_dim[2] : k == 2u ? ld.global_dim[1] : ld.global_dim[k]) +
+                              g->box[k] - 1u) / g->box[k]);
+        L->tiles *= g->n[k];
+    }
+    pm_grid_dst(d, L->src_dim, g);
+}
+
 tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
     if (L == NULL || d == NULL)
         return kd_fail(diag, TMA_ERR_NULL_ARG, "%s = NULL: pass a tma_permute_desc", d == NULL ? "desc" : "layout");
@@ -245,6 +278,8 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
     tma_status s = pm_check_map(L, ld, "src (load) map", diag);
     if (s == TMA_OK)
         s = pm_check_map(L, st, "dst (store) map", diag);
+    if (s == TMA_OK && L->transpose)
+        pm_pack(d, L);
     return s == TMA_OK ? kd_ok(diag) : s;
 }
 
@@ -263,7 +298,8 @@ void pm_grid_dst(const tma_permute_desc *d, const uint32_t src_dim[5], pm_grid *
     g->tstore = pm_use_tstore(g->dst_stride[0], d->elem_bytes, g->box[1]);
     uint64_t ss[5];
     pm_resolve_strides(d->elem_bytes, r, d->src_dims, d->src_strides, ss);
-    g->src_keep = g->rank >= 2u && src_dim[1] < r ? pm_src_keep(ss[src_dim[1]], d->elem_bytes) : 0u;
+    /* a packed tile's box rows are whole pixels, one run with their neighbours: the hints' reason does not arise */
+    g->src_keep = g->rank >= 2u && src_dim[1] < r && !pm_packed(g, d->elem_bytes) ? pm_src_keep(ss[src_dim[1]], d->elem_bytes) : 0u;
     g->outer[0] = 2, g->outer[1] = 3, g->outer[2] = 4;
     /* Tiles walk the outer map dimensions (2..4, one slab after another) in the order of their dst strides, smallest
      * first, so the tiles in flight write neighbouring dst bytes (an insertion sort). The rank-5 case {256, 128, 64,
@@ -298,7 +334,7 @@ tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_fac
         return kd_fail(diag, TMA_ERR_UNSUPPORTED, "tma_permute_model: out of host memory (%zu bytes)",
                        in_bytes + out_bytes);
     }
-    const tma_swizzle sw = TMA_SWIZZLE_128B;
+    const tma_swizzle sw = TMA_SWIZZLE_128B, sw_in = pm_packed(&L.grid, e) ? TMA_SWIZZLE_NONE : sw;
     uint64_t stores = 0;
     for (uint64_t t = 0; t < L.tiles && s == TMA_OK; t++) {
         int32_t lc[5];
@@ -312,7 +348,9 @@ tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_fac
         }
         pm_transpose_coords(&L.grid, t, lc);
         memset(tout, 0x5A, out_bytes);
-        if ((s = tma_model_load_tiled(&L.ld, lc, tin, in_bytes, 0)) != TMA_OK)
+        int32_t mc[5];
+        pm_load_order(&L.grid, e, lc, mc);
+        if ((s = tma_model_load_tiled(&L.ld, mc, tin, in_bytes, 0)) != TMA_OK)
             break;
         const uint32_t sub = (uint32_t)(in_bytes / 128u) / w, qa = L.grid.box[1] >= w ? L.grid.box[1] / w : 1u;
         /* What each of the kernel's threads does: thread b takes block (k, c) of sub-tile q (THE LANE MAP). */
@@ -321,7 +359,7 @@ tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_fac
             tr_lane_block(b % 64u, &k, &c);
             uint8_t blk[16][16];
             for (uint32_t i = 0; i < v; i++) /* 16-byte read of line q*w + k*v + i, chunk c */
-                memcpy(blk[i], tin + tma_swizzle_elem(sw, 0, 128, e, q * w + k * v + i, c * v), 16);
+                memcpy(blk[i], tin + tma_swizzle_elem(sw_in, 0, 128, e, q * w + k * v + i, c * v), 16);
             for (uint32_t j = 0; j < v; j++) { /* column j of the block becomes line c*v + j, chunk k */
                 uint8_t row[16];
                 for (uint32_t i = 0; i < v; i++)

@@ -62,6 +62,10 @@ typedef struct pm_grid {
     uint32_t src_keep; /**< TRANSPOSE: 1 = loads with an L2 evict_last policy, stores evict_first (pm_src_keep) */
 } pm_grid;
 
+/** TRANSPOSE: whether the tile is a packed one (box[0] < W: pm_packed_cols), box[2] slabs side by side in each line,
+ *  loaded unswizzled through a map that lists {0, slab, a, ...}. */
+TMA_HD int pm_packed(const pm_grid *g, uint32_t e) { return g->box[0] < 128u / e; }
+
 /** x / n with *rem = x % n, in 32-bit arithmetic whenever x fits (a 64-bit division is a long subroutine on the
  *  GPU; the thread that issues the copies runs this twice per tile, on the pipeline's critical path). */
 TMA_HD uint64_t pm_divmod(uint64_t x, uint32_t n, uint32_t *rem) {
@@ -209,12 +213,51 @@ TMA_HD uint32_t pm_short_rows(uint64_t a, uint64_t slabs, uint32_t e) {
     return e >= 2u && r < w && slabs * r >= w ? r : 0u;
 }
 
-/** Whether a TRANSPOSE tile of `rows` rows of a by `slabs` slabs fits the kernel's shared-memory layout: whole
- *  sub-tiles of W lines, at most PM_TILE_LINES, rows a multiple of W or a short tile's (pm_short_rows). */
-TMA_HD int pm_tile_fits(uint32_t rows, uint32_t slabs, uint32_t e) {
-    const uint32_t w = 128u / e, lines = rows * slabs;
+/** PACKED TILES (TRANSPOSE): the elements of src's innermost dimension (map dimension 0) a tile takes where it is
+ *  at most W / 2 elements, e.g. NHWC -> NCHW with 4-32 channels. A tile W elements wide would then be mostly zero
+ *  fill (C = 16 fp32: half of every line). A packed tile takes dimension 0 rounded up to C0 = V 2^j elements (16,
+ *  32 or 64 bytes) and puts K = W / C0 slabs side by side in each 128-byte line: its load map lists the dimensions
+ *  {0, slab, a, ...} with the box {C0, K, rows of a}, unswizzled (a swizzled box row narrower than the span would
+ *  take a whole span: the smem image rule of docs/HARDWARE.md), so line l is row l of a with the K slabs' C0
+ *  elements in turn. The lane map reads it without conflicts unswizzled too (the 8 lanes of a quarter-warp read
+ *  the 8 chunks c = 0..7 of their lines: transpose_tiles.h) and writes the usual 128B-swizzled sub-tile, whose row
+ *  x holds element x % C0 of dimension 0 of slab x / C0: a W x C0 x K TMA store box of the store map {a, 0, slab,
+ *  ...}. Returns C0, or 0 for the usual tile: dimension 0 > W / 2, or fewer than K slabs (the plan also keeps the
+ *  usual tile where the threads store, pm_use_tstore, or a is short too, pm_short_rows). Measured on an H200
+ *  (tma-permute, % of a device-to-device copy, the builds alternating, two rounds), NHWC -> NCHW 32 x C x H x W:
+ *  fp32 C = 16 (224^2) 50.8% with W-wide tiles -> 89.6-91.3%, bf16 C = 32 (112^2) 50.6-51.4% -> 93.0-93.9%; every
+ *  other case of the sample within the rounds' spread. Without the L2 hints (pm_grid_dst): with them, on another
+ *  machine, fp32 93.5-94.4% and bf16 81.3-82.6%. */
+TMA_HD uint32_t pm_packed_cols(uint64_t n0, uint64_t slabs, uint32_t e) {
+    const uint32_t w = 128u / e;
+    uint32_t c0 = 16u / e;
+    while (c0 < n0 && c0 < w)
+        c0 *= 2u;
+    return c0 < w && slabs >= w / c0 ? c0 : 0u;
+}
+
+/** Lines (of 128 bytes) of a TRANSPOSE tile of box {cols, rows, slabs}: rows times the slabs stacked below each
+ *  other, or, in a packed tile (cols < W), side by side in each line. */
+TMA_HD uint32_t pm_tile_lines(uint32_t cols, uint32_t rows, uint32_t slabs, uint32_t e) {
+    return cols < 128u / e ? rows : rows * slabs;
+}
+
+/** Whether a TRANSPOSE tile of box {cols, rows, slabs} fits the kernel's shared-memory layout: whole sub-tiles of
+ *  W lines, at most PM_TILE_LINES; rows a multiple of W or a short tile's (pm_short_rows); cols W, or a packed
+ *  tile's C0 with K = W / C0 slabs (pm_packed_cols). */
+TMA_HD int pm_tile_fits(uint32_t cols, uint32_t rows, uint32_t slabs, uint32_t e) {
+    const uint32_t w = 128u / e, v = 16u / e, lines = pm_tile_lines(cols, rows, slabs, e);
+    if (cols != w && (cols == 0u || cols % v != 0u || w % cols != 0u || slabs != w / cols || rows % w != 0u))
+        return 0;
     return rows != 0u && lines != 0u && lines <= PM_TILE_LINES && lines % w == 0u &&
-           (rows % w == 0u || (e >= 2u && w % rows == 0u && rows % (16u / e) == 0u));
+           (rows % w == 0u || (e >= 2u && w % rows == 0u && rows % v == 0u));
+}
+
+/** The load map's coordinates of the tile at ld (the kernel's order {0, a, slab, ...}): a packed tile's load map
+ *  lists {0, slab, a, ...}. */
+TMA_HD void pm_load_order(const pm_grid *g, uint32_t e, const int32_t ld[5], int32_t mc[5]) {
+    const int packed = pm_packed(g, e);
+    mc[0] = ld[0], mc[1] = packed ? ld[2] : ld[1], mc[2] = packed ? ld[1] : ld[2], mc[3] = ld[3], mc[4] = ld[4];
 }
 
 /** Which transposes load with an L2 evict_last policy and store with an evict_first one (the kernel instance with

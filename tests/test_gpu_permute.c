@@ -110,13 +110,14 @@ Test(gpu_permute, shapes_every_rank, .timeout = 300) {
 }
 
 /* NCHW -> NHWC with few channels: dst rows shorter than 128 bytes take short tiles (pm_short_rows in
- * kernels/permute_tiles.h: several slabs' rows side by side in each output line, stored by the threads); ragged H W
- * and N, so the last tile's slabs run past N. */
+ * kernels/permute_tiles.h: several slabs' rows side by side in each output line, stored by the threads); NHWC ->
+ * NCHW: src rows shorter than 128 bytes take packed tiles (pm_packed_cols: several slabs side by side in each input
+ * line, loaded unswizzled). Ragged H W and N, so the last tile's slabs run past N. */
 Test(gpu_permute, short_channels, .timeout = 120) {
     require_sm90();
     seed_rng("gpu_permute short channels");
-    static const struct { uint32_t e, c; } cases[] = {{2, 8}, {2, 16}, {2, 24}, {2, 32}, {4, 4}, {4, 8},
-                                                      {4, 12}, {4, 16}, {8, 2}, {8, 4}, {8, 8}};
+    static const struct { uint32_t e, c; } cases[] = {{1, 16}, {1, 48}, {2, 8},  {2, 16}, {2, 24}, {2, 32},
+                                                      {4, 4},  {4, 8},  {4, 12}, {4, 16}, {8, 2},  {8, 4}, {8, 8}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tma_permute_desc d;
         memset(&d, 0, sizeof d);
@@ -127,6 +128,14 @@ Test(gpu_permute, short_channels, .timeout = 120) {
         if (L.ss[1] % 16) /* rows of 37 elements padded to 16 bytes */
             d.src_strides[0] = (L.ss[1] + 15) / 16 * 16, d.src_strides[1] = d.src_strides[0] * 29,
             d.src_strides[2] = d.src_strides[1] * cases[i].c;
+        gpu_case(d, ~0u, TMA_L2_NONE, (int)(i % 2));
+        /* and back: NHWC {C, W, H, N} -> NCHW, each H W plane padded to 32 bytes (TMA stores) */
+        memset(&d, 0, sizeof d);
+        d.elem_bytes = cases[i].e, d.rank = 4;
+        d.src_dims[0] = cases[i].c, d.src_dims[1] = 37, d.src_dims[2] = 29, d.src_dims[3] = 13;
+        d.perm[0] = 1, d.perm[1] = 2, d.perm[2] = 0, d.perm[3] = 3;
+        d.dst_strides[0] = 37u * cases[i].e;
+        d.dst_strides[1] = (37u * 29u * cases[i].e + 31u) / 32u * 32u, d.dst_strides[2] = d.dst_strides[1] * cases[i].c;
         gpu_case(d, ~0u, TMA_L2_NONE, (int)(i % 2));
     }
 }

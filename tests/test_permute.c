@@ -269,7 +269,7 @@ Test(permute_model, short_tiles_where_dst_rows_are_shorter_than_128_bytes) {
         } else {
             cr_assert_eq(L.grid.box[1] % w, 0, "C %u e %u: W-multiple rows %u", c, e, L.grid.box[1]);
         }
-        cr_assert(pm_tile_fits(L.grid.box[1], L.grid.box[2], e));
+        cr_assert(pm_tile_fits(L.grid.box[0], L.grid.box[1], L.grid.box[2], e));
         cr_assert_eq(model_case(&rng, d), 1);
     }
     /* too few slabs to fill a sub-tile (rank 2, or N C < W): the usual tile, TMA boxes */
@@ -283,6 +283,47 @@ Test(permute_model, short_tiles_where_dst_rows_are_shorter_than_128_bytes) {
     cr_assert_eq(model_case(&rng, d2), 1);
 }
 
+Test(permute_model, packed_tiles_where_src_rows_are_shorter_than_128_bytes) {
+    /* NHWC -> NCHW with few channels: src {C, HW, N}, dst {HW, C, N}. src's innermost dimension is at most W / 2, so
+     * the tile takes C rounded up to C0 = V 2^j and W / C0 slabs side by side in each line (pm_packed_cols), loaded
+     * unswizzled through a map of order {C, N, HW} and stored as W x C0 x K boxes. Ragged HW (7 x 9) and N (not a
+     * multiple of K). */
+    uint64_t rng = seed_of("permute_model packed tiles");
+    static const struct { uint32_t e, c, c0; } cases[] = {
+        {1, 16, 16}, {1, 20, 32}, {1, 64, 64}, {1, 65, 0}, {2, 8, 8},  {2, 12, 16}, {2, 32, 32},
+        {2, 33, 0},  {4, 4, 4},   {4, 6, 8},   {4, 16, 16}, {4, 17, 0}, {8, 2, 2},  {8, 8, 8},   {8, 9, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const uint32_t e = cases[i].e, c = cases[i].c, w = 128u / e;
+        tma_permute_desc d = {.elem_bytes = e, .rank = 4, .src_dims = {c, 7, 9, w + 5}, .perm = {1, 2, 0, 3}};
+        d.src_strides[0] = (c * e + 15u) / 16u * 16u;
+        d.src_strides[1] = d.src_strides[0] * 7u, d.src_strides[2] = d.src_strides[1] * 9u;
+        /* dst {W, H, C, N}: H dense after W (they merge), C's stride an H W plane padded to 32 bytes (TMA stores,
+         * not the threads) */
+        d.dst_strides[0] = 7u * e;
+        d.dst_strides[1] = (63u * e + 31u) / 32u * 32u, d.dst_strides[2] = d.dst_strides[1] * c;
+        const pm_layout L = plan_of(d);
+        cr_assert_eq(L.transpose, 1, "C %u e %u", c, e);
+        cr_assert_eq(L.grid.tstore, 0, "C %u e %u", c, e);
+        if (cases[i].c0) {
+            cr_assert_eq(pm_packed(&L.grid, e), 1, "C %u e %u: packed", c, e);
+            cr_assert_eq(L.grid.box[0], cases[i].c0, "C %u e %u: C0 %u", c, e, L.grid.box[0]);
+            cr_assert_eq(L.grid.box[2], w / cases[i].c0);
+            cr_assert_eq(L.ld.swizzle, TMA_SWIZZLE_NONE);
+            cr_assert_eq(L.ld.global_dim[1], w + 5u, "the load map lists the slab dimension second");
+        } else {
+            cr_assert_eq(pm_packed(&L.grid, e), 0, "C %u e %u", c, e);
+            cr_assert_eq(L.grid.box[0], w);
+        }
+        cr_assert(pm_tile_fits(L.grid.box[0], L.grid.box[1], L.grid.box[2], e));
+        cr_assert_eq(model_case(&rng, d), 1);
+    }
+    /* fewer slabs than a line holds: the usual tile */
+    cr_assert_eq(pm_packed_cols(16, 1, 4), 0);
+    cr_assert_eq(pm_packed_cols(16, 2, 4), 16);
+    cr_assert_eq(pm_packed_cols(4, 7, 4), 0);
+}
+
 Test(permute_model, thread_store_reads_are_conflict_free) {
     /* Each quarter-warp's 8 consecutive chunks (pm_tstore_slot) read 8 distinct 16-byte bank groups of the output
      * buffer, for the usual tiles (rows a multiple of W) and for short ones (several slabs in each line). */
@@ -290,7 +331,7 @@ Test(permute_model, thread_store_reads_are_conflict_free) {
         const uint32_t w = 128u / e, v = 16u / e;
         for (uint32_t rows = v; rows <= 4u * w; rows *= 2) {
             const uint32_t slabs = PM_TILE_LINES / rows ? PM_TILE_LINES / rows : 1u;
-            if (!pm_tile_fits(rows, slabs, e))
+            if (!pm_tile_fits(w, rows, slabs, e))
                 continue;
             pm_grid g;
             memset(&g, 0, sizeof g);

@@ -314,9 +314,11 @@ typedef struct tma_permute_plan {
     uint32_t transpose;       /**< 0: dst keeps src's innermost dimension, a TMA copy; 1: tile transpose */
     uint32_t rank;            /**< of both maps (after merging dimensions and dropping those of size 1) */
     uint32_t src_dim[5];      /**< the lowest src dimension merged into each map dimension */
-    uint64_t dims[5];         /**< the load map's dimensions (transpose: dims[1] is dst's innermost) */
-    uint32_t box[5];          /**< the load box (transpose: 128 bytes of src dim 0 x box[1] rows of dst's innermost
-                                   dimension x box[2] slabs of the next; docs/PERMUTE.md) */
+    uint64_t dims[5];         /**< the map dimensions (transpose: dims[1] is dst's innermost; a packed tile's load
+                                   map lists dims[2] before dims[1]) */
+    uint32_t box[5];          /**< the tile (transpose: box[0] elements of src dim 0, 128 bytes or, in a packed tile,
+                                   fewer, x box[1] rows of dst's innermost dimension x box[2] slabs of the next;
+                                   docs/PERMUTE.md) */
     uint32_t tiles_n[5];      /**< tiles along each map dimension */
     uint64_t tiles;           /**< tiles in all */
     uint32_t group;           /**< transpose: tile order, bands of `group` tile columns */
