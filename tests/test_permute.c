@@ -50,6 +50,25 @@ Test(permute_lanes, every_element_size_conflict_free) {
         }
 }
 
+Test(permute_lanes, unswizzled_reads_of_a_packed_tile_conflict_free) {
+    /* A packed tile (pm_packed_cols) is loaded unswizzled: read i of lane (k, c) is line kV + i, chunk c, at chunk
+     * c of its line. Each quarter-warp's 8 lanes must read 8 distinct chunks, for every read and element size. */
+    for (uint32_t e = 1; e <= 8; e *= 2) {
+        const uint32_t v = 16u / e;
+        for (uint32_t s = 0; s < 8; s++)
+            for (uint32_t i = 0; i < v; i++) {
+                uint32_t seen = 0;
+                for (uint32_t t = 0; t < 8; t++) {
+                    uint32_t k, c;
+                    tr_lane_block(8 * s + t, &k, &c);
+                    const uint32_t a = tma_swizzle_elem(TMA_SWIZZLE_NONE, 0, 128, e, k * v + i, c * v);
+                    seen |= 1u << (a / 16u % 8u);
+                }
+                cr_assert_eq(seen, 0xFFu, "elem %u quarter-warp %u read %u: chunks %02x", e, s, i, seen);
+            }
+    }
+}
+
 /* ------------------------------------------------------------------------------------------------ plan */
 static pm_layout plan_of(tma_permute_desc d) {
     static uint8_t dummy[16] __attribute__((aligned(16)));
