@@ -39,7 +39,7 @@
  *     --ncu            each permute kernel once (one case per element size and kind), unverified, untimed: for
  *                      ncu --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}.sum,...
  *     --ncu-isolated   the transpose kernels on exactly one tile per block (132 tiles), so no TMA copy overlaps a
- *                      block's shared reads and writes
+ *                      block's shared reads and writes; every kernel instance, the short and packed tiles included
  *     TMA_PERMUTE_SEED replays the data; TMA_PERMUTE_DST_ALIGN=N (diagnostic) pads dst's row strides to N bytes
  *     instead of 16 (docs/PERMUTE.md: the ragged cases with 32-byte aligned dst rows); TMA_PERMUTE_ROW_PAD=N
  *     (diagnostic) adds N bytes (a multiple of 16) between the rows of src and dst (docs/PERMUTE.md: power-of-two
@@ -535,8 +535,9 @@ static int run_once(tma_permute_desc d, size_t src_bytes, size_t dst_bytes, cons
     if (st == TMA_OK)
         st = tma_permute_run(&p, NULL, &diag);
     CUDA_CHECK(cudaDeviceSynchronize());
-    printf("%s: %s%s%s (grid %u x %u threads)\n", what, tma_status_name(st), st ? ": " : "", st ? diag.message : "",
-           p.grid, p.block);
+    printf("%s: %s%s%s (grid %u x %u threads, %llu tiles, box {%u, %u, %u})\n", what, tma_status_name(st),
+           st ? ": " : "", st ? diag.message : "", p.grid, p.block, (unsigned long long)p.tiles, p.box[0], p.box[1],
+           p.box[2]);
     CUDA_CHECK(cudaFree(s));
     CUDA_CHECK(cudaFree(t));
     return st != TMA_OK;
@@ -562,6 +563,26 @@ static int run_for_ncu(int isolated) {
                      (unsigned long long)rows, (unsigned long long)cols, (unsigned long long)sp,
                      (unsigned long long)dp);
             failed |= run_once(d, sp * rows, dp * cols + 16, what);
+        }
+    }
+    /* isolated, 2-, 4- and 8-byte elements: short tiles (NCHW -> NHWC, C = V and W / 2: W / C slabs side by side in
+     * each line, the threads storing) and packed tiles (NHWC -> NCHW, the same C), 132 tiles each; packed 1-byte too */
+    for (uint32_t e = 1; isolated && e <= 8; e *= 2) {
+        const uint64_t w = 128 / e, v = 16 / e;
+        for (uint64_t c = v; c <= w / 2; c = c == v ? w / 2 : w) {
+            const uint64_t n = 132 * (128 / c); /* short: 128 / c slabs a tile */
+            tma_permute_desc d = {.elem_bytes = e, .rank = 3, .src_dims = {w, c, n}, .perm = {1, 0, 2}};
+            char what[96];
+            if (e >= 2) {
+                snprintf(what, sizeof what, "short tiles %s {%llu, %llu, %llu} -> {C, HW, N}", elem_name(e),
+                         (unsigned long long)w, (unsigned long long)c, (unsigned long long)n);
+                failed |= run_once(d, w * c * n * e, w * c * n * e + 16, what);
+            }
+            const uint64_t np = 132 * (w / c); /* packed: w / c slabs a tile of 128 rows */
+            tma_permute_desc p = {.elem_bytes = e, .rank = 3, .src_dims = {c, 128, np}, .perm = {1, 0, 2}};
+            snprintf(what, sizeof what, "packed tiles %s {%llu, 128, %llu} -> {HW, C, N}", elem_name(e),
+                     (unsigned long long)c, (unsigned long long)np);
+            failed |= run_once(p, c * 128 * np * e, c * 128 * np * e + 16, what);
         }
     }
     if (!isolated) {
