@@ -79,6 +79,9 @@ typedef struct pcase {
 } pcase;
 
 #define T2(n, e, r, c, q) {n, e, 2, {c, r}, {1, 0}, q}
+/* NCHW -> NHWC: src {W, H, C, N}; NHWC -> NCHW: src {C, W, H, N} */
+#define TO_NHWC(e, n, c, h, w, q) {"NCHW->NHWC " #n "x" #c "x" #h "x" #w, e, 4, {w, h, c, n}, {2, 0, 1, 3}, q}
+#define TO_NCHW(e, n, c, h, w, q) {"NHWC->NCHW " #n "x" #c "x" #h "x" #w, e, 4, {c, w, h, n}, {1, 2, 0, 3}, q}
 static const pcase cases[] = {
     T2("transpose 8192^2", 4, 8192, 8192, 1),   T2("transpose 8192^2", 2, 8192, 8192, 1),
     T2("transpose 8192^2", 1, 8192, 8192, 1),   T2("transpose 8192^2", 8, 8192, 8192, 1),
@@ -90,25 +93,18 @@ static const pcase cases[] = {
      * 13,584: 16, fp32 27,168: 0, fp64 54,320: 16) are the misaligned ones for 1-, 2- and 8-byte elements */
     T2("transpose 6789x12345", 4, 6789, 12345, 0), T2("transpose 6789x12345", 2, 6789, 12345, 0),
     T2("transpose 6789x12345", 1, 6789, 12345, 0), T2("transpose 6789x12345", 8, 6789, 12345, 0),
-    {"NCHW->NHWC 32x256x56x56", 2, 4, {56, 56, 256, 32}, {2, 0, 1, 3}, 1},
-    {"NHWC->NCHW 32x256x56x56", 2, 4, {256, 56, 56, 32}, {1, 2, 0, 3}, 1},
-    {"NCHW->NHWC 32x256x56x56", 4, 4, {56, 56, 256, 32}, {2, 0, 1, 3}, 0},
-    {"NHWC->NCHW 32x256x56x56", 4, 4, {256, 56, 56, 32}, {1, 2, 0, 3}, 0},
-    {"NCHW->NHWC 128x64x112x112", 2, 4, {112, 112, 64, 128}, {2, 0, 1, 3}, 0},
-    {"NHWC->NCHW 128x64x112x112", 2, 4, {64, 112, 112, 128}, {1, 2, 0, 3}, 0},
-    {"NCHW->NHWC 128x64x112x112", 4, 4, {112, 112, 64, 128}, {2, 0, 1, 3}, 0},
-    {"NHWC->NCHW 128x64x112x112", 4, 4, {64, 112, 112, 128}, {1, 2, 0, 3}, 0},
+    TO_NHWC(2, 32, 256, 56, 56, 1),   TO_NCHW(2, 32, 256, 56, 56, 1),
+    TO_NHWC(4, 32, 256, 56, 56, 0),   TO_NCHW(4, 32, 256, 56, 56, 0),
+    TO_NHWC(2, 128, 64, 112, 112, 0), TO_NCHW(2, 128, 64, 112, 112, 0),
+    TO_NHWC(4, 128, 64, 112, 112, 0), TO_NCHW(4, 128, 64, 112, 112, 0),
     {"BSHD->BHSD 8x4096x32x128", 2, 4, {128, 32, 4096, 8}, {0, 2, 1, 3}, 1},
     {"batched [64,1000,1000]^T", 4, 3, {1000, 1000, 64}, {1, 0, 2}, 0},
     {"rank 5 (1,3,0,4,2)", 4, 5, {256, 128, 64, 32, 16}, {1, 3, 0, 4, 2}, 1},
     {"rank 5, 64-byte dst rows", 4, 5, {48, 32, 64, 16, 24}, {3, 0, 4, 1, 2}, 1},
-    /* not the issue's: few channels, dst (NHWC) or src (NCHW) rows shorter than 128 bytes (pm_short_rows) */
-    {"NCHW->NHWC 32x4x224x224", 4, 4, {224, 224, 4, 32}, {2, 0, 1, 3}, 0},
-    {"NCHW->NHWC 32x8x224x224", 2, 4, {224, 224, 8, 32}, {2, 0, 1, 3}, 0},
-    {"NCHW->NHWC 32x16x224x224", 4, 4, {224, 224, 16, 32}, {2, 0, 1, 3}, 0},
-    {"NCHW->NHWC 32x32x112x112", 2, 4, {112, 112, 32, 32}, {2, 0, 1, 3}, 0},
-    {"NHWC->NCHW 32x16x224x224", 4, 4, {16, 224, 224, 32}, {1, 2, 0, 3}, 0},
-    {"NHWC->NCHW 32x32x112x112", 2, 4, {32, 112, 112, 32}, {1, 2, 0, 3}, 0},
+    /* not the issue's: few channels, the NHWC side's rows shorter than 128 bytes (dst: short tiles, pm_short_rows;
+     * src: packed tiles, pm_packed_cols) */
+    TO_NHWC(4, 32, 4, 224, 224, 0),  TO_NHWC(2, 32, 8, 224, 224, 0), TO_NHWC(4, 32, 16, 224, 224, 0),
+    TO_NHWC(2, 32, 32, 112, 112, 0), TO_NCHW(4, 32, 16, 224, 224, 0), TO_NCHW(2, 32, 32, 112, 112, 0),
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
