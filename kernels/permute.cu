@@ -37,12 +37,12 @@ static __device__ __forceinline__ void pm_load_keep(uint32_t rank, void *smem, c
     }
 }
 
-/* The load map's coordinates of the tile at ld (pm_load_order, with the tile's kind known at compile time). */
-template <bool PACK>
-static __device__ __forceinline__ void pm_load_coords(const int32_t (&ld)[5], int32_t (&mc)[5]) {
+/* The load map's coordinates of the tile at ld (pm_load_order; `packed` is false at compile time in the kernel
+ * instances without few-channel tiles). */
+static __device__ __forceinline__ void pm_load_coords(bool packed, const int32_t (&ld)[5], int32_t (&mc)[5]) {
     for (int i = 0; i < 5; i++)
         mc[i] = ld[i];
-    if (PACK)
+    if (packed)
         mc[1] = ld[2], mc[2] = ld[1];
 }
 
@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
  * TRANSPOSE (also tma_transpose, the 2-D case): each tile is TMA-loaded as one 128B-swizzled box into one of
  * PM_TR_STAGES input stages, transposed through shared memory by the conflict-free lane map of transpose_tiles.h
  * into one of PM_TR_OUT_BUFFERS output buffers, and stored from there; any element size and any tile of box[1] x
- * box[2] lines (pm_store_coords; at most PM_TILE_LINES), 64 threads per W x W sub-tile; thread 0 issues the loads,
+ * box[2] lines (pm_store_coords; at most PM_MAX_LINES), 64 threads per W x W sub-tile; thread 0 issues the loads,
  * the first thread of each sub-tile its store. Ragged
  * edges: loads fill zeros, stores clip, output boxes wholly past dst are not issued; no thread branches on the
  * tensor's size. Where dst's row pitch is not a multiple of 32 bytes, or the tile is a short one (dst's innermost
@@ -165,18 +165,24 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
  * `KEEP && g.src_keep`, a test that is always true there: with `if constexpr (KEEP)` alone the same hinted
  * instructions ran ragged fp32 12345 x 6789 at 85.9-87.0% against 91.8-92.0% (same session, alternating). The two
  * instances' SASS differ in layout only (the same hinted STG / UTMALDG / UTMASTG on the executed path, plus the
- * unused plain ones); why that costs 5 points is not established.
+ * unused plain ones); why that costs 5 points is not established. FEW (pm_few: short and packed tiles) is a template
+ * parameter too: those tiles have up to PM_FEW_TILE_LINES lines (more threads a block) and no hints, and the other
+ * instances' PTX stays what it was before them. The FEW instances say 1 block per SM in their launch bounds: without
+ * it ptxas held the bf16 one (256 threads) to 128 registers and spilled 28 bytes; the others say nothing (0), which
+ * keeps their code as it was (with 1 it changed: fp32 78 -> 90 registers, u8 109 -> 123).
  * ---------------------------------------------------------------------------------------------- */
-template <int E, bool KEEP, bool PACK>
-__global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_kernel(const __grid_constant__ tma_tensor tin,
-                                                              const __grid_constant__ tma_tensor tout,
-                                                              const pm_grid g, uint64_t ntiles, uint8_t *dst) {
+template <int E, bool KEEP, bool FEW>
+__global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, FEW) / 128, FEW ? 1 : 0) pm_transpose_kernel(
+    const __grid_constant__ tma_tensor tin, const __grid_constant__ tma_tensor tout, const pm_grid g, uint64_t ntiles,
+    uint8_t *dst) {
     constexpr uint32_t V = 16 / E, W = 128 / E, S = PM_TR_STAGES, NB = PM_TR_OUT_BUFFERS;
     constexpr tma_swizzle SW = TMA_SWIZZLE_128B;
-    /* lines of 128 bytes (pm_tile_lines); a packed tile (PACK = pm_packed: pm_packed_cols) is loaded unswizzled
-     * through a map that lists {0, slab, a, ...}; the output is always 128B-swizzled */
-    const uint32_t TILE = g.box[1] * (PACK ? 1u : g.box[2]) * 128u;
-    constexpr tma_swizzle SW_IN = PACK ? TMA_SWIZZLE_NONE : SW;
+    /* lines of 128 bytes (pm_tile_lines). FEW: the few-channel instances (pm_few), whose packed tiles (pm_packed:
+     * pm_packed_cols) are loaded unswizzled through a map that lists {0, slab, a, ...}; the output is always
+     * 128B-swizzled. */
+    const bool packed = FEW && g.box[0] < W;
+    const uint32_t TILE = g.box[1] * (packed ? 1u : g.box[2]) * 128u;
+    const tma_swizzle SW_IN = packed ? TMA_SWIZZLE_NONE : SW;
     extern __shared__ uint8_t dyn[];
     __shared__ uint64_t full[S];
     /* 1024-byte aligned: every tile starts the swizzle pattern at phase 0, which the lane map assumes. */
@@ -202,7 +208,7 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
                 pm_transpose_coords(&g, t, lc);
                 for (int i = 0; i < 5; i++)
                     crd[s][i] = lc[i];
-                pm_load_coords<PACK>(lc, mc);
+                pm_load_coords(packed, lc, mc);
                 tma_mbar_expect_box(&full[s], &tin);
                 if (KEEP && g.src_keep)
                     pm_load_keep(g.rank, in_buf + s * TILE, &tin, &full[s], mc);
@@ -297,7 +303,7 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
             int32_t mc[5];
             for (int i = 0; i < 5; i++)
                 crd[s][i] = nc[i];
-            pm_load_coords<PACK>(nc, mc);
+            pm_load_coords(packed, nc, mc);
             tma_mbar_expect_box(&full[s], &tin);
             if (KEEP && g.src_keep)
                 pm_load_keep(g.rank, in, &tin, &full[s], mc);
@@ -310,14 +316,15 @@ __global__ void __launch_bounds__(64 * E * PM_TILE_LINES / 128) pm_transpose_ker
 }
 
 
+
 /* ------------------------------------------------------------------------------------------------
  * Host side: plan, tune, run
  * ---------------------------------------------------------------------------------------------- */
 /* The transpose kernel for e-byte elements, with or without the L2 hints (keep: pm_src_keep, never for 1 byte,
  * always for 4 bytes). */
 typedef void (*pm_transpose_fn)(tma_tensor, tma_tensor, pm_grid, uint64_t, uint8_t *);
-static pm_transpose_fn pm_transpose_of(uint32_t e, uint32_t keep, uint32_t packed) {
-    if (packed) /* never with the L2 hints (pm_grid_dst) */
+static pm_transpose_fn pm_transpose_of(uint32_t e, uint32_t keep, uint32_t few) {
+    if (few) /* short and packed tiles, never with the L2 hints (pm_grid_dst) */
         switch (e) {
         case 1: return pm_transpose_kernel<1, false, true>;
         case 2: return pm_transpose_kernel<2, false, true>;
@@ -333,7 +340,7 @@ static pm_transpose_fn pm_transpose_of(uint32_t e, uint32_t keep, uint32_t packe
 }
 
 static const void *pm_kernel_of(uint32_t transpose, uint32_t e, const pm_grid *g) {
-    return transpose ? (const void *)pm_transpose_of(e, g->src_keep, (uint32_t)pm_packed(g, e))
+    return transpose ? (const void *)pm_transpose_of(e, g->src_keep, (uint32_t)pm_few(g->box[0], g->box[1], e))
                      : (const void *)pm_copy_kernel;
 }
 
@@ -407,7 +414,8 @@ extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permu
     /* The attribute belongs to the kernel, not to the plan: allow the most any plan of this kernel uses, so a plan
      * made later with a smaller box cannot lower it under an earlier plan's (its launch would then fail with
      * cudaErrorInvalidValue: seen on an H200 when the sample made a large copy plan and then a small one). */
-    const size_t smem_max = p->transpose ? (size_t)(PM_TR_STAGES + PM_TR_OUT_BUFFERS) * PM_TILE_LINES * 128u + 1024u
+    const size_t smem_max = p->transpose ? (size_t)(PM_TR_STAGES + PM_TR_OUT_BUFFERS) *
+                                                   PM_MAX_LINES(e, pm_few(pg.box[0], pg.box[1], e)) * 128u + 1024u
                                          : (size_t)PM_COPY_STAGES * PM_COPY_BOX_BYTES + 1024u;
     if (p->smem > smem_max)
         return kd_fail(diag, TMA_ERR_UNSUPPORTED, "tma_permute: a plan needs %zu bytes of shared memory, more than "
@@ -457,8 +465,8 @@ extern "C" tma_status tma_permute_run(const tma_permute_plan *p, tma_stream stre
         const uint32_t stage = (uint32_t)((p->load_map.box.smem_bytes + 1023u) / 1024u * 1024u);
         pm_copy_kernel<<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles, stage);
     } else {
-        pm_transpose_of(e, g.src_keep, (uint32_t)pm_packed(&g, e))<<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g,
-                                                                                    p->tiles, dst);
+        const pm_transpose_fn fn = pm_transpose_of(e, g.src_keep, (uint32_t)pm_few(g.box[0], g.box[1], e));
+        fn<<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles, dst);
     }
     tma_status st = kd_cuda(diag, cudaGetLastError(), "tma_permute kernel launch (or an earlier unchecked call)");
     return st == TMA_OK ? kd_ok(diag) : st;

@@ -73,18 +73,21 @@ static void pm_pack(const tma_permute_desc *d, pm_layout *L) {
     const uint32_t c0 = pm_packed_cols(L->ld.global_dim[0], L->ld.global_dim[2], e);
     if (c0 == 0u)
         return;
+    /* rows of a: a multiple of w, up to a few-channel tile's lines */
+    const uint64_t rows = (L->ld.global_dim[1] + w - 1u) / w * w, most = PM_MAX_LINES(e, 1);
+    const uint32_t br = (uint32_t)(rows < most ? rows : most);
     tma_tiled_desc ld = L->ld, st = L->st;
     /* load map {0, slab, a, ...}: dimensions 1 and 2 swapped (strides: global_stride[k - 1] is dimension k's) */
     ld.global_dim[1] = L->ld.global_dim[2], ld.global_dim[2] = L->ld.global_dim[1];
     ld.global_stride[0] = L->ld.global_stride[1], ld.global_stride[1] = L->ld.global_stride[0];
     ld.swizzle = TMA_SWIZZLE_NONE;
-    ld.box_dim[0] = c0, ld.box_dim[1] = w / c0, ld.box_dim[2] = g->box[1];
+    ld.box_dim[0] = c0, ld.box_dim[1] = w / c0, ld.box_dim[2] = br;
     st.box_dim[1] = c0, st.box_dim[2] = w / c0; /* {a: W, 0: C0, slab: K} */
     tma_diag m;
     if (tma_check_tiled(&ld, &m) != TMA_OK || tma_check_tiled(&st, &m) != TMA_OK)
         return;
     L->ld = ld, L->st = st;
-    g->box[0] = c0, g->box[2] = w / c0;
+    g->box[0] = c0, g->box[1] = br, g->box[2] = w / c0;
     L->tiles = 1;
     for (uint32_t k = 0; k < g->rank; k++) {
         g->n[k] = (uint32_t)(((k == 1u ? ld.global_dim[2] : k == 2u ? ld.global_dim[1] : ld.global_dim[k]) +
@@ -209,7 +212,7 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
     if (L->transpose) {
         const uint32_t w = tr_box_cols(e);
         const uint64_t na = v[a].n, rows = (na + w - 1) / w * w, slabs = n >= 3 ? v[o[2]].n : 1u;
-        const uint32_t L_ = PM_TILE_LINES, short_rows = pm_short_rows(na, slabs, e);
+        const uint32_t short_rows = pm_short_rows(na, slabs, e), L_ = PM_MAX_LINES(e, short_rows != 0u);
         /* a multiple of w, at most PM_TILE_LINES, or a short tile's rows */
         const uint32_t br = short_rows ? short_rows : rows < L_ ? (uint32_t)rows : L_;
         /* dimension a short: stack slabs of the next dimension until the tile has 128 lines (pm_store_coords), whole
@@ -298,8 +301,10 @@ void pm_grid_dst(const tma_permute_desc *d, const uint32_t src_dim[5], pm_grid *
     g->tstore = pm_use_tstore(g->dst_stride[0], d->elem_bytes, g->box[1]);
     uint64_t ss[5];
     pm_resolve_strides(d->elem_bytes, r, d->src_dims, d->src_strides, ss);
-    /* a packed tile's box rows are whole pixels, one run with their neighbours: the hints' reason does not arise */
-    g->src_keep = g->rank >= 2u && src_dim[1] < r && !pm_packed(g, d->elem_bytes) ? pm_src_keep(ss[src_dim[1]], d->elem_bytes) : 0u;
+    /* few-channel tiles take no hints (their own kernel instances; measured without them: PM_FEW_TILE_LINES) */
+    g->src_keep = g->rank >= 2u && src_dim[1] < r && !pm_few(g->box[0], g->box[1], d->elem_bytes)
+                      ? pm_src_keep(ss[src_dim[1]], d->elem_bytes)
+                      : 0u;
     g->outer[0] = 2, g->outer[1] = 3, g->outer[2] = 4;
     /* Tiles walk the outer map dimensions (2..4, one slab after another) in the order of their dst strides, smallest
      * first, so the tiles in flight write neighbouring dst bytes (an insertion sort). The rank-5 case {256, 128, 64,

@@ -43,6 +43,21 @@
 #ifndef PM_TILE_LINES
 #define PM_TILE_LINES 128u
 #endif
+/** Lines of a FEW-CHANNEL tile (a short or packed one: pm_short_rows, pm_packed_cols) for 1-, 2- and 4-byte
+ *  elements; 8-byte ones keep PM_TILE_LINES (256 lines would be 1,024 threads of at most 64 registers). Measured on
+ *  an H200 (tma-permute, one session, two rounds alternating with 128-line tiles everywhere, seed 1795500010; % of a
+ *  device-to-device copy): NCHW -> NHWC bf16 C = 8 86.3-90.6% against 76.9-77.2%, bf16 C = 32 83.3-88.9% against
+ *  74.8-75.2%, fp32 C = 16 89.7-92.0% against 87.8-89.3%; NHWC -> NCHW fp32 C = 16 92.3-93.4% against 88.9-89.6%,
+ *  bf16 C = 32 98.6-100.1% against 92.4-93.6%. (256 lines for every tile had lost on 11 of the other cases:
+ *  docs/PERMUTE.md, "Tile height".) Then these instances, without hints, against 128-line few-channel tiles in the
+ *  shared instances (the next session, two rounds, seed 1795500011): bf16 C = 8 96.3-98.7% against 70.5-72.9%, C =
+ *  32 100.3-100.9% against 72.8-75.7%, fp32 C = 4 84.0-86.7% against 78.8-79.8%; NHWC -> NCHW bf16 C = 32
+ *  100.8-102.0% against 89.4-93.6% (the tensors of 25.7 MB fit in L2). */
+#define PM_FEW_TILE_LINES 256u
+/** The most lines a tile of e-byte elements may have: few-channel tiles (`few`) PM_FEW_TILE_LINES but for 8-byte
+ *  elements, the others PM_TILE_LINES. A macro: the kernels' launch bounds use it. */
+#define PM_MAX_LINES(e, few) ((few) && (e) <= 4u ? PM_FEW_TILE_LINES : PM_TILE_LINES)
+
 /** Default tile order of the TRANSPOSE kernel: bands of this many tile columns (the former standalone transpose's
  *  default, docs/TRANSPOSE.md). */
 #define PM_DEFAULT_GROUP 8u
@@ -65,6 +80,10 @@ typedef struct pm_grid {
 /** TRANSPOSE: whether the tile is a packed one (box[0] < W: pm_packed_cols), box[2] slabs side by side in each line,
  *  loaded unswizzled through a map that lists {0, slab, a, ...}. */
 TMA_HD int pm_packed(const pm_grid *g, uint32_t e) { return g->box[0] < 128u / e; }
+
+/** TRANSPOSE: whether the tile of box {cols, rows, ...} is a few-channel one: packed (cols < W) or short (rows < W,
+ *  pm_short_rows). Those run in kernel instances of their own, with up to PM_MAX_LINES(e, 1) lines and no L2 hints. */
+TMA_HD int pm_few(uint32_t cols, uint32_t rows, uint32_t e) { return cols < 128u / e || rows < 128u / e; }
 
 /** x / n with *rem = x % n, in 32-bit arithmetic whenever x fits (a 64-bit division is a long subroutine on the
  *  GPU; the thread that issues the copies runs this twice per tile, on the pipeline's critical path). */
@@ -243,13 +262,13 @@ TMA_HD uint32_t pm_tile_lines(uint32_t cols, uint32_t rows, uint32_t slabs, uint
 }
 
 /** Whether a TRANSPOSE tile of box {cols, rows, slabs} fits the kernel's shared-memory layout: whole sub-tiles of
- *  W lines, at most PM_TILE_LINES; rows a multiple of W or a short tile's (pm_short_rows); cols W, or a packed
+ *  W lines, at most PM_MAX_LINES; rows a multiple of W or a short tile's (pm_short_rows); cols W, or a packed
  *  tile's C0 with K = W / C0 slabs (pm_packed_cols). */
 TMA_HD int pm_tile_fits(uint32_t cols, uint32_t rows, uint32_t slabs, uint32_t e) {
     const uint32_t w = 128u / e, v = 16u / e, lines = pm_tile_lines(cols, rows, slabs, e);
     if (cols != w && (cols == 0u || cols % v != 0u || w % cols != 0u || slabs != w / cols || rows % w != 0u))
         return 0;
-    return rows != 0u && lines != 0u && lines <= PM_TILE_LINES && lines % w == 0u &&
+    return rows != 0u && lines != 0u && lines <= PM_MAX_LINES(e, pm_few(cols, rows, e)) && lines % w == 0u &&
            (rows % w == 0u || (e >= 2u && w % rows == 0u && rows % v == 0u));
 }
 

@@ -349,14 +349,14 @@ Test(permute_model, thread_store_reads_are_conflict_free) {
     for (uint32_t e = 2; e <= 8; e *= 2) {
         const uint32_t w = 128u / e, v = 16u / e;
         for (uint32_t rows = v; rows <= 4u * w; rows *= 2) {
-            const uint32_t slabs = PM_TILE_LINES / rows ? PM_TILE_LINES / rows : 1u;
+            const uint32_t most = PM_MAX_LINES(e, rows < w), slabs = most / rows ? most / rows : 1u;
             if (!pm_tile_fits(w, rows, slabs, e))
                 continue;
             pm_grid g;
             memset(&g, 0, sizeof g);
             g.box[1] = rows, g.box[2] = slabs;
             const uint32_t chunks = rows * slabs * 8u; /* 8 chunks of 16 bytes in each line */
-            uint8_t seen_chunk[PM_TILE_LINES * 8u];
+            uint8_t seen_chunk[PM_FEW_TILE_LINES * 8u];
             memset(seen_chunk, 0, sizeof seen_chunk);
             for (uint32_t i0 = 0; i0 < chunks; i0 += 8u) {
                 uint32_t groups = 0;
