@@ -562,11 +562,12 @@ static int run_for_ncu(int isolated) {
         }
     }
     /* isolated, 2-, 4- and 8-byte elements: short tiles (NCHW -> NHWC, C = V and W / 2: W / C slabs side by side in
-     * each line, the threads storing) and packed tiles (NHWC -> NCHW, the same C), 132 tiles each; packed 1-byte too */
+     * each line, the threads storing) and packed tiles (NHWC -> NCHW, the same C), 132 tiles each; packed 1-byte too.
+     * A few-channel tile has 256 lines (128 for 8-byte elements: PM_FEW_TILE_LINES in kernels/permute_tiles.h). */
     for (uint32_t e = 1; isolated && e <= 8; e *= 2) {
-        const uint64_t w = 128 / e, v = 16 / e;
+        const uint64_t w = 128 / e, v = 16 / e, lines = e == 8 ? 128 : 256;
         for (uint64_t c = v; c <= w / 2; c = c == v ? w / 2 : w) {
-            const uint64_t n = 132 * (128 / c); /* short: 128 / c slabs a tile */
+            const uint64_t n = 132 * (lines / c); /* short: lines / c slabs a tile */
             tma_permute_desc d = {.elem_bytes = e, .rank = 3, .src_dims = {w, c, n}, .perm = {1, 0, 2}};
             char what[96];
             if (e >= 2) {
@@ -574,11 +575,11 @@ static int run_for_ncu(int isolated) {
                          (unsigned long long)w, (unsigned long long)c, (unsigned long long)n);
                 failed |= run_once(d, w * c * n * e, w * c * n * e + 16, what);
             }
-            const uint64_t np = 132 * (w / c); /* packed: w / c slabs a tile of 128 rows */
-            tma_permute_desc p = {.elem_bytes = e, .rank = 3, .src_dims = {c, 128, np}, .perm = {1, 0, 2}};
-            snprintf(what, sizeof what, "packed tiles %s {%llu, 128, %llu} -> {HW, C, N}", elem_name(e),
-                     (unsigned long long)c, (unsigned long long)np);
-            failed |= run_once(p, c * 128 * np * e, c * 128 * np * e + 16, what);
+            const uint64_t np = 132 * (w / c); /* packed: w / c slabs a tile of `lines` rows */
+            tma_permute_desc p = {.elem_bytes = e, .rank = 3, .src_dims = {c, lines, np}, .perm = {1, 0, 2}};
+            snprintf(what, sizeof what, "packed tiles %s {%llu, %llu, %llu} -> {HW, C, N}", elem_name(e),
+                     (unsigned long long)c, (unsigned long long)lines, (unsigned long long)np);
+            failed |= run_once(p, c * lines * np * e, c * lines * np * e + 16, what);
         }
     }
     if (!isolated) {
