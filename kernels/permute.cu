@@ -146,7 +146,8 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
 }
 
 /* ------------------------------------------------------------------------------------------------
- * TRANSPOSE (also tma_transpose, the 2-D case): each tile is TMA-loaded as one 128B-swizzled box into one of
+ * TRANSPOSE (also tma_transpose, the 2-D case): each tile is TMA-loaded as one 128B-swizzled box (a packed tile:
+ * unswizzled, pm_packed_cols) into one of
  * PM_TR_STAGES input stages, transposed through shared memory by the conflict-free lane map of transpose_tiles.h
  * into one of PM_TR_OUT_BUFFERS output buffers, and stored from there; any element size and any tile of box[1] x
  * box[2] lines (pm_store_coords; at most PM_MAX_LINES), 64 threads per W x W sub-tile; thread 0 issues the loads,
@@ -316,12 +317,11 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, FEW) / 128, FEW ? 1 :
 }
 
 
-
 /* ------------------------------------------------------------------------------------------------
  * Host side: plan, tune, run
  * ---------------------------------------------------------------------------------------------- */
-/* The transpose kernel for e-byte elements, with or without the L2 hints (keep: pm_src_keep, never for 1 byte,
- * always for 4 bytes). */
+/* The transpose kernel for e-byte elements: the few-channel instance (few: pm_few), or the one with or without the
+ * L2 hints (keep: pm_src_keep, never for 1 byte, always for 4 bytes). */
 typedef void (*pm_transpose_fn)(tma_tensor, tma_tensor, pm_grid, uint64_t, uint8_t *);
 static pm_transpose_fn pm_transpose_of(uint32_t e, uint32_t keep, uint32_t few) {
     if (few) /* short and packed tiles, never with the L2 hints (pm_grid_dst) */
