@@ -1311,7 +1311,10 @@ static int oracle_valid(const tma_tiled_desc *d) {
     u128 last = 0;
     for (uint32_t i = 1; i < d->rank; i++)
         last += (u128)(d->global_dim[i] - 1) * d->global_stride[i - 1];
-    u128 end = (u128)addr + last + round_up(d->global_dim[0] * esize, 16); /* one past the last byte */
+    /* one past the last byte: a row is dim0 * esize rounded up to a store's 16-byte chunk, or with interleave
+     * dim0 whole 16/32-byte chunks (measured: docs/HARDWARE.md, "Interleaved layouts") */
+    const uint64_t row = il ? d->global_dim[0] * (il == 1 ? 16u : 32u) : round_up(d->global_dim[0] * esize, 16);
+    u128 end = (u128)addr + last + row;
     if (end > ((u128)1 << 64))
         return false;
 
