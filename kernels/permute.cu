@@ -37,15 +37,6 @@ static __device__ __forceinline__ void pm_load_keep(uint32_t rank, void *smem, c
     }
 }
 
-/* The load map's coordinates of the tile at ld (pm_load_order; `packed` is false at compile time in the kernel
- * instances without few-channel tiles). */
-static __device__ __forceinline__ void pm_load_coords(bool packed, const int32_t (&ld)[5], int32_t (&mc)[5]) {
-    for (int i = 0; i < 5; i++)
-        mc[i] = ld[i];
-    if (packed)
-        mc[1] = ld[2], mc[2] = ld[1];
-}
-
 static __device__ __forceinline__ void pm_store(uint32_t rank, const tma_tensor *t, const void *smem,
                                                 const int32_t (&c)[5]) {
     switch (rank) {
@@ -209,7 +200,7 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, FEW) / 128, FEW ? 1 :
                 pm_transpose_coords(&g, t, lc);
                 for (int i = 0; i < 5; i++)
                     crd[s][i] = lc[i];
-                pm_load_coords(packed, lc, mc);
+                pm_load_order(packed, lc, mc);
                 tma_mbar_expect_box(&full[s], &tin);
                 if (KEEP && g.src_keep)
                     pm_load_keep(g.rank, in_buf + s * TILE, &tin, &full[s], mc);
@@ -304,7 +295,7 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, FEW) / 128, FEW ? 1 :
             int32_t mc[5];
             for (int i = 0; i < 5; i++)
                 crd[s][i] = nc[i];
-            pm_load_coords(packed, nc, mc);
+            pm_load_order(packed, nc, mc);
             tma_mbar_expect_box(&full[s], &tin);
             if (KEEP && g.src_keep)
                 pm_load_keep(g.rank, in, &tin, &full[s], mc);

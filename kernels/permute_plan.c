@@ -86,14 +86,13 @@ static void pm_pack(const tma_permute_desc *d, pm_layout *L) {
     tma_diag m;
     if (tma_check_tiled(&ld, &m) != TMA_OK || tma_check_tiled(&st, &m) != TMA_OK)
         return;
-    L->ld = ld, L->st = st;
     g->box[0] = c0, g->box[1] = br, g->box[2] = w / c0;
     L->tiles = 1;
-    for (uint32_t k = 0; k < g->rank; k++) {
-        g->n[k] = (uint32_t)(((k == 1u ? ld.global_dim[2] : k == 2u ? ld.global_dim[1] : ld.global_dim[k]) +
-                              g->box[k] - 1u) / g->box[k]);
+    for (uint32_t k = 0; k < g->rank; k++) { /* the grid keeps the kernel's order {0, a, slab, ...} */
+        g->n[k] = (uint32_t)((L->ld.global_dim[k] + g->box[k] - 1u) / g->box[k]);
         L->tiles *= g->n[k];
     }
+    L->ld = ld, L->st = st;
     pm_grid_dst(d, L->src_dim, g);
 }
 
@@ -213,9 +212,9 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
         const uint32_t w = tr_box_cols(e);
         const uint64_t na = v[a].n, rows = (na + w - 1) / w * w, slabs = n >= 3 ? v[o[2]].n : 1u;
         const uint32_t short_rows = pm_short_rows(na, slabs, e), L_ = PM_MAX_LINES(e, short_rows != 0u);
-        /* a multiple of w, at most PM_TILE_LINES, or a short tile's rows */
+        /* a multiple of w, at most L_ lines, or a short tile's rows */
         const uint32_t br = short_rows ? short_rows : rows < L_ ? (uint32_t)rows : L_;
-        /* dimension a short: stack slabs of the next dimension until the tile has 128 lines (pm_store_coords), whole
+        /* dimension a short: stack slabs of the next dimension until the tile has L_ lines (pm_store_coords), whole
          * sub-tiles of w lines for a short tile */
         uint32_t bc = 1;
         if (n >= 3 && br < L_)
@@ -354,7 +353,7 @@ tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_fac
         pm_transpose_coords(&L.grid, t, lc);
         memset(tout, 0x5A, out_bytes);
         int32_t mc[5];
-        pm_load_order(&L.grid, e, lc, mc);
+        pm_load_order(pm_packed(&L.grid, e), lc, mc);
         if ((s = tma_model_load_tiled(&L.ld, mc, tin, in_bytes, 0)) != TMA_OK)
             break;
         const uint32_t sub = (uint32_t)(in_bytes / 128u) / w, qa = L.grid.box[1] >= w ? L.grid.box[1] / w : 1u;

@@ -223,7 +223,8 @@ TMA_HD uint32_t pm_use_tstore(uint64_t dst_pitch, uint32_t elem_bytes, uint32_t 
  *  2-3 rounds), NCHW -> NHWC 32 x C x H x W: fp32 C = 4 (224^2) 13.7-14.0% with W-row tiles -> 79.7-83.8%, bf16 C =
  *  8 (224^2) 11.9-13.1% -> 70.9-71.6%, fp32 C = 16 (224^2) 51.6-51.7% -> 87.5-89.8%, bf16 C = 32 (112^2) 58.0-58.6%
  *  -> 73.8-77.8%. (With the K slabs of a row side by side in each warp's stores instead of 512 contiguous bytes,
- *  THREAD STORES below: 71.3-76.3%, 65.4-69.8%, 87.9-88.9%, 72.8-81.0%.) */
+ *  THREAD STORES below: 71.3-76.3%, 65.4-69.8%, 87.9-88.9%, 72.8-81.0%.) These tiles had 128 lines; with 256 in
+ *  instances of their own, PM_FEW_TILE_LINES. */
 TMA_HD uint32_t pm_short_rows(uint64_t a, uint64_t slabs, uint32_t e) {
     const uint32_t w = 128u / e;
     uint32_t r = 16u / e;
@@ -246,7 +247,7 @@ TMA_HD uint32_t pm_short_rows(uint64_t a, uint64_t slabs, uint32_t e) {
  *  (tma-permute, % of a device-to-device copy, the builds alternating, two rounds), NHWC -> NCHW 32 x C x H x W:
  *  fp32 C = 16 (224^2) 50.8% with W-wide tiles -> 89.6-91.3%, bf16 C = 32 (112^2) 50.6-51.4% -> 93.0-93.9%; every
  *  other case of the sample within the rounds' spread. Without the L2 hints (pm_grid_dst): with them, on another
- *  machine, fp32 93.5-94.4% and bf16 81.3-82.6%. */
+ *  machine, fp32 93.5-94.4% and bf16 81.3-82.6%. At 128 lines; with 256, PM_FEW_TILE_LINES. */
 TMA_HD uint32_t pm_packed_cols(uint64_t n0, uint64_t slabs, uint32_t e) {
     const uint32_t w = 128u / e;
     uint32_t c0 = 16u / e;
@@ -273,9 +274,9 @@ TMA_HD int pm_tile_fits(uint32_t cols, uint32_t rows, uint32_t slabs, uint32_t e
 }
 
 /** The load map's coordinates of the tile at ld (the kernel's order {0, a, slab, ...}): a packed tile's load map
- *  lists {0, slab, a, ...}. */
-TMA_HD void pm_load_order(const pm_grid *g, uint32_t e, const int32_t ld[5], int32_t mc[5]) {
-    const int packed = pm_packed(g, e);
+ *  (`packed`: pm_packed) lists {0, slab, a, ...}. The kernels pass a `packed` that is false at compile time in the
+ *  instances without few-channel tiles. */
+TMA_HD void pm_load_order(int packed, const int32_t ld[5], int32_t mc[5]) {
     mc[0] = ld[0], mc[1] = packed ? ld[2] : ld[1], mc[2] = packed ? ld[1] : ld[2], mc[3] = ld[3], mc[4] = ld[4];
 }
 
