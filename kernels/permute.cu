@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
  * tensor's size. Where dst's row pitch is not a multiple of 32 bytes, or the tile is a short one (dst's innermost
  * dimension at most half of W, several slabs side by side in each line: pm_short_rows), the threads store the tile
  * themselves with 16-byte writes (pm_use_tstore: g.tstore), 512 contiguous bytes per warp where dst allows (THREAD
- * STORES in permute_tiles.h), clipped per element at the row ends. For 4-byte elements, and for 2- and 8-byte ones where src's row pitch is not a multiple
+ * STORES in permute_tiles.h), whole 16-byte chunks, a row's last one with its zero tail (pm_tstore_live). For 4-byte elements, and for 2- and 8-byte ones where src's row pitch is not a multiple
  * of 128 bytes (pm_src_keep: g.src_keep), the loads carry an L2 evict_last policy and the stores (threads' or TMA's) evict_first, so the
  * 256-byte blocks neighbouring tiles share stay in L2 and the output, never read again, leaves it first.
  * KEEP is a template parameter (the host launches the instance of g.src_keep), so the kernels without hints carry no
@@ -157,22 +157,24 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
  * `KEEP && g.src_keep`, a test that is always true there: with `if constexpr (KEEP)` alone the same hinted
  * instructions ran ragged fp32 12345 x 6789 at 85.9-87.0% against 91.8-92.0% (same session, alternating). The two
  * instances' SASS differ in layout only (the same hinted STG / UTMALDG / UTMASTG on the executed path, plus the
- * unused plain ones); why that costs 5 points is not established. FEW (pm_few: short and packed tiles) is a template
- * parameter too: those tiles have up to PM_FEW_TILE_LINES lines (more threads a block) and no hints, and the other
- * instances' PTX stays what it was before them. The FEW instances say 1 block per SM in their launch bounds: without
- * it ptxas held the bf16 one (256 threads) to 128 registers and spilled 28 bytes; the others say nothing (0), which
- * keeps their code as it was (with 1 it changed: fp32 78 -> 90 registers, u8 109 -> 123).
+ * unused plain ones); why that costs 5 points is not established. TALL (pm_tall: short, packed, and 2-byte
+ * thread-stored tiles) is a template parameter too: those tiles have up to PM_TALL_TILE_LINES lines (more threads a
+ * block) and no hints. Every instance says 1 block per SM in its launch bounds, which is what its shared memory
+ * allows: with no minimum, ptxas gave the fp32 instance 64 registers and an 8-byte spill once the partial chunk's
+ * element-by-element stores were gone (whole chunks, pm_tstore_live), and the TALL bf16 one 128 registers and a
+ * 28-byte spill. With 1: 0 spills; fp32 83 registers (78 before), u8 123 (109), fp64 59 / 54 (64). Code layout moves
+ * these kernels' timings by a few points (docs/PERMUTE.md, "Whole-chunk thread stores").
  * ---------------------------------------------------------------------------------------------- */
-template <int E, bool KEEP, bool FEW>
-__global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, FEW) / 128, FEW ? 1 : 0) pm_transpose_kernel(
+template <int E, bool KEEP, bool TALL>
+__global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / 128, 1) pm_transpose_kernel(
     const __grid_constant__ tma_tensor tin, const __grid_constant__ tma_tensor tout, const pm_grid g, uint64_t ntiles,
     uint8_t *dst) {
     constexpr uint32_t V = 16 / E, W = 128 / E, S = PM_TR_STAGES, NB = PM_TR_OUT_BUFFERS;
     constexpr tma_swizzle SW = TMA_SWIZZLE_128B;
-    /* lines of 128 bytes (pm_tile_lines). FEW: the few-channel instances (pm_few), whose packed tiles (pm_packed:
+    /* lines of 128 bytes (pm_tile_lines). TALL: the 256-line instances (pm_tall), whose packed tiles (pm_packed:
      * pm_packed_cols) are loaded unswizzled through a map that lists {0, slab, a, ...}; the output is always
      * 128B-swizzled. */
-    const bool packed = FEW && g.box[0] < W;
+    const bool packed = TALL && g.box[0] < W;
     const uint32_t TILE = g.box[1] * (packed ? 1u : g.box[2]) * 128u;
     const tma_swizzle SW_IN = packed ? TMA_SWIZZLE_NONE : SW;
     extern __shared__ uint8_t dyn[];
@@ -263,14 +265,12 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, FEW) / 128, FEW ? 1 :
             const uint64_t pol = KEEP ? tma_l2_policy_evict_first() : 0u;
 #pragma unroll
             for (uint32_t j = 0; j < V; j++) {
-                const uint32_t ne = pm_tstore_elems(&g, lc, &sl[j], V);
-                if (ne == V && KEEP && g.src_keep)
+                if (!pm_tstore_live(&g, lc, &sl[j]))
+                    continue;
+                if (KEEP && g.src_keep)
                     pm_st16_hint(tb + sl[j].rel, x[j], pol);
-                else if (ne == V)
+                else
                     *(uint4 *)(tb + sl[j].rel) = x[j];
-                else if (ne) /* the row's last chunk, partly past its end: its elements' bytes only */
-                    for (uint32_t b = 0; b < ne * E; b++)
-                        tb[sl[j].rel + b] = (uint8_t)(tr_word(x[j], (int)(b / 4u)) >> (8u * (b % 4u)));
             }
         } else {
             tma_fence_proxy_async(); /* this thread's shared writes -> visible to the stores (async proxy) */
@@ -311,11 +311,11 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, FEW) / 128, FEW ? 1 :
 /* ------------------------------------------------------------------------------------------------
  * Host side: plan, tune, run
  * ---------------------------------------------------------------------------------------------- */
-/* The transpose kernel for e-byte elements: the few-channel instance (few: pm_few), or the one with or without the
- * L2 hints (keep: pm_src_keep, never for 1 byte, always for 4 bytes). */
+/* The transpose kernel for e-byte elements: the tall instance (tall: pm_tall), or the one with or without the L2
+ * hints (keep: pm_src_keep, never for 1 byte, always for 4 bytes). */
 typedef void (*pm_transpose_fn)(tma_tensor, tma_tensor, pm_grid, uint64_t, uint8_t *);
-static pm_transpose_fn pm_transpose_of(uint32_t e, uint32_t keep, uint32_t few) {
-    if (few) /* short and packed tiles, never with the L2 hints (pm_grid_dst) */
+static pm_transpose_fn pm_transpose_of(uint32_t e, uint32_t keep, uint32_t tall) {
+    if (tall) /* never with the L2 hints (pm_grid_dst, pm_tstore_tall) */
         switch (e) {
         case 1: return pm_transpose_kernel<1, false, true>;
         case 2: return pm_transpose_kernel<2, false, true>;
@@ -331,7 +331,7 @@ static pm_transpose_fn pm_transpose_of(uint32_t e, uint32_t keep, uint32_t few) 
 }
 
 static const void *pm_kernel_of(uint32_t transpose, uint32_t e, const pm_grid *g) {
-    return transpose ? (const void *)pm_transpose_of(e, g->src_keep, (uint32_t)pm_few(g->box[0], g->box[1], e))
+    return transpose ? (const void *)pm_transpose_of(e, g->src_keep, (uint32_t)pm_tall(g, e))
                      : (const void *)pm_copy_kernel;
 }
 
@@ -389,7 +389,7 @@ extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permu
         if (p->load_map.box.swizzle != (packed ? TMA_SWIZZLE_NONE : TMA_SWIZZLE_128B) ||
             p->load_map.box.row_pitch != (packed ? L.grid.box[0] * e : 128u) ||
             p->load_map.box.smem_bytes != br * 128u || p->store_map.box.smem_bytes != w * 128u ||
-            !pm_tile_fits(L.grid.box[0], L.grid.box[1], L.grid.box[2], e))
+            !pm_tile_fits(L.grid.box[0], L.grid.box[1], L.grid.box[2], e, pm_tall(&L.grid, e)))
             return kd_fail(diag, TMA_ERR_UNSUPPORTED, "tma_permute: the tensor maps disagree with the kernel's "
                                                       "shared-memory layout (a libtma defect: please report it)");
         p->smem = (size_t)(PM_TR_STAGES + PM_TR_OUT_BUFFERS) * br * 128u + 1024u;
@@ -406,7 +406,7 @@ extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permu
      * made later with a smaller box cannot lower it under an earlier plan's (its launch would then fail with
      * cudaErrorInvalidValue: seen on an H200 when the sample made a large copy plan and then a small one). */
     const size_t smem_max = p->transpose ? (size_t)(PM_TR_STAGES + PM_TR_OUT_BUFFERS) *
-                                                   PM_MAX_LINES(e, pm_few(pg.box[0], pg.box[1], e)) * 128u + 1024u
+                                                   PM_MAX_LINES(e, pm_tall(&pg, e)) * 128u + 1024u
                                          : (size_t)PM_COPY_STAGES * PM_COPY_BOX_BYTES + 1024u;
     if (p->smem > smem_max)
         return kd_fail(diag, TMA_ERR_UNSUPPORTED, "tma_permute: a plan needs %zu bytes of shared memory, more than "
@@ -444,19 +444,19 @@ extern "C" tma_status tma_permute_run(const tma_permute_plan *p, tma_stream stre
     if (p == NULL)
         return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_permute_plan_make");
     const uint32_t e = p->desc.elem_bytes;
-    if (p->grid == 0 || p->group == 0 || p->rank < 1 || p->rank > 5 || (e != 1 && e != 2 && e != 4 && e != 8) ||
-        p->transpose > 1u ||
-        (p->transpose && !pm_tile_fits(p->box[0], p->box[1], p->box[2], e)))
+    const bool sane = p->grid != 0 && p->group != 0 && p->rank >= 1 && p->rank <= 5 &&
+                      (e == 1 || e == 2 || e == 4 || e == 8) && p->transpose <= 1u;
+    const pm_grid g = sane ? pm_grid_of(p) : pm_grid{};
+    if (!sane || (p->transpose && !pm_tile_fits(p->box[0], p->box[1], p->box[2], e, pm_tall(&g, e))))
         return kd_fail(diag, TMA_ERR_ARG, "tma_permute_run: the plan was not made by tma_permute_plan_make, or its "
                                           "fields were changed (use tma_permute_plan_tune)");
-    const pm_grid g = pm_grid_of(p);
     cudaStream_t s = (cudaStream_t)stream;
     uint8_t *dst = (uint8_t *)p->desc.dst;
     if (!p->transpose) {
         const uint32_t stage = (uint32_t)((p->load_map.box.smem_bytes + 1023u) / 1024u * 1024u);
         pm_copy_kernel<<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles, stage);
     } else {
-        const pm_transpose_fn fn = pm_transpose_of(e, g.src_keep, (uint32_t)pm_few(g.box[0], g.box[1], e));
+        const pm_transpose_fn fn = pm_transpose_of(e, g.src_keep, (uint32_t)pm_tall(&g, e));
         fn<<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles, dst);
     }
     tma_status st = kd_cuda(diag, cudaGetLastError(), "tma_permute kernel launch (or an earlier unchecked call)");

@@ -211,16 +211,19 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
     if (L->transpose) {
         const uint32_t w = tr_box_cols(e);
         const uint64_t na = v[a].n, rows = (na + w - 1) / w * w, slabs = n >= 3 ? v[o[2]].n : 1u;
-        const uint32_t short_rows = pm_short_rows(na, slabs, e), L_ = PM_MAX_LINES(e, short_rows != 0u);
+        const uint32_t short_rows = pm_short_rows(na, slabs, e), L_ = PM_MAX_LINES(
+            e, short_rows != 0u || pm_tstore_tall(e, pm_use_tstore(v[0].ts, e, w), pm_src_keep(v[a].ss, e)));
         /* a multiple of w, at most L_ lines, or a short tile's rows */
         const uint32_t br = short_rows ? short_rows : rows < L_ ? (uint32_t)rows : L_;
-        /* dimension a short: stack slabs of the next dimension until the tile has L_ lines (pm_store_coords), whole
-         * sub-tiles of w lines for a short tile */
+        /* dimension a short: stack slabs of the next dimension, up to L_ lines (pm_store_coords), as evenly as the
+         * tiles along that dimension allow (bf16 NCHW 14x14, W padded: 14 slabs in one tile of 16, not 12 + 2);
+         * whole sub-tiles of w lines for a short tile, its last slabs past the tensor where it has fewer */
         uint32_t bc = 1;
-        if (n >= 3 && br < L_)
-            bc = slabs < L_ / br ? (uint32_t)slabs : L_ / br;
-        if (short_rows)
-            bc -= bc % (w / br);
+        if (n >= 3 && br < L_) {
+            const uint32_t most = L_ / br, step = short_rows ? w / br : 1u;
+            const uint64_t along = (slabs + most - 1u) / most, even = (slabs + along - 1u) / along;
+            bc = (uint32_t)((even + step - 1u) / step * step);
+        }
         ld->swizzle = st->swizzle = TMA_SWIZZLE_128B;
         ld->box_dim[0] = w, ld->box_dim[1] = br;
         st->box_dim[0] = w, st->box_dim[1] = w;
@@ -300,7 +303,7 @@ void pm_grid_dst(const tma_permute_desc *d, const uint32_t src_dim[5], pm_grid *
     g->tstore = pm_use_tstore(g->dst_stride[0], d->elem_bytes, g->box[1]);
     uint64_t ss[5];
     pm_resolve_strides(d->elem_bytes, r, d->src_dims, d->src_strides, ss);
-    /* few-channel tiles take no hints (their own kernel instances; measured without them: PM_FEW_TILE_LINES) */
+    /* few-channel tiles take no hints (their own kernel instances; measured without them: PM_TALL_TILE_LINES) */
     g->src_keep = g->rank >= 2u && src_dim[1] < r && !pm_few(g->box[0], g->box[1], d->elem_bytes)
                       ? pm_src_keep(ss[src_dim[1]], d->elem_bytes)
                       : 0u;
@@ -376,9 +379,8 @@ tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_fac
             for (uint32_t i = 0; i < sub * 64u * v; i++) {
                 pm_slot sl;
                 pm_tstore_slot(&L.grid, i, e, &sl);
-                const uint32_t ne = pm_tstore_elems(&L.grid, lc, &sl, v);
-                if (ne)
-                    memcpy((uint8_t *)desc->dst + base + sl.rel, tout + sl.soff, (size_t)ne * e);
+                if (pm_tstore_live(&L.grid, lc, &sl)) /* whole chunks, as the kernel stores them */
+                    memcpy((uint8_t *)desc->dst + base + sl.rel, tout + sl.soff, 16);
             }
             continue;
         }

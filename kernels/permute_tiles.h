@@ -43,8 +43,8 @@
 #ifndef PM_TILE_LINES
 #define PM_TILE_LINES 128u
 #endif
-/** Lines of a FEW-CHANNEL tile (a short or packed one: pm_short_rows, pm_packed_cols) for 1-, 2- and 4-byte
- *  elements; 8-byte ones keep PM_TILE_LINES (256 lines would be 1,024 threads of at most 64 registers). Measured on
+/** Lines of a TALL tile (pm_tall: a short or packed one, pm_short_rows, pm_packed_cols, or one of 2-byte elements
+ *  that the threads store, pm_tstore_tall) for 1-, 2- and 4-byte elements; 8-byte ones keep PM_TILE_LINES (256 lines would be 1,024 threads of at most 64 registers). Measured on
  *  an H200 (tma-permute, one session, two rounds alternating with 128-line tiles everywhere, seed 1795500010; % of a
  *  device-to-device copy): NCHW -> NHWC bf16 C = 8 86.3-90.6% against 76.9-77.2%, bf16 C = 32 83.3-88.9% against
  *  74.8-75.2%, fp32 C = 16 89.7-92.0% against 87.8-89.3%; NHWC -> NCHW fp32 C = 16 92.3-93.4% against 88.9-89.6%,
@@ -53,10 +53,10 @@
  *  shared instances (the next session, two rounds, seed 1795500011): bf16 C = 8 96.3-98.7% against 70.5-72.9%, C =
  *  32 100.3-100.9% against 72.8-75.7%, fp32 C = 4 84.0-86.7% against 78.8-79.8%; NHWC -> NCHW bf16 C = 32
  *  100.8-102.0% against 89.4-93.6% (the tensors of 25.7 MB fit in L2). */
-#define PM_FEW_TILE_LINES 256u
-/** The most lines a tile of e-byte elements may have: few-channel tiles (`few`) PM_FEW_TILE_LINES but for 8-byte
+#define PM_TALL_TILE_LINES 256u
+/** The most lines a tile of e-byte elements may have: tall tiles (`tall`: pm_tall) PM_TALL_TILE_LINES but for 8-byte
  *  elements, the others PM_TILE_LINES. A macro: the kernels' launch bounds use it. */
-#define PM_MAX_LINES(e, few) ((few) && (e) <= 4u ? PM_FEW_TILE_LINES : PM_TILE_LINES)
+#define PM_MAX_LINES(e, tall) ((tall) && (e) <= 4u ? PM_TALL_TILE_LINES : PM_TILE_LINES)
 
 /** Default tile order of the TRANSPOSE kernel: bands of this many tile columns (the former standalone transpose's
  *  default, docs/TRANSPOSE.md). */
@@ -82,8 +82,16 @@ typedef struct pm_grid {
 TMA_HD int pm_packed(const pm_grid *g, uint32_t e) { return g->box[0] < 128u / e; }
 
 /** TRANSPOSE: whether the tile of box {cols, rows, ...} is a few-channel one: packed (cols < W) or short (rows < W,
- *  pm_short_rows). Those run in kernel instances of their own, with up to PM_MAX_LINES(e, 1) lines and no L2 hints. */
+ *  pm_short_rows). Those are tall tiles (pm_tall). */
 TMA_HD int pm_few(uint32_t cols, uint32_t rows, uint32_t e) { return cols < 128u / e || rows < 128u / e; }
+
+/** TRANSPOSE: whether a usual tile of e-byte elements is a tall one (pm_tall) because its threads store it (tstore:
+ *  pm_use_tstore) without L2 hints (keep: pm_src_keep): 2-byte elements. Their 128-line tile is 4 warps a block, one
+ *  block an SM, too few stores in flight (the few-channel tiles showed it first: bf16 73% of a copy at 128 lines,
+ *  96-101% at 256); fp32's is 8 warps, fp64's 16. Measured on two H200s (tma-permute, alternating with the build
+ *  before, two rounds each, seeds 1795600002 and 1795600003): bf16 6789 x 12345 (dst pitch 13,584 bytes) 75.0-76.2%
+ *  -> 84.4-86.5% of a device-to-device copy. */
+TMA_HD int pm_tstore_tall(uint32_t e, uint32_t tstore, uint32_t keep) { return e == 2u && tstore && !keep; }
 
 /** x / n with *rem = x % n, in 32-bit arithmetic whenever x fits (a 64-bit division is a long subroutine on the
  *  GPU; the thread that issues the copies runs this twice per tile, on the pipeline's critical path). */
@@ -191,12 +199,13 @@ TMA_HD uint64_t pm_tstore_base(const pm_grid *g, const int32_t ld[5], uint32_t e
            (uint64_t)(uint32_t)ld[4] * g->dst_stride[4];
 }
 
-/** Elements of the slot's chunk inside dst for the tile at ld: 0 (none), V, or fewer (the row's last chunk). */
-TMA_HD uint32_t pm_tstore_elems(const pm_grid *g, const int32_t ld[5], const pm_slot *sl, uint32_t v) {
-    const uint32_t ra = g->lim_a - (uint32_t)ld[1];
-    if (sl->r >= g->lim_0 - (uint32_t)ld[0] || sl->c2 >= g->lim_c - (uint32_t)ld[2] || sl->xe >= ra)
-        return 0;
-    return ra - sl->xe < v ? ra - sl->xe : v;
+/** Whether the slot's chunk holds elements of dst for the tile at ld. The row's last chunk, partly past the row's
+ *  end, is stored whole: its tail is zeros (the load's out-of-bounds fill of dimension a) and lies in the 16 bytes
+ *  after the row that tma_permute may write, as its TMA store boxes do (docs/HARDWARE.md, store rule 7). Element by
+ *  element, that chunk had cost rows of 14 or 28 bytes (bf16 NCHW 7x7 and 14x14, W padded) 8-11% of a copy. */
+TMA_HD int pm_tstore_live(const pm_grid *g, const int32_t ld[5], const pm_slot *sl) {
+    return sl->r < g->lim_0 - (uint32_t)ld[0] && sl->c2 < g->lim_c - (uint32_t)ld[2] &&
+           sl->xe < g->lim_a - (uint32_t)ld[1];
 }
 
 /** Which transposes store with the threads: those whose dst row pitch is not a multiple of 32 bytes, for 2-, 4- and
@@ -218,19 +227,21 @@ TMA_HD uint32_t pm_use_tstore(uint64_t dst_pitch, uint32_t elem_bytes, uint32_t 
  *  16 fp32: half of every tile; C = 4: seven eighths), and its W x W store boxes would write rows of a elements. A
  *  short tile takes a rounded up to R = V 2^j (a divisor of W: chunks of 16 bytes never straddle a slab) and stacks
  *  W / R slabs in each sub-tile, and its threads store it (pm_use_tstore). Returns R, or 0 for the usual tile: a >
- *  W / 2 (R would be W), 1-byte elements (their kernel has no thread stores), or fewer slabs than fill one sub-tile
- *  (rank 2). Measured on an H200 (tma-permute, % of a device-to-device copy, the builds alternating in one session,
+ *  W / 2 (R would be W), 1-byte elements (their kernel has no thread stores), or a single slab (rank 2: the tile
+ *  would be no fuller than the usual one). With fewer than W / R slabs the sub-tile's last ones lie past the tensor
+ *  (the load fills zeros, the threads store nothing there): bf16 NCHW 7x7, W padded to 8, fills 7 of 8 slabs of 8
+ *  rows, where the usual tile filled 7 of 64 rows. Measured on an H200 (tma-permute, % of a device-to-device copy, the builds alternating in one session,
  *  2-3 rounds), NCHW -> NHWC 32 x C x H x W: fp32 C = 4 (224^2) 13.7-14.0% with W-row tiles -> 79.7-83.8%, bf16 C =
  *  8 (224^2) 11.9-13.1% -> 70.9-71.6%, fp32 C = 16 (224^2) 51.6-51.7% -> 87.5-89.8%, bf16 C = 32 (112^2) 58.0-58.6%
  *  -> 73.8-77.8%. (With the K slabs of a row side by side in each warp's stores instead of 512 contiguous bytes,
  *  THREAD STORES below: 71.3-76.3%, 65.4-69.8%, 87.9-88.9%, 72.8-81.0%.) These tiles had 128 lines; with 256 in
- *  instances of their own, PM_FEW_TILE_LINES. */
+ *  instances of their own, PM_TALL_TILE_LINES. */
 TMA_HD uint32_t pm_short_rows(uint64_t a, uint64_t slabs, uint32_t e) {
     const uint32_t w = 128u / e;
     uint32_t r = 16u / e;
     while (r < a && r < w)
         r *= 2u;
-    return e >= 2u && r < w && slabs * r >= w ? r : 0u;
+    return e >= 2u && r < w && slabs >= 2u ? r : 0u;
 }
 
 /** PACKED TILES (TRANSPOSE): the elements of src's innermost dimension (map dimension 0) a tile takes where it is
@@ -247,7 +258,7 @@ TMA_HD uint32_t pm_short_rows(uint64_t a, uint64_t slabs, uint32_t e) {
  *  (tma-permute, % of a device-to-device copy, the builds alternating, two rounds), NHWC -> NCHW 32 x C x H x W:
  *  fp32 C = 16 (224^2) 50.8% with W-wide tiles -> 89.6-91.3%, bf16 C = 32 (112^2) 50.6-51.4% -> 93.0-93.9%; every
  *  other case of the sample within the rounds' spread. Without the L2 hints (pm_grid_dst): with them, on another
- *  machine, fp32 93.5-94.4% and bf16 81.3-82.6%. At 128 lines; with 256, PM_FEW_TILE_LINES. */
+ *  machine, fp32 93.5-94.4% and bf16 81.3-82.6%. At 128 lines; with 256, PM_TALL_TILE_LINES. */
 TMA_HD uint32_t pm_packed_cols(uint64_t n0, uint64_t slabs, uint32_t e) {
     const uint32_t w = 128u / e;
     uint32_t c0 = 16u / e;
@@ -265,11 +276,11 @@ TMA_HD uint32_t pm_tile_lines(uint32_t cols, uint32_t rows, uint32_t slabs, uint
 /** Whether a TRANSPOSE tile of box {cols, rows, slabs} fits the kernel's shared-memory layout: whole sub-tiles of
  *  W lines, at most PM_MAX_LINES; rows a multiple of W or a short tile's (pm_short_rows); cols W, or a packed
  *  tile's C0 with K = W / C0 slabs (pm_packed_cols). */
-TMA_HD int pm_tile_fits(uint32_t cols, uint32_t rows, uint32_t slabs, uint32_t e) {
+TMA_HD int pm_tile_fits(uint32_t cols, uint32_t rows, uint32_t slabs, uint32_t e, int tall) {
     const uint32_t w = 128u / e, v = 16u / e, lines = pm_tile_lines(cols, rows, slabs, e);
     if (cols != w && (cols == 0u || cols % v != 0u || w % cols != 0u || slabs != w / cols || rows % w != 0u))
         return 0;
-    return rows != 0u && lines != 0u && lines <= PM_MAX_LINES(e, pm_few(cols, rows, e)) && lines % w == 0u &&
+    return rows != 0u && lines != 0u && lines <= PM_MAX_LINES(e, tall) && lines % w == 0u &&
            (rows % w == 0u || (e >= 2u && w % rows == 0u && rows % v == 0u));
 }
 
@@ -306,6 +317,12 @@ TMA_HD void pm_load_order(int packed, const int32_t ld[5], int32_t mc[5]) {
  *  The bytes moved are the same; the CPU model has no L2. */
 TMA_HD uint32_t pm_src_keep(uint64_t src_pitch, uint32_t elem_bytes) {
     return elem_bytes == 4u || (elem_bytes >= 2u && src_pitch % 128u != 0u);
+}
+
+/** TRANSPOSE: whether tile g runs in the TALL kernel instances (up to PM_TALL_TILE_LINES lines, 1 block an SM, no L2
+ *  hints): few-channel tiles (pm_few) and pm_tstore_tall's. */
+TMA_HD int pm_tall(const pm_grid *g, uint32_t e) {
+    return pm_few(g->box[0], g->box[1], e) || pm_tstore_tall(e, g->tstore, g->src_keep);
 }
 
 /** Everything the plan decides without a GPU: the kernel's maps and grid. */

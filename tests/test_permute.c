@@ -288,18 +288,37 @@ Test(permute_model, short_tiles_where_dst_rows_are_shorter_than_128_bytes) {
         } else {
             cr_assert_eq(L.grid.box[1] % w, 0, "C %u e %u: W-multiple rows %u", c, e, L.grid.box[1]);
         }
-        cr_assert(pm_tile_fits(L.grid.box[0], L.grid.box[1], L.grid.box[2], e));
+        cr_assert(pm_tile_fits(L.grid.box[0], L.grid.box[1], L.grid.box[2], e, pm_tall(&L.grid, e)));
         cr_assert_eq(model_case(&rng, d), 1);
     }
-    /* too few slabs to fill a sub-tile (rank 2, or N C < W): the usual tile, TMA boxes */
+    /* a single slab (rank 2): the usual tile, TMA boxes; fewer slabs than a sub-tile holds: a short tile */
     cr_assert_eq(pm_short_rows(8, 1, 4), 0);
-    cr_assert_eq(pm_short_rows(8, 3, 4), 0);
+    cr_assert_eq(pm_short_rows(8, 3, 4), 8);
+    cr_assert_eq(pm_short_rows(8, 2, 4), 8);
     cr_assert_eq(pm_short_rows(8, 4, 4), 8);
     cr_assert_eq(pm_short_rows(8, 1000, 1), 0, "1-byte elements: no thread stores");
     tma_permute_desc d2 = {.elem_bytes = 4, .rank = 2, .src_dims = {100, 8}, .perm = {1, 0}, .src_strides = {400},
                            .dst_strides = {32}};
     cr_assert_eq(plan_of(d2).grid.box[1], 32u);
     cr_assert_eq(model_case(&rng, d2), 1);
+    /* NHWC -> NCHW at 7 x 7, bf16, NCHW rows of 7 padded to 16 bytes: a = W (7 rows, R = 8) and 7 slabs of H, fewer
+     * than the 8 a sub-tile holds: one tile of 8 slabs, the last past the tensor; each row's one chunk stored whole */
+    const tma_permute_desc d3 = {.elem_bytes = 2, .rank = 4, .src_dims = {24, 7, 7, 3}, .perm = {1, 2, 0, 3},
+                                 .src_strides = {48, 336, 2352}, .dst_strides = {16, 112, 2688}};
+    const pm_layout L3 = plan_of(d3);
+    cr_assert_eq(L3.grid.box[1], 8u);
+    cr_assert_eq(L3.grid.box[2], 8u);
+    cr_assert_eq(L3.grid.n[2], 1u);
+    cr_assert_eq(L3.grid.tstore, 1u);
+    cr_assert_eq(model_case(&rng, d3), 1);
+    /* 14 slabs of 16 rows where a 256-line tile holds 16: one tile of 16 slabs, not 12 + 4 */
+    const tma_permute_desc d4 = {.elem_bytes = 2, .rank = 4, .src_dims = {24, 14, 14, 3}, .perm = {1, 2, 0, 3},
+                                 .src_strides = {48, 672, 9408}, .dst_strides = {32, 448, 10752}};
+    const pm_layout L4 = plan_of(d4);
+    cr_assert_eq(L4.grid.box[1], 16u);
+    cr_assert_eq(L4.grid.box[2], 16u);
+    cr_assert_eq(L4.grid.n[2], 1u);
+    cr_assert_eq(model_case(&rng, d4), 1);
 }
 
 Test(permute_model, packed_tiles_where_src_rows_are_shorter_than_128_bytes) {
@@ -334,7 +353,7 @@ Test(permute_model, packed_tiles_where_src_rows_are_shorter_than_128_bytes) {
             cr_assert_eq(pm_packed(&L.grid, e), 0, "C %u e %u", c, e);
             cr_assert_eq(L.grid.box[0], w);
         }
-        cr_assert(pm_tile_fits(L.grid.box[0], L.grid.box[1], L.grid.box[2], e));
+        cr_assert(pm_tile_fits(L.grid.box[0], L.grid.box[1], L.grid.box[2], e, pm_tall(&L.grid, e)));
         cr_assert_eq(model_case(&rng, d), 1);
     }
     /* fewer slabs than a line holds: the usual tile */
@@ -350,13 +369,13 @@ Test(permute_model, thread_store_reads_are_conflict_free) {
         const uint32_t w = 128u / e, v = 16u / e;
         for (uint32_t rows = v; rows <= 4u * w; rows *= 2) {
             const uint32_t most = PM_MAX_LINES(e, rows < w), slabs = most / rows ? most / rows : 1u;
-            if (!pm_tile_fits(w, rows, slabs, e))
+            if (!pm_tile_fits(w, rows, slabs, e, pm_few(w, rows, e)))
                 continue;
             pm_grid g;
             memset(&g, 0, sizeof g);
             g.box[1] = rows, g.box[2] = slabs;
             const uint32_t chunks = rows * slabs * 8u; /* 8 chunks of 16 bytes in each line */
-            uint8_t seen_chunk[PM_FEW_TILE_LINES * 8u];
+            uint8_t seen_chunk[PM_TALL_TILE_LINES * 8u];
             memset(seen_chunk, 0, sizeof seen_chunk);
             for (uint32_t i0 = 0; i0 < chunks; i0 += 8u) {
                 uint32_t groups = 0;

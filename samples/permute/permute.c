@@ -105,6 +105,9 @@ static const pcase cases[] = {
      * src: packed tiles, pm_packed_cols) */
     TO_NHWC(4, 32, 4, 224, 224, 0),  TO_NHWC(2, 32, 8, 224, 224, 0), TO_NHWC(4, 32, 16, 224, 224, 0),
     TO_NHWC(2, 32, 32, 112, 112, 0), TO_NCHW(4, 32, 16, 224, 224, 0), TO_NCHW(2, 32, 32, 112, 112, 0),
+    /* not the issue's: NHWC -> NCHW at ResNet's 14x14 and 7x7 layers, whose NCHW rows (392 and 98 bytes, padded to
+     * 400 and 112) are not 32-byte multiples: the threads store them */
+    TO_NCHW(2, 128, 256, 14, 14, 0), TO_NCHW(2, 128, 512, 7, 7, 0),
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
@@ -563,7 +566,7 @@ static int run_for_ncu(int isolated) {
     }
     /* isolated, 2-, 4- and 8-byte elements: short tiles (NCHW -> NHWC, C = V and W / 2: W / C slabs side by side in
      * each line, the threads storing) and packed tiles (NHWC -> NCHW, the same C), 132 tiles each; packed 1-byte too.
-     * A few-channel tile has 256 lines (128 for 8-byte elements: PM_FEW_TILE_LINES in kernels/permute_tiles.h). */
+     * A few-channel tile has 256 lines (128 for 8-byte elements: PM_TALL_TILE_LINES in kernels/permute_tiles.h). */
     for (uint32_t e = 1; isolated && e <= 8; e *= 2) {
         const uint64_t w = 128 / e, v = 16 / e, lines = e == 8 ? 128 : 256;
         for (uint64_t c = v; c <= w / 2; c = c == v ? w / 2 : w) {
