@@ -301,24 +301,21 @@ Test(permute_model, short_tiles_where_dst_rows_are_shorter_than_128_bytes) {
                            .dst_strides = {32}};
     cr_assert_eq(plan_of(d2).grid.box[1], 32u);
     cr_assert_eq(model_case(&rng, d2), 1);
-    /* NHWC -> NCHW at 7 x 7, bf16, NCHW rows of 7 padded to 16 bytes: a = W (7 rows, R = 8) and 7 slabs of H, fewer
-     * than the 8 a sub-tile holds: one tile of 8 slabs, the last past the tensor; each row's one chunk stored whole */
-    const tma_permute_desc d3 = {.elem_bytes = 2, .rank = 4, .src_dims = {24, 7, 7, 3}, .perm = {1, 2, 0, 3},
-                                 .src_strides = {48, 336, 2352}, .dst_strides = {16, 112, 2688}};
-    const pm_layout L3 = plan_of(d3);
-    cr_assert_eq(L3.grid.box[1], 8u);
-    cr_assert_eq(L3.grid.box[2], 8u);
-    cr_assert_eq(L3.grid.n[2], 1u);
-    cr_assert_eq(L3.grid.tstore, 1u);
-    cr_assert_eq(model_case(&rng, d3), 1);
-    /* 14 slabs of 16 rows where a 256-line tile holds 16: one tile of 16 slabs, not 12 + 4 */
-    const tma_permute_desc d4 = {.elem_bytes = 2, .rank = 4, .src_dims = {24, 14, 14, 3}, .perm = {1, 2, 0, 3},
-                                 .src_strides = {48, 672, 9408}, .dst_strides = {32, 448, 10752}};
-    const pm_layout L4 = plan_of(d4);
-    cr_assert_eq(L4.grid.box[1], 16u);
-    cr_assert_eq(L4.grid.box[2], 16u);
-    cr_assert_eq(L4.grid.n[2], 1u);
-    cr_assert_eq(model_case(&rng, d4), 1);
+    /* NHWC -> NCHW bf16 at H = W = 7 and 14, NCHW rows padded to 16 bytes: a = W (R = 8 and 16 rows) and H slabs.
+     * 7 slabs, fewer than the 8 a sub-tile holds: one tile of 8 slabs, the last past the tensor, each row's one
+     * chunk stored whole. 14 slabs where a 256-line tile holds 16: one tile of 16, not 12 + 4. */
+    for (uint32_t hw = 7; hw <= 14; hw += 7) {
+        const uint32_t r = hw == 7 ? 8u : 16u, row = 2u * r; /* bytes of a padded NCHW row */
+        const tma_permute_desc d3 = {.elem_bytes = 2, .rank = 4, .src_dims = {24, hw, hw, 3}, .perm = {1, 2, 0, 3},
+                                     .src_strides = {48, 48 * hw, 48 * hw * hw},
+                                     .dst_strides = {row, row * hw, row * hw * 24}};
+        const pm_layout L3 = plan_of(d3);
+        cr_assert_eq(L3.grid.box[1], r, "H = W = %u", hw);
+        cr_assert_eq(L3.grid.box[2], hw == 7 ? 8u : 16u, "H = W = %u", hw);
+        cr_assert_eq(L3.grid.n[2], 1u, "H = W = %u: one tile along H", hw);
+        cr_assert_eq(L3.grid.tstore, 1u);
+        cr_assert_eq(model_case(&rng, d3), 1, "H = W = %u", hw);
+    }
 }
 
 Test(permute_model, packed_tiles_where_src_rows_are_shorter_than_128_bytes) {
