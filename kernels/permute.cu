@@ -147,7 +147,8 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
  * tensor's size. Where dst's row pitch is not a multiple of 32 bytes, or the tile is a short one (dst's innermost
  * dimension at most half of W, several slabs side by side in each line: pm_short_rows), the threads store the tile
  * themselves with 16-byte writes (pm_use_tstore: g.tstore), 512 contiguous bytes per warp where dst allows (THREAD
- * STORES in permute_tiles.h), whole 16-byte chunks, a row's last one with its zero tail (pm_tstore_live). For 4-byte elements, and for 2- and 8-byte ones where src's row pitch is not a multiple
+ * STORES in permute_tiles.h), whole 16-byte chunks, a row's last one with its zero tail (pm_tstore_live).
+ * For 4-byte elements, and for 2- and 8-byte ones where src's row pitch is not a multiple
  * of 128 bytes (pm_src_keep: g.src_keep), the loads carry an L2 evict_last policy and the stores (threads' or TMA's) evict_first, so the
  * 256-byte blocks neighbouring tiles share stay in L2 and the output, never read again, leaves it first.
  * KEEP is a template parameter (the host launches the instance of g.src_keep), so the kernels without hints carry no
@@ -163,7 +164,7 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
  * allows: with no minimum, ptxas gave the fp32 instance 64 registers and an 8-byte spill once the partial chunk's
  * element-by-element stores were gone (whole chunks, pm_tstore_live), and the TALL bf16 one 128 registers and a
  * 28-byte spill. With 1: 0 spills; fp32 83 registers (78 before), u8 123 (109), fp64 59 / 54 (64). Code layout moves
- * these kernels' timings by a few points (docs/PERMUTE.md, "Whole-chunk thread stores").
+ * these kernels' timings by a few points (docs/PERMUTE.md, "Whole chunks, tall bf16 tiles, few slabs").
  * ---------------------------------------------------------------------------------------------- */
 template <int E, bool KEEP, bool TALL>
 __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / 128, 1) pm_transpose_kernel(

@@ -303,7 +303,7 @@ void pm_grid_dst(const tma_permute_desc *d, const uint32_t src_dim[5], pm_grid *
     g->tstore = pm_use_tstore(g->dst_stride[0], d->elem_bytes, g->box[1]);
     uint64_t ss[5];
     pm_resolve_strides(d->elem_bytes, r, d->src_dims, d->src_strides, ss);
-    /* few-channel tiles take no hints (their own kernel instances; measured without them: PM_TALL_TILE_LINES) */
+    /* few-channel tiles take no hints (the tall instances, pm_tall; measured without them: PM_TALL_TILE_LINES) */
     g->src_keep = g->rank >= 2u && src_dim[1] < r && !pm_few(g->box[0], g->box[1], d->elem_bytes)
                       ? pm_src_keep(ss[src_dim[1]], d->elem_bytes)
                       : 0u;

@@ -43,16 +43,16 @@
 #ifndef PM_TILE_LINES
 #define PM_TILE_LINES 128u
 #endif
-/** Lines of a TALL tile (pm_tall: a short or packed one, pm_short_rows, pm_packed_cols, or one of 2-byte elements
- *  that the threads store, pm_tstore_tall) for 1-, 2- and 4-byte elements; 8-byte ones keep PM_TILE_LINES (256 lines would be 1,024 threads of at most 64 registers). Measured on
- *  an H200 (tma-permute, one session, two rounds alternating with 128-line tiles everywhere, seed 1795500010; % of a
- *  device-to-device copy): NCHW -> NHWC bf16 C = 8 86.3-90.6% against 76.9-77.2%, bf16 C = 32 83.3-88.9% against
- *  74.8-75.2%, fp32 C = 16 89.7-92.0% against 87.8-89.3%; NHWC -> NCHW fp32 C = 16 92.3-93.4% against 88.9-89.6%,
- *  bf16 C = 32 98.6-100.1% against 92.4-93.6%. (256 lines for every tile had lost on 11 of the other cases:
- *  docs/PERMUTE.md, "Tile height".) Then these instances, without hints, against 128-line few-channel tiles in the
- *  shared instances (the next session, two rounds, seed 1795500011): bf16 C = 8 96.3-98.7% against 70.5-72.9%, C =
- *  32 100.3-100.9% against 72.8-75.7%, fp32 C = 4 84.0-86.7% against 78.8-79.8%; NHWC -> NCHW bf16 C = 32
- *  100.8-102.0% against 89.4-93.6% (the tensors of 25.7 MB fit in L2). */
+/** Lines of a TALL tile (pm_tall: a short or packed one, pm_short_rows, pm_packed_cols, or one of 2-byte elements that
+ *  the threads store, pm_tstore_tall) for 1-, 2- and 4-byte elements; 8-byte ones keep PM_TILE_LINES (256 lines would
+ *  be 1,024 threads of at most 64 registers). Measured on an H200 (tma-permute, one session, two rounds alternating
+ *  with 128-line tiles everywhere, seed 1795500010; % of a device-to-device copy): NCHW -> NHWC bf16 C = 8 86.3-90.6%
+ *  against 76.9-77.2%, bf16 C = 32 83.3-88.9% against 74.8-75.2%, fp32 C = 16 89.7-92.0% against 87.8-89.3%; NHWC ->
+ *  NCHW fp32 C = 16 92.3-93.4% against 88.9-89.6%, bf16 C = 32 98.6-100.1% against 92.4-93.6%. (256 lines for every
+ *  tile had lost on 11 of the other cases: docs/PERMUTE.md, "Tile height".) Then these instances, without hints,
+ *  against 128-line few-channel tiles in the shared instances (the next session, two rounds, seed 1795500011): bf16 C =
+ *  8 96.3-98.7% against 70.5-72.9%, C = 32 100.3-100.9% against 72.8-75.7%, fp32 C = 4 84.0-86.7% against 78.8-79.8%;
+ *  NHWC -> NCHW bf16 C = 32 100.8-102.0% against 89.4-93.6% (the tensors of 25.7 MB fit in L2). */
 #define PM_TALL_TILE_LINES 256u
 /** The most lines a tile of e-byte elements may have: tall tiles (`tall`: pm_tall) PM_TALL_TILE_LINES but for 8-byte
  *  elements, the others PM_TILE_LINES. A macro: the kernels' launch bounds use it. */
@@ -222,19 +222,19 @@ TMA_HD uint32_t pm_use_tstore(uint64_t dst_pitch, uint32_t elem_bytes, uint32_t 
     return elem_bytes >= 2u && (dst_pitch % 32u != 0u || box_rows < 128u / elem_bytes);
 }
 
-/** SHORT TILES (TRANSPOSE): the rows of dimension a (dst's innermost) a tile takes where a is shorter than W = 128 /
- *  e elements, e.g. NCHW -> NHWC with 4-32 channels. A tile of W-multiple rows would then be mostly zero fill (C =
- *  16 fp32: half of every tile; C = 4: seven eighths), and its W x W store boxes would write rows of a elements. A
- *  short tile takes a rounded up to R = V 2^j (a divisor of W: chunks of 16 bytes never straddle a slab) and stacks
- *  W / R slabs in each sub-tile, and its threads store it (pm_use_tstore). Returns R, or 0 for the usual tile: a >
- *  W / 2 (R would be W), 1-byte elements (their kernel has no thread stores), or a single slab (rank 2: the tile
- *  would be no fuller than the usual one). With fewer than W / R slabs the sub-tile's last ones lie past the tensor
- *  (the load fills zeros, the threads store nothing there): bf16 NCHW 7x7, W padded to 8, fills 7 of 8 slabs of 8
- *  rows, where the usual tile filled 7 of 64 rows. Measured on an H200 (tma-permute, % of a device-to-device copy, the builds alternating in one session,
- *  2-3 rounds), NCHW -> NHWC 32 x C x H x W: fp32 C = 4 (224^2) 13.7-14.0% with W-row tiles -> 79.7-83.8%, bf16 C =
- *  8 (224^2) 11.9-13.1% -> 70.9-71.6%, fp32 C = 16 (224^2) 51.6-51.7% -> 87.5-89.8%, bf16 C = 32 (112^2) 58.0-58.6%
- *  -> 73.8-77.8%. (With the K slabs of a row side by side in each warp's stores instead of 512 contiguous bytes,
- *  THREAD STORES below: 71.3-76.3%, 65.4-69.8%, 87.9-88.9%, 72.8-81.0%.) These tiles had 128 lines; with 256 in
+/** SHORT TILES (TRANSPOSE): the rows of dimension a (dst's innermost) a tile takes where a is shorter than W = 128 / e
+ *  elements, e.g. NCHW -> NHWC with 4-32 channels. A tile of W-multiple rows would then be mostly zero fill (C = 16
+ *  fp32: half of every tile; C = 4: seven eighths), and its W x W store boxes would write rows of a elements. A short
+ *  tile takes a rounded up to R = V 2^j (a divisor of W: chunks of 16 bytes never straddle a slab) and stacks W / R
+ *  slabs in each sub-tile, and its threads store it (pm_use_tstore). Returns R, or 0 for the usual tile: a > W / 2 (R
+ *  would be W), 1-byte elements (their kernel has no thread stores), or a single slab (rank 2: the tile would be no
+ *  fuller than the usual one). With fewer than W / R slabs the sub-tile's last ones lie past the tensor (the load fills
+ *  zeros, the threads store nothing there): bf16 NCHW 7x7, W padded to 8, fills 7 of 8 slabs of 8 rows, where the usual
+ *  tile filled 7 of 64 rows. Measured on an H200 (tma-permute, % of a device-to-device copy, the builds alternating in
+ *  one session, 2-3 rounds), NCHW -> NHWC 32 x C x H x W: fp32 C = 4 (224^2) 13.7-14.0% with W-row tiles -> 79.7-83.8%,
+ *  bf16 C = 8 (224^2) 11.9-13.1% -> 70.9-71.6%, fp32 C = 16 (224^2) 51.6-51.7% -> 87.5-89.8%, bf16 C = 32 (112^2)
+ *  58.0-58.6% -> 73.8-77.8%. (With the K slabs of a row side by side in each warp's stores instead of 512 contiguous
+ *  bytes, THREAD STORES below: 71.3-76.3%, 65.4-69.8%, 87.9-88.9%, 72.8-81.0%.) These tiles had 128 lines; with 256 in
  *  instances of their own, PM_TALL_TILE_LINES. */
 TMA_HD uint32_t pm_short_rows(uint64_t a, uint64_t slabs, uint32_t e) {
     const uint32_t w = 128u / e;
