@@ -27,8 +27,8 @@
  *
  * OPTIONS
  *     --quick          only the 8192^2 transposes, the smaller NCHW shape, the heads split and the rank-5 case
- *     --only LIST      only the cases whose "name dtype" (e.g. "transpose 12345x6789 fp32") contains one of the
- *                      comma-separated strings of LIST
+ *     --only LIST      only the cases whose "name dtype" (e.g. "transpose 12345x6789 fp32") contains LIST or one of
+ *                      its comma-separated strings
  *     --once           each case's permute and tma-copy-dst once, on unverified data, untimed (for ncu)
  *     --tune           after the table, sweep the transpose's tile order (bands of G tile columns) and L2
  *                      promotion on the ragged transposes (fp32, fp64, bf16), fp32 8192^2, fp32 and fp64 16384^2,
@@ -45,7 +45,9 @@
  *     (diagnostic) adds N bytes (a multiple of 16) between the rows of src and dst (docs/PERMUTE.md: power-of-two
  *     pitches), TMA_PERMUTE_ROW_PAD=S,D S bytes between src's rows and D between dst's; TMA_PERMUTE_TUNE=G,L2
  *     (diagnostic) tunes the permute's plan (tma_permute_plan_tune: bands of G tile columns, 0 = row-major; L2
- *     promotion 0..3 = none, 64, 128, 256 bytes).
+ *     promotion 0..3 = none, 64, 128, 256 bytes); TMA_PERMUTE_HEAP_PAD=N (diagnostic) allocates N MiB of device
+ *     memory before the first case and holds it, so every case's buffers lie further on (each plan line prints the
+ *     buffers' addresses).
  *
  * BUILD AND RUN
  *     cmake -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j && ./build/samples/tma-permute
@@ -332,6 +334,8 @@ static int selected(const pcase *c, const char *list) {
         return 1;
     char full[96], item[96];
     snprintf(full, sizeof full, "%s %s", c->name, elem_name(c->e));
+    if (strstr(full, list)) /* the whole LIST first: some names hold commas, "rank 5 (1,3,0,4,2)" */
+        return 1;
     for (const char *p = list; *p;) {
         size_t n = strcspn(p, ",");
         if (n > 0 && n < sizeof item) {
@@ -369,10 +373,11 @@ static int measure_case(const pcase *c, int reps, row *out) {
     out->transpose = (int)b.perm.transpose;
     if (ok)
         printf("  plan: %s, rank %u, box {%u, %u, %u, %u, %u}, %llu tiles, grid %u x %u threads, %zu bytes of shared "
-               "memory; row pitches src %llu, dst %llu bytes\n", b.perm.transpose ? "transpose" : "copy", b.perm.rank,
-               b.perm.box[0], b.perm.box[1], b.perm.box[2], b.perm.box[3], b.perm.box[4],
-               (unsigned long long)b.perm.tiles, b.perm.grid, b.perm.block, b.perm.smem,
-               (unsigned long long)(c->rank > 1 ? L.ss[1] : 0), (unsigned long long)(c->rank > 1 ? L.ds[1] : 0));
+               "memory; row pitches src %llu, dst %llu bytes; src at %p, dst at %p, memcpy's dst at %p\n",
+               b.perm.transpose ? "transpose" : "copy", b.perm.rank, b.perm.box[0], b.perm.box[1], b.perm.box[2],
+               b.perm.box[3], b.perm.box[4], (unsigned long long)b.perm.tiles, b.perm.grid, b.perm.block, b.perm.smem,
+               (unsigned long long)(c->rank > 1 ? L.ss[1] : 0), (unsigned long long)(c->rank > 1 ? L.ds[1] : 0),
+               b.dsrc, b.ddst, b.dcopy);
     /* verify each variant (not memcpy) on a poisoned output; tma-copy-dst last: it copies dst as permute left it */
     static const int order[] = {V_TMA_COPY, V_PERMUTE, V_COPY_DST};
     for (int oi = 0; ok && oi < 3; oi++) {
@@ -661,6 +666,20 @@ static const pcase probe_cases[] = {
     {"rank 5 (1,2,0,3,4)", 4, 5, {256, 128, 64, 32, 16}, {1, 2, 0, 3, 4}, 1},
 };
 
+/* TMA_PERMUTE_HEAP_PAD=N (diagnostic): N MiB allocated before the first case and held to the end, so every case's
+ * buffers lie N MiB further on in device memory. (2 and 6 MiB moved no case beyond its run-to-run spread, H200:
+ * docs/PERMUTE.md, "The fp32 instance without thread stores".) */
+static void *alloc_heap_pad(void) {
+    const char *env = getenv("TMA_PERMUTE_HEAP_PAD");
+    const size_t mib = env ? (size_t)strtoull(env, NULL, 0) : 0u;
+    void *p = NULL;
+    if (mib) {
+        CUDA_CHECK(cudaMalloc(&p, mib << 20));
+        printf("heap pad: %zu MiB at %p\n", mib, p);
+    }
+    return p;
+}
+
 static int have_hopper(void) { return sample_have_hopper("the permute's tile pipeline through the CPU model of the copy engine"); }
 
 int main(int argc, char **argv) {
@@ -695,6 +714,7 @@ int main(int argc, char **argv) {
         return cpu_model_demo();
     if (ncu || isolated)
         return run_for_ncu(isolated);
+    void *heap_pad = alloc_heap_pad();
     const pcase *list = probes ? probe_cases : cases;
     const size_t count = probes ? sizeof probe_cases / sizeof probe_cases[0] : NCASES;
     row rows[NCASES];
@@ -714,10 +734,12 @@ int main(int argc, char **argv) {
                    100.0 * r->ms[V_MEMCPY] / r->ms[V_PERMUTE], 100.0 * r->ms[V_MEMCPY] / r->ms[V_TMA_COPY]);
         fflush(stdout);
     }
-    if (once)
-        return failed;
-    print_table(rows, n, reps);
-    if (tune)
-        failed |= run_tune(reps, only);
+    if (!once) {
+        print_table(rows, n, reps);
+        if (tune)
+            failed |= run_tune(reps, only);
+    }
+    if (heap_pad)
+        CUDA_CHECK(cudaFree(heap_pad));
     return failed;
 }
