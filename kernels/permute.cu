@@ -147,10 +147,10 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
  * tensor's size. Where dst's row pitch is not a multiple of 32 bytes, or the tile is a short one (dst's innermost
  * dimension at most half of W, several slabs side by side in each line: pm_short_rows), the threads store the tile
  * themselves with 16-byte writes (pm_use_tstore: g.tstore), 512 contiguous bytes per warp where dst allows (THREAD
- * STORES in permute_tiles.h), whole 16-byte chunks, a row's last one with its zero tail (pm_tstore_live).
- * For 4-byte elements, and for 2- and 8-byte ones where src's row pitch is not a multiple
- * of 128 bytes (pm_src_keep: g.src_keep), the loads carry an L2 evict_last policy and the stores (threads' or TMA's) evict_first, so the
- * 256-byte blocks neighbouring tiles share stay in L2 and the output, never read again, leaves it first.
+ * STORES in permute_tiles.h), whole 16-byte chunks, a row's last one with its zero tail (pm_tstore_live). For 4-byte
+ * elements, and for 2- and 8-byte ones where src's row pitch is not a multiple of 128 bytes (pm_src_keep:
+ * g.src_keep), the loads carry an L2 evict_last policy and the stores (threads' or TMA's) evict_first, so the 256-byte
+ * blocks neighbouring tiles share stay in L2 and the output, never read again, leaves it first.
  * KEEP is a template parameter (the host launches the instance of g.src_keep), so the kernels without hints carry no
  * hinted code: with it beside the plain code in one kernel, tested at run time, the transposes without hints ran 3-6
  * points slower (H200, one session, three alternating rounds each: fp64 8192^2 88.9-89.0% of memcpy against
@@ -160,13 +160,20 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
  * instances' SASS differ in layout only (the same hinted STG / UTMALDG / UTMASTG on the executed path, plus the
  * unused plain ones); why that costs 5 points is not established. TALL (pm_tall: short, packed, and 2-byte
  * thread-stored tiles) is a template parameter too: those tiles have up to PM_TALL_TILE_LINES lines (more threads a
- * block) and no hints. Every instance says 1 block per SM in its launch bounds, which is what its shared memory
- * allows: with no minimum, ptxas gave the fp32 instance 64 registers and an 8-byte spill once the partial chunk's
- * element-by-element stores were gone (whole chunks, pm_tstore_live), and the TALL bf16 one 128 registers and a
- * 28-byte spill. With 1: 0 spills; fp32 83 registers (78 before), u8 123 (109), fp64 59 / 54 (64). Code layout moves
- * these kernels' timings by a few points (docs/PERMUTE.md, "Whole chunks, tall bf16 tiles, few slabs").
+ * block) and no hints. TSTORE says whether the thread stores' code is compiled in: in every instance of 2-, 4- and
+ * 8-byte elements, and the usual fp32 instance is compiled a second time without it for the tiles TMA stores
+ * (pm_transpose_of). That second instance ran the fp32 cases of 3-5 dimensions 3 points faster (batched
+ * [64,1000,1000] 88.2 -> 91.2%, rank 5 78.8 -> 82.0%, NCHW <-> NHWC 1.9-3.0) and the 2-D ones 0.9-2.7 points slower
+ * (medians, H200, two device sessions alternating with the build before). The same split of the 2- and 8-byte
+ * instances lost up to 7 points (bf16 12345 x 6789 94.4 -> 87.4%, fp64 16384^2 89.9 -> 86.4%), so they keep one
+ * instance each (docs/PERMUTE.md, "The fp32 instance without thread stores"). Every instance says 1 block per SM in
+ * its launch bounds, which is what its shared memory allows: with no minimum, ptxas gave the fp32 instance 64
+ * registers and an 8-byte spill once the partial chunk's element-by-element stores were gone (whole chunks,
+ * pm_tstore_live), and the TALL bf16 one 128 registers and a 28-byte spill. With 1: 0 spills; fp32 83 registers (78
+ * before; 56 without the thread stores), u8 123 (109), fp64 59 / 54 (64). An instance's own code moves its timings
+ * by a few points: instances whose machine code is byte for byte the same ran the same in both builds (ibid.).
  * ---------------------------------------------------------------------------------------------- */
-template <int E, bool KEEP, bool TALL>
+template <int E, bool KEEP, bool TALL, bool TSTORE>
 __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / 128, 1) pm_transpose_kernel(
     const __grid_constant__ tma_tensor tin, const __grid_constant__ tma_tensor tout, const pm_grid g, uint64_t ntiles,
     uint8_t *dst) {
@@ -218,8 +225,8 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / 128, 1) pm_tr
     /* The first thread of each sub-tile's 64 issues that sub-tile's store (its own bulk groups): the stores of a
      * tile leave from as many warps in parallel, and thread 0 keeps only the loads. */
     const bool issuer = tid % 64u == 0u;
-    /* THREAD STORES (permute_tiles.h; compiled only for the element sizes pm_use_tstore may choose them for) */
-    constexpr bool TS = E >= 2;
+    /* THREAD STORES (permute_tiles.h; compiled only into the instances the host launches for g.tstore) */
+    constexpr bool TS = TSTORE;
     pm_slot sl[V]; /* this thread's chunks of every tile */
     if (TS && g.tstore)
 #pragma unroll
@@ -245,7 +252,8 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / 128, 1) pm_tr
         uint4 a[V], o[V];
 #pragma unroll
         for (uint32_t i = 0; i < V; i++)
-            a[i] = *(const uint4 *)__cvta_shared_to_generic(tma_swizzle_elem(SW_IN, in_a, 128, E, q * W + k * V + i, c * V));
+            a[i] = *(const uint4 *)__cvta_shared_to_generic(
+                tma_swizzle_elem(SW_IN, in_a, 128, E, q * W + k * V + i, c * V));
         tr_regs<E>::run(a, o);
 #pragma unroll
         for (uint32_t j = 0; j < V; j++)
@@ -315,24 +323,25 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / 128, 1) pm_tr
 /* The transpose kernel for e-byte elements: the tall instance (tall: pm_tall), or the one with or without the L2
  * hints (keep: pm_src_keep, never for 1 byte, always for 4 bytes). */
 typedef void (*pm_transpose_fn)(tma_tensor, tma_tensor, pm_grid, uint64_t, uint8_t *);
-static pm_transpose_fn pm_transpose_of(uint32_t e, uint32_t keep, uint32_t tall) {
+static pm_transpose_fn pm_transpose_of(uint32_t e, uint32_t keep, uint32_t tall, uint32_t tstore) {
     if (tall) /* never with the L2 hints (pm_grid_dst, pm_tstore_tall) */
         switch (e) {
-        case 1: return pm_transpose_kernel<1, false, true>;
-        case 2: return pm_transpose_kernel<2, false, true>;
-        case 4: return pm_transpose_kernel<4, false, true>;
-        default: return pm_transpose_kernel<8, false, true>;
+        case 1: return pm_transpose_kernel<1, false, true, false>;
+        case 2: return pm_transpose_kernel<2, false, true, true>;
+        case 4: return pm_transpose_kernel<4, false, true, true>;
+        default: return pm_transpose_kernel<8, false, true, true>;
         }
     switch (e) {
-    case 1: return pm_transpose_kernel<1, false, false>;
-    case 2: return keep ? pm_transpose_kernel<2, true, false> : pm_transpose_kernel<2, false, false>;
-    case 4: return pm_transpose_kernel<4, true, false>;
-    default: return keep ? pm_transpose_kernel<8, true, false> : pm_transpose_kernel<8, false, false>;
+    case 1: return pm_transpose_kernel<1, false, false, false>;
+    case 2: return keep ? pm_transpose_kernel<2, true, false, true> : pm_transpose_kernel<2, false, false, true>;
+    case 4: /* the one instance compiled without the thread stores for the tiles TMA stores (TSTORE above) */
+        return tstore ? pm_transpose_kernel<4, true, false, true> : pm_transpose_kernel<4, true, false, false>;
+    default: return keep ? pm_transpose_kernel<8, true, false, true> : pm_transpose_kernel<8, false, false, true>;
     }
 }
 
 static const void *pm_kernel_of(uint32_t transpose, uint32_t e, const pm_grid *g) {
-    return transpose ? (const void *)pm_transpose_of(e, g->src_keep, (uint32_t)pm_tall(g, e))
+    return transpose ? (const void *)pm_transpose_of(e, g->src_keep, (uint32_t)pm_tall(g, e), g->tstore)
                      : (const void *)pm_copy_kernel;
 }
 
@@ -457,7 +466,7 @@ extern "C" tma_status tma_permute_run(const tma_permute_plan *p, tma_stream stre
         const uint32_t stage = (uint32_t)((p->load_map.box.smem_bytes + 1023u) / 1024u * 1024u);
         pm_copy_kernel<<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles, stage);
     } else {
-        const pm_transpose_fn fn = pm_transpose_of(e, g.src_keep, (uint32_t)pm_tall(&g, e));
+        const pm_transpose_fn fn = pm_transpose_of(e, g.src_keep, (uint32_t)pm_tall(&g, e), g.tstore);
         fn<<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles, dst);
     }
     tma_status st = kd_cuda(diag, cudaGetLastError(), "tma_permute kernel launch (or an earlier unchecked call)");
