@@ -225,10 +225,9 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / 128, 1) pm_tr
     /* The first thread of each sub-tile's 64 issues that sub-tile's store (its own bulk groups): the stores of a
      * tile leave from as many warps in parallel, and thread 0 keeps only the loads. */
     const bool issuer = tid % 64u == 0u;
-    /* THREAD STORES (permute_tiles.h; compiled only into the instances the host launches for g.tstore) */
-    constexpr bool TS = TSTORE;
+    /* THREAD STORES (permute_tiles.h; compiled only into the TSTORE instances, which the host launches for g.tstore) */
     pm_slot sl[V]; /* this thread's chunks of every tile */
-    if (TS && g.tstore)
+    if (TSTORE && g.tstore)
 #pragma unroll
         for (uint32_t j = 0; j < V; j++)
             pm_tstore_slot(&g, j * blockDim.x + tid, E, &sl[j]);
@@ -259,7 +258,7 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / 128, 1) pm_tr
         for (uint32_t j = 0; j < V; j++)
             *(uint4 *)__cvta_shared_to_generic(tma_swizzle_elem(SW, out_a, 128, E, c * V + j, k * V)) = o[j];
 
-        if (TS && g.tstore) {
+        if (TSTORE && g.tstore) {
             for (int i = 0; i < 5; i++) /* before the barrier: thread 0 rewrites crd[s] (tile it + S) after it */
                 lc[i] = crd[s][i];
             __syncthreads();
