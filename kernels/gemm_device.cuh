@@ -163,6 +163,22 @@ static __device__ __forceinline__ void box_store_pair(uint8_t *box, uint32_t row
     }
 }
 
+/* A warpgroup's two epilogue buffers take its boxes in turn across all of its tiles, not afresh with each tile: box i
+ * goes to buffer i % EPI_BUFS, counted from the warpgroup's first box. epi_store_box's issuer waits, before the barrier
+ * of box i, until the store of box i - 1 has read its buffer, which is the buffer box i + 1 writes after that barrier:
+ * that is the only thing that keeps a buffer's next writes behind its last store. Restarting at buffer 0 with each tile
+ * broke it wherever a tile has an odd number of boxes (128 x 64 bf16 tiles: 1; the filter-major 128 x 192: 3): the
+ * next tile's first box was written into the buffer whose store was still in flight, and y got values of two tiles
+ * mixed, a different mix from run to run. It showed on ResNet-50's 1x1 layers, where a tile has 1-4 stages and the
+ * epilogues come back to back (docs/CONV.md, "The epilogue race of odd box counts"). `next` is the buffer of the
+ * warpgroup's next box; with an even number of boxes per tile it stays 0 and folds away. */
+template <uint32_t BOXES>
+static __device__ __forceinline__ uint32_t epi_first_buf(uint32_t &next) {
+    const uint32_t first = BOXES % EPI_BUFS == 0u ? 0u : next;
+    next = (first + BOXES) % EPI_BUFS;
+    return first;
+}
+
 /* The end of one epilogue box, once the warpgroup's threads have written it into `buf`: each thread's writes ordered
  * before the copy engine's reads; the issuer waits until the previous box's store has read the other buffer; a named
  * barrier; then the issuer stores the box at (x, y) of C's map. */
@@ -183,21 +199,23 @@ static __device__ __forceinline__ void epi_store_box(const tma_tensor *tc, uint8
  * of 64 rows x 128 bytes (64 bf16 or 32 fp32 columns), written in turn into the warpgroup's two buffers and
  * TMA-stored at (row0, col0 + q * box columns) by thread 0 of the warpgroup (the `issuer`). One named
  * barrier per box: before it, the issuer waits until the copy engine has read the previous box out of the
- * other buffer, so after it every thread may write that buffer again (box q + 1), and the issuer may store
- * box q. The last two boxes' stores are still in flight when this returns; the next tile's first boxes wait
- * for them the same way.
+ * other buffer, so after it every thread may write that buffer again (the next box), and the issuer may store
+ * this one. The last two boxes' stores are still in flight when this returns; the next tile's first boxes wait
+ * for them the same way, its first box in the buffer after this tile's last (epi_first_buf: `next_buf`).
  * Writes: 4-byte stores, each warp store 8 rows (lane / 4, all different mod 8) x 16 bytes; the 128B
  * swizzle and, for fp32, the element order of gm_epi_store_col put them in 32 different banks (the
  * sample's CPU self-check counts it). */
 template <typename OutT, uint32_t R>
 static __device__ __forceinline__ void epilogue_tma(const float (&acc)[R], const tma_tensor *tc, uint8_t *bufs,
                                                     uint32_t row0, uint32_t col0, uint32_t barrier_id, bool issuer,
-                                                    bool no_store) {
+                                                    bool no_store, uint32_t &next_buf) {
     constexpr uint32_t COLS = EPI_ROW_BYTES / sizeof(OutT), GROUPS = COLS / 8u; /* 8-column groups per box */
+    constexpr uint32_t BOXES = 2u * R / COLS;
     const uint32_t warp = (threadIdx.x % 128u) / 32u, lane = threadIdx.x % 32u;
+    const uint32_t first = epi_first_buf<BOXES>(next_buf);
 #pragma unroll
-    for (uint32_t q = 0; q < 2u * R / COLS; q++) {
-        uint8_t *buf = bufs + (q % EPI_BUFS) * EPI_BYTES;
+    for (uint32_t q = 0; q < BOXES; q++) {
+        uint8_t *buf = bufs + ((first + q) % EPI_BUFS) * EPI_BYTES;
 #pragma unroll
         for (uint32_t jj = 0; jj < GROUPS; jj++) {
             const uint32_t j = q * GROUPS + jj;
@@ -231,12 +249,14 @@ static __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
 template <uint32_t R>
 static __device__ __forceinline__ void epilogue_tma_t(const float (&acc)[R], const tma_tensor *tc, uint8_t *bufs,
                                                       uint32_t row0, uint32_t col0, uint32_t barrier_id, bool issuer,
-                                                      bool no_store) {
+                                                      bool no_store, uint32_t &next_buf) {
     static_assert(2u * R % EPI_ROWS == 0, "whole boxes of 64 accumulator columns");
+    constexpr uint32_t BOXES = 2u * R / EPI_ROWS;
     const uint32_t warp = (threadIdx.x % 128u) / 32u, lane = threadIdx.x % 32u;
+    const uint32_t first = epi_first_buf<BOXES>(next_buf);
 #pragma unroll
-    for (uint32_t q = 0; q < 2u * R / EPI_ROWS; q++) {
-        uint8_t *buf = bufs + (q % EPI_BUFS) * EPI_BYTES;
+    for (uint32_t q = 0; q < BOXES; q++) {
+        uint8_t *buf = bufs + ((first + q) % EPI_BUFS) * EPI_BYTES;
 #pragma unroll
         for (uint32_t jj = 0; jj < EPI_ROWS / 8u; jj += 2) {
             const uint32_t j = q * (EPI_ROWS / 8u) + jj;
@@ -627,6 +647,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         uint64_t da0, db0;
         gm_stage0_descs(&ops.a_box(), &ops.b_box(), tma_smem_addr(sa), tma_smem_addr(sb), cw, &da0, &db0);
         uint32_t s = 0, phase = 0;
+        uint32_t epi_next_buf = 0; /* the epilogue buffer of this warpgroup's next box (epi_first_buf) */
         uint32_t cursor = 0;
         gm_segment seg;
         while (gm_segment_of<SPLIT>(&sched, cluster_id, &cursor, &seg)) {
@@ -680,10 +701,11 @@ __global__ void __launch_bounds__(THREADS, 1)
             if (row0 >= M)
                 continue; /* a cluster's second tile row past the end of C */
             if (TMA_EPI && CT)
-                epilogue_tma_t(acc, &tc, se + cw * EPI_BUFS * EPI_BYTES, row0, col0, 1u + cw, issuer, no_store != 0);
+                epilogue_tma_t(acc, &tc, se + cw * EPI_BUFS * EPI_BYTES, row0, col0, 1u + cw, issuer, no_store != 0,
+                               epi_next_buf);
             else if (TMA_EPI)
                 epilogue_tma<OutT>(acc, &tc, se + cw * EPI_BUFS * EPI_BYTES, row0, col0, 1u + cw, issuer,
-                                   no_store != 0);
+                                   no_store != 0, epi_next_buf);
             else if (!no_store)
                 epilogue_direct<CT>(acc, c, (int)M, (int)N, row0, col0);
         }

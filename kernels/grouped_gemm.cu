@@ -181,6 +181,7 @@ static __device__ void gg_consume(const gg_params &p, uint8_t *sa, uint8_t *sb, 
     gg_cursor cursor = {0u, 0u};
     gg_tile t;
     uint32_t s = 0, phase = 0, acquired = 0xffffffffu;
+    uint32_t epi_next_buf = 0; /* epi_first_buf's: 128 x 256 bf16 tiles are 4 boxes, so it stays 0 */
     for (uint64_t u = blockIdx.x; gg_next_tile(p, &cursor, &u, tiles_n, &t); u += gridDim.x) {
         gm_mainloop<1>(acc, da0, db0, full, empty, nk, s, phase, lane == 0);
         const uint32_t row0 = t.tm * BM + cw * 64u;
@@ -191,7 +192,7 @@ static __device__ void gg_consume(const gg_params &p, uint8_t *sa, uint8_t *sb, 
             tma_map_acquire(&tc->map);
         acquired = t.group;
         epilogue_tma<__nv_bfloat16>(acc, tc, se + cw * EPI_BUFS * EPI_BYTES, row0, t.tn * BN, 1u + cw, issuer,
-                                    false);
+                                    false, epi_next_buf);
     }
     if (issuer)
         tma_store_wait<0>(); /* the block's shared memory stays until the last store has read it */
