@@ -8,6 +8,10 @@
  *   one_call - tma_conv2d (plan, run, whole tiles, nothing left behind) on a shape whose plan is stream-K.
  *   refused - plan_make's rules (NULL pointers, a shape tma_conv2d_check refuses) and run's (a plan changed to
  *             something it cannot run, a schedule out of range), each with its message.
+ *   resnet_1x1_race - ResNet-50's 1x1 layers where the epilogue race of odd box counts showed (kernels/gemm_device.cuh,
+ *             epi_first_buf; docs/CONV.md), with every tile, schedule, cluster and epilogue the plan offers, each run
+ *             TMA_CONV_RACE_RUNS times (100) on integer data, y poisoned before each run and compared exactly with
+ *             the GPU reference (tests/gpu_ref.h).
  * Each shape also runs stream-K with a random tile width on a random number of blocks (variant 4: from one block
  * doing everything to more blocks than stages, so ranges of every kind: empty, inside one tile, across several), and
  * the filter-major tile (variant 6: 192 pixels x 128 filters, y stored transposed) with a random schedule and
@@ -20,6 +24,7 @@
 
 #include "conv_ref.h"
 #include "gpu_common.h"
+#include "gpu_ref.h"
 #include "tma/kernels.h"
 
 enum { GUARD = 4096 }; /* bytes after y that no variant may write */
@@ -254,4 +259,115 @@ Test(gpu_conv, refused) {
     cr_expect(strstr(d.message, "fewer than two blocks per tile") != NULL, "%s", d.message);
     cr_assert_eq(tma_conv2d_plan_free(&plan, &d), TMA_OK, "%s", d.message);
     CUDA_OK(cudaFree(p));
+}
+
+/* ---- The epilogue race of odd box counts (fixed in epi_first_buf, gemm_device.cuh) ----
+ * Before the fix, these 1x1 layers gave millions of wrong outputs a run on 128 x 64 tiles, and up to hundreds of
+ * thousands on the filter-major 192 x 128 ones (as seen from PyTorch on an H100, issue 29); 0 on 128 x 128 and
+ * 128 x 256. Integer data: the exact result, whatever the order of summation, so every element must match. */
+
+/* One plan option of a layer: tile, schedule, cluster, epilogue. */
+typedef struct race_option {
+    int bm, bn;
+    tma_conv2d_schedule sched;
+    int cluster;
+    tma_gemm_epilogue epilogue;
+} race_option;
+
+/* Runs `runs` times and counts the runs with a wrong element (and their wrong elements). */
+static void race_runs(const tma_conv2d_shape *sh, tma_conv2d_plan *plan, uint8_t *y, size_t ny, const float *ref,
+                      int runs, unsigned long long *bad_runs, unsigned long long *bad_elems) {
+    tma_diag d;
+    for (int r = 0; r < runs; r++) {
+        CUDA_OK(cudaMemset(y, 0xFF, ny * 2 + GUARD)); /* NaN, and the guard's pattern */
+        cr_assert_eq(tma_conv2d_run(plan, NULL, &d), TMA_OK, "run: %s", d.message);
+        CUDA_OK(cudaDeviceSynchronize());
+        ref_diff diff;
+        unsigned long long guard = 0;
+        CUDA_OK(ref_compare(y, 0, ref, NULL, ny, 0.f, 0.f, &diff));
+        CUDA_OK(ref_count_not(y + ny * 2, GUARD, 0xFF, &guard));
+        cr_assert_eq(guard, 0, "N %d %dx%d C %d -> K %d: %llu bytes after y written", sh->n, sh->h, sh->w, sh->c,
+                     sh->k, guard);
+        *bad_runs += diff.bad != 0;
+        *bad_elems += diff.bad;
+    }
+}
+
+Test(gpu_conv, resnet_1x1_race, .timeout = 600) {
+    require_sm90();
+    const char *env = getenv("TMA_CONV_RACE_RUNS");
+    const int runs = env && atoi(env) > 0 ? atoi(env) : 100;
+    /* the issue's layers: N, H = W, C, K (1x1, stride 1, no padding) */
+    static const int layers[][4] = {{128, 56, 128, 64}, {128, 56, 192, 64}, {128, 56, 256, 64}, {32, 56, 256, 64},
+                                    {32, 56, 64, 64},   {128, 56, 256, 128}, {8, 56, 256, 64},  {128, 28, 512, 128}};
+    static const int tiles[][2] = {{128, 64}, {128, 128}, {128, 256}, {192, 128}};
+    unsigned long long options = 0, total_runs = 0, total_bad_runs = 0;
+    for (size_t l = 0; l < sizeof layers / sizeof layers[0]; l++) {
+        const tma_conv2d_shape sh = {layers[l][0], layers[l][1], layers[l][1], layers[l][2], layers[l][3], 1, 1,
+                                     1, 1, 0, 0, 1, 1};
+        const size_t nx = conv_x_elems(&sh), nw = conv_w_elems(&sh), ny = conv_y_elems(&sh);
+        void *x, *w;
+        uint8_t *y;
+        float *ref;
+        CUDA_OK(cudaMalloc(&x, nx * 2));
+        CUDA_OK(cudaMalloc(&w, nw * 2));
+        CUDA_OK(cudaMalloc((void **)&y, ny * 2 + GUARD));
+        CUDA_OK(cudaMalloc((void **)&ref, ny * 4));
+        CUDA_OK(ref_fill_bf16(x, nx, 0x1a2b3c4du + l, REF_DATA_INTS));
+        CUDA_OK(ref_fill_bf16(w, nw, 0x5e6f7081u + l, REF_DATA_INTS));
+        CUDA_OK(ref_conv2d(&sh, x, w, ref, NULL));
+        tma_conv2d_plan plan;
+        tma_diag d;
+        cr_assert_eq(tma_conv2d_plan_make(&plan, &sh, x, w, y, &d), TMA_OK, "plan_make: %s", d.message);
+        unsigned long long bad_runs = 0, bad_elems = 0, layer_options = 0;
+        /* the plan's own choice first, then every tile x schedule x cluster x epilogue it accepts */
+        race_runs(&sh, &plan, y, ny, ref, runs, &bad_runs, &bad_elems);
+        layer_options++;
+        for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; t++) {
+            const long units = ((long)sh.n * sh.h * sh.w + tiles[t][0] - 1) / tiles[t][0] *
+                               ((sh.k + tiles[t][1] - 1) / tiles[t][1]);
+            for (int sc = 0; sc < 3; sc++) {
+                const tma_conv2d_schedule sched = sc == 0   ? TMA_CONV2D_SCHEDULE_TILES
+                                                  : sc == 1 ? TMA_CONV2D_SCHEDULE_STREAM_K
+                                                            : TMA_CONV2D_SCHEDULE_SPLIT_K;
+                /* split-K where documented: two blocks a tile, two stages, 128 or 256 wide */
+                if (sched == TMA_CONV2D_SCHEDULE_SPLIT_K && (tiles[t][1] < 128 || 2 * units > plan.sms ||
+                                                             plan.stages < 2))
+                    continue;
+                cr_assert_eq(tma_conv2d_plan_tiles(&plan, tiles[t][0], tiles[t][1], sched, &d), TMA_OK,
+                             "plan_tiles %d x %d, schedule %d: %s", tiles[t][0], tiles[t][1], (int)sched, d.message);
+                const int clusters = sched == TMA_CONV2D_SCHEDULE_TILES && tiles[t][0] == 128 ? 2 : 1;
+                for (int cl = 1; cl <= clusters; cl++)
+                    for (int e = 0; e < 2; e++) {
+                        tma_conv2d_plan option = plan;
+                        option.cluster = cl;
+                        option.epilogue = e ? TMA_GEMM_EPILOGUE_DIRECT : TMA_GEMM_EPILOGUE_TMA_STORE;
+                        unsigned long long before = bad_runs;
+                        race_runs(&sh, &option, y, ny, ref, runs, &bad_runs, &bad_elems);
+                        layer_options++;
+                        if (bad_runs != before)
+                            cr_log_error("N %d %dx%d C %d -> K %d, tile %d x %d, %s, cluster %d, %s epilogue: %llu of "
+                                         "%d runs wrong", sh.n, sh.h, sh.w, sh.c, sh.k, tiles[t][0], tiles[t][1],
+                                         sched == TMA_CONV2D_SCHEDULE_TILES      ? "tiles"
+                                         : sched == TMA_CONV2D_SCHEDULE_STREAM_K ? "stream-K"
+                                                                                 : "split-K",
+                                         cl, e ? "direct" : "TMA-store", bad_runs - before, runs);
+                    }
+            }
+        }
+        printf("gpu_conv resnet_1x1_race: N %d %dx%d C %d -> K %d: %llu plan options x %d runs, %llu runs wrong (%llu "
+               "elements)\n", sh.n, sh.h, sh.w, sh.c, sh.k, layer_options, runs, bad_runs, bad_elems);
+        options += layer_options;
+        total_runs += layer_options * (unsigned long long)runs;
+        total_bad_runs += bad_runs;
+        cr_assert_eq(tma_conv2d_plan_free(&plan, &d), TMA_OK, "%s", d.message);
+        CUDA_OK(cudaFree(x));
+        CUDA_OK(cudaFree(w));
+        CUDA_OK(cudaFree(y));
+        CUDA_OK(cudaFree(ref));
+    }
+    printf("gpu_conv resnet_1x1_race: %llu layer x option pairs, %llu runs, %llu wrong\n", options, total_runs,
+           total_bad_runs);
+    fflush(stdout);
+    cr_assert_eq(total_bad_runs, 0, "%llu of %llu runs gave wrong outputs (see the log)", total_bad_runs, total_runs);
 }
