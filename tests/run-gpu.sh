@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Run the gpu suites on a Hopper machine, then the copy and GEMM suites under compute-sanitizer (memcheck,
-# racecheck, synccheck; fewer configurations there, they are slow), and print a summary last.
+# Run the gpu suites on a Hopper machine (the differential fuzzer of every kernel among them), then the copy, kernel
+# and map suites under compute-sanitizer (memcheck, racecheck, synccheck; fewer configurations there, they are slow),
+# then the bank model against ncu, and print a summary last: every step's exit status, then the steps that failed.
+# Exits 1 when any step failed (a test that failed, a tool that could not run, a calibration that disagreed), else 0.
 #   tests/run-gpu.sh BUILD_DIR [LOG_DIR]
+# TMA_TEST_SEED replays a seed; TMA_FUZZ_PROBLEMS sets the fuzzer's problems per kernel.
 # BUILD_DIR was configured with nvcc present (cmake -B build; kernels are built for sm_90a).
 # Where Criterion is not installed, put its runtime beside the checkout (../shared/gpu/README.md) and
 # export LD_LIBRARY_PATH=$PWD/.device/crit first.
@@ -10,12 +13,14 @@ build=${1:?usage: tests/run-gpu.sh BUILD_DIR [LOG_DIR]}
 logs=${2:-$build/gpu-logs}
 mkdir -p "$logs"
 summary=()
+failed=()
 run() { # name, then the command
     local name=$1; shift
     local start=$SECONDS
     "$@" >"$logs/$name.log" 2>&1
     local rc=$?
     summary+=("$(printf '%-28s rc=%-3d %4ds  %s' "$name" "$rc" $((SECONDS - start)) "$(grep -E 'Synthesis|ERROR SUMMARY' "$logs/$name.log" | tail -n 1)")")
+    [ "$rc" -eq 0 ] || failed+=("$name (rc $rc, $logs/$name.log)")
 }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee "$logs/gpu.txt"
@@ -31,6 +36,7 @@ run gpu_gemm "$build/tests/test_gpu_gemm" --verbose=1 --jobs=1
 run gpu_grouped "$build/tests/test_gpu_grouped" --verbose=1 --jobs=1
 run gpu_conv "$build/tests/test_gpu_conv" --verbose=1 --jobs=1
 run gpu_permute "$build/tests/test_gpu_permute" --verbose=1 --jobs=1
+run gpu_fuzz "$build/tests/test_gpu_fuzz" --verbose=1 --jobs=1
 for tool in memcheck racecheck synccheck; do
     run "sanitizer_$tool" env TMA_GPU_CONFIGS=${SANITIZER_CONFIGS:-40} \
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
@@ -64,6 +70,12 @@ for tool in memcheck racecheck synccheck; do
         "$build/tests/test_gpu_tensormap" --jobs=1 --filter='gpu_tensormap/[ls]*'
 done
 run bank_calibration "$(dirname "$0")/calibrate-banks.sh" "$build" "$build/bank-logs"
-grep -hE 'seed|loads:|im2col|interleaved loads|INTERLEAVE_32B box|stores:|reduce-stores:|checker vs driver|stricter|checked mode|INTERLEAVE|device-built|fences:|device check|tf32 map|mod 128|grouped GEMM|bad group|big tiles|bulk|multicast|permutations' "$logs"/gpu_*.log
+grep -hE 'gpu_fuzz|resnet_1x1_race|seed|loads:|im2col|interleaved loads|INTERLEAVE_32B box|stores:|reduce-stores:|checker vs driver|stricter|checked mode|INTERLEAVE|device-built|fences:|device check|tf32 map|mod 128|grouped GEMM|bad group|big tiles|bulk|multicast|permutations' "$logs"/gpu_*.log
 cat "$logs/bank_calibration.log"
 printf '%s\n' "${summary[@]}"
+if [ "${#failed[@]}" -gt 0 ]; then
+    printf 'run-gpu: %d of %d steps FAILED:\n' "${#failed[@]}" "${#summary[@]}"
+    printf '  %s\n' "${failed[@]}"
+    exit 1
+fi
+printf 'run-gpu: all %d steps passed\n' "${#summary[@]}"
