@@ -171,7 +171,6 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
     ld->global_address = (void *)(uintptr_t)d->src;
     ld->l2_promotion = TMA_L2_256B;
     ld->oob_fill = TMA_OOB_ZERO;
-    ld->flags = TMA_DESC_ALLOW_OVERLAP; /* src is only loaded from: a view whose indices share bytes is fine */
     if (!L->transpose && n == 1) {
         /* A dense run: view it as rows of c elements where a power of two divides it, so a box is many rows. */
         for (uint64_t c = 256; c * e >= 16u; c /= 2)
@@ -192,7 +191,7 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
     }
     *st = *ld;
     st->global_address = d->dst;
-    st->flags = 0;
+    st->flags = TMA_DESC_STORE; /* dst is stored through: refused here, dimensions named, if its indices share bytes */
     if (L->transpose) { /* store order {a, 0, rest}: swap the first two */
         st->global_dim[0] = v[a].n, st->global_dim[1] = v[0].n;
         st->global_stride[0] = v[0].ts;

@@ -137,13 +137,12 @@ static tma_status encode_prologue(const struct CUtensorMap_st *map, tma_status c
     return driver_ready(diag);
 }
 
-/* The driver's answer to a descriptor libtma accepted. */
-static tma_status encode_result(CUresult r, const char *function, tma_diag *diag) {
+/* The driver's answer to a descriptor libtma accepted; `why` ends the message of a refusal. */
+static tma_status encode_result(CUresult r, const char *function, const char *why, tma_diag *diag) {
     if (r != CUDA_SUCCESS) {
         char msg[sizeof diag->message], name[64];
-        snprintf(msg, sizeof msg,
-                 "%s returned %s for a descriptor libtma accepted: please report it with the descriptor", function,
-                 cu_error_name(r, name, sizeof name));
+        snprintf(msg, sizeof msg, "%s returned %s for a descriptor libtma accepted: %s", function,
+                 cu_error_name(r, name, sizeof name), why);
         return fail(diag, TMA_ERR_DRIVER, msg);
     }
     if (diag)
@@ -169,7 +168,15 @@ tma_status tma_encode_tiled(struct CUtensorMap_st *map, const tma_tiled_desc *d,
     CUresult r = driver.encode(map, (CUtensorMapDataType)d->dtype, d->rank, d->global_address, gdim, gstride, box,
                                estride, (CUtensorMapInterleave)d->interleave, (CUtensorMapSwizzle)d->swizzle,
                                (CUtensorMapL2promotion)d->l2_promotion, (CUtensorMapFloatOOBfill)d->oob_fill);
-    return encode_result(r, "cuTensorMapEncodeTiled", diag);
+    /* A template's NULL address goes to the driver as it is, so the map is the descriptor's own encoding, and no
+     * address is made up behind the caller's back. Drivers from CUDA 12.6 on encode NULL; CUTLASS notes that older
+     * ones refuse it, and gives its templates a stand-in address there (gpu_driver compares both encodings). */
+    const int null_template = d->global_address == NULL && (d->flags & TMA_DESC_TEMPLATE);
+    return encode_result(r, "cuTensorMapEncodeTiled",
+                         null_template ? "a template with a NULL address, which drivers before CUDA 12.6 refuse: give "
+                                         "the template a stand-in address (any multiple of 16; the kernel replaces it)"
+                                       : "please report it with the descriptor",
+                         diag);
 }
 
 tma_box_info tma_box_info_of(const tma_tiled_desc *d) {
@@ -212,7 +219,7 @@ tma_status tma_encode_im2col(struct CUtensorMap_st *map, const tma_im2col_desc *
                                       gdim, gstride, lower, upper, d->channels_per_pixel, d->pixels_per_column,
                                       estride, (CUtensorMapInterleave)d->interleave, (CUtensorMapSwizzle)d->swizzle,
                                       (CUtensorMapL2promotion)d->l2_promotion, (CUtensorMapFloatOOBfill)d->oob_fill);
-    return encode_result(r, "cuTensorMapEncodeIm2col", diag);
+    return encode_result(r, "cuTensorMapEncodeIm2col", "please report it with the descriptor", diag);
 }
 
 tma_box_info tma_im2col_box_info_of(const tma_im2col_desc *d) {

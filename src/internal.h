@@ -10,9 +10,16 @@
 #include "tma/tma.h"
 
 /* The descriptor's rules, then (if they pass) one copy's: a load, or a store when `store`, to or from
- * shared address smem_addr (~0u: not known). */
+ * shared address smem_addr (~0u: not known). A store checks its map as one stored through (TMA_DESC_STORE), so an
+ * overlapping map is refused with the dimensions named, before the copy's own rules. */
 static inline tma_status tma_rules_tiled_copy_(const tma_tiled_desc *d, const int32_t coord[5], uint32_t smem_addr,
                                                int store, tma_rule_sink *s) {
+    tma_tiled_desc stored;
+    if (d != NULL && store) {
+        stored = *d;
+        stored.flags |= TMA_DESC_STORE;
+        d = &stored;
+    }
     if (tma_rules_tiled(d, s) != TMA_OK)
         return s->first;
     const tma_copy_facts facts = tma_rule_copy_facts(d);

@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     d.swizzle = (tma_swizzle)(take(&r, 1) % 8);
     d.l2_promotion = (tma_l2_promotion)(take(&r, 1) % 5);
     d.oob_fill = (tma_oob_fill)(take(&r, 1) % 3);
-    d.flags = (uint32_t)(take(&r, 1) % 2);
+    d.flags = (uint32_t)(take(&r, 1) % 8); /* TMA_DESC_ALLOW_OVERLAP, _TEMPLATE, _STORE in every combination */
     uint32_t misalign = (uint32_t)(take(&r, 1) % 4) * 8;
     for (int i = 0; i < 5; i++) {
         d.global_dim[i] = take_dim(&r);

@@ -172,6 +172,22 @@ Test(encode_args, invalid_descriptor_gives_the_checkers_status) {
     d = valid_desc();
     cr_expect_eq(tma_encode_tiled(&map, &d, &diag), TMA_ERR_NO_DRIVER, "valid descriptor afterwards: %s",
                  diag.message);
+
+    /* Maps the driver encodes pass the checks and go to it (missing here), through tma_tensor_make too: a view whose
+     * rows overlap (a load map), a broadcast, a template with a NULL address and zero strides. */
+    tma_tensor t;
+    d = valid_desc();
+    d.global_stride[0] = 64; /* 2048-byte rows, 64 bytes apart */
+    cr_expect_eq(tma_encode_tiled(&map, &d, &diag), TMA_ERR_NO_DRIVER, "overlapping rows: %s", diag.message);
+    cr_expect_eq(tma_tensor_make(&t, &d, &diag), TMA_ERR_NO_DRIVER, "overlapping rows: %s", diag.message);
+    d.flags = TMA_DESC_STORE; /* as a map to store through: refused before the driver */
+    cr_expect_eq(tma_encode_tiled(&map, &d, &diag), TMA_ERR_GLOBAL_STRIDE_OVERLAP, "a store map: %s", diag.message);
+    d = valid_desc();
+    d.global_stride[0] = 0;
+    cr_expect_eq(tma_tensor_make(&t, &d, &diag), TMA_ERR_NO_DRIVER, "a broadcast: %s", diag.message);
+    d.global_address = NULL;
+    d.flags = TMA_DESC_TEMPLATE;
+    cr_expect_eq(tma_tensor_make(&t, &d, &diag), TMA_ERR_NO_DRIVER, "a NULL template: %s", diag.message);
 }
 
 Test(encode_args, null_map) {

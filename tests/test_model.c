@@ -397,8 +397,8 @@ static void gen_desc(rng *r, tma_tiled_desc *d, long iter, bool store) {
                 d->global_stride[i - 1] = tight + 16 * (uint64_t)rng_below(r, 3);
             tight = d->global_stride[i - 1] * d->global_dim[i];
         }
-        if (overlap || (store && rng_chance(r, 16)))
-            d->flags = TMA_DESC_ALLOW_OVERLAP;
+        if (store && rng_chance(r, 4))
+            d->flags = TMA_DESC_STORE; /* the store-side rules find nothing: these strides nest */
         d->oob_fill = ref_is_float(d->dtype) && rng_chance(r, 2) ? TMA_OOB_NAN : TMA_OOB_ZERO;
         d->l2_promotion = (tma_l2_promotion)rng_below(r, 4);
         d->global_address = (void *)(uintptr_t)4096; /* placeholder; the caller sets the real buffer */
@@ -522,7 +522,8 @@ static void cover_common(coverage *cov, const tma_tiled_desc *d, const int32_t c
             cov->negative++;
     if (d->oob_fill == TMA_OOB_NAN)
         cov->nan_fill++;
-    if (d->flags & TMA_DESC_ALLOW_OVERLAP)
+    tma_overlap o;
+    if (!tma_rule_one_to_one(d, &o))
         cov->overlap++;
     if (smem_bytes == off + ref_smem_bytes(d))
         cov->exact_fit++;
@@ -553,7 +554,7 @@ static void check_coverage(const coverage *cov, bool store) {
     } else {
         cr_assert_gt(cov->negative, 0, "coverage: no negative coordinate");
         cr_assert_gt(cov->nan_fill, 0, "coverage: no NaN fill");
-        cr_assert_gt(cov->overlap, 0, "coverage: no overlapping (TMA_DESC_ALLOW_OVERLAP) view");
+        cr_assert_gt(cov->overlap, 0, "coverage: no view in which two coordinates reach the same bytes");
     }
 }
 
@@ -1029,7 +1030,7 @@ Test(model_golden, store_chunk_rule_u8_stride32) {
     free(g.block);
 }
 
-/* 32-bit coordinate arithmetic: a zero stride (TMA_DESC_ALLOW_OVERLAP) makes global_dim[1] = 2^32
+/* 32-bit coordinate arithmetic: a zero stride (a broadcast, valid for loads) makes global_dim[1] = 2^32
  * cost one row of memory. Box rows at INT32_MAX - 3 + 8k are inside (below 2^32) and all read
  * row 0; at INT32_MIN they are all outside. */
 Test(model_golden, huge_dimension_zero_stride) {
@@ -1044,7 +1045,6 @@ Test(model_golden, huge_dimension_zero_stride) {
         .global_stride = {0, 0},
         .box_dim = {16, 64, 1},
         .element_stride = {1, 8, 1},
-        .flags = TMA_DESC_ALLOW_OVERLAP,
     };
     tma_diag diag;
     cr_assert_eq(tma_check_tiled(&d, &diag), TMA_OK, "%s", diag.message);
@@ -1273,7 +1273,12 @@ Test(model_errors, invalid_descriptor) {
         case 4: d.global_address = f.g.base + 4; want = TMA_ERR_GLOBAL_ADDRESS_ALIGN; what = "address + 4"; break;
         case 5: d.global_dim[1] = 0; want = TMA_ERR_GLOBAL_DIM; what = "global_dim[1] 0"; break;
         case 6: d.global_stride[0] = 120; want = TMA_ERR_GLOBAL_STRIDE_ALIGN; what = "stride 120"; break;
-        case 7: d.global_stride[0] = 80; want = TMA_ERR_GLOBAL_STRIDE_OVERLAP; what = "stride 80 < row"; break;
+        case 7: /* a store map whose rows overlap (a load map may: model_errors, overlapping_views_load_only) */
+            d.global_stride[0] = 80;
+            d.flags = TMA_DESC_STORE;
+            want = TMA_ERR_GLOBAL_STRIDE_OVERLAP;
+            what = "store map, stride 80 < row";
+            break;
         case 8: d.box_dim[0] = 6; want = TMA_ERR_BOX_INNER_BYTES; what = "box_dim[0] 6 (24 bytes)"; break;
         case 9: d.box_dim[0] = 32; want = TMA_ERR_BOX_SWIZZLE_SPAN; what = "128-byte row, 64B span"; break;
         case 10: d.box_dim[1] = 0; want = TMA_ERR_BOX_DIM; what = "box_dim[1] 0"; break;
@@ -1313,6 +1318,48 @@ Test(model_errors, invalid_descriptor) {
         for (int store = 0; store < 2; store++)
             expect_status(what, store, &d, c, f.sm, FIX_SMEM, FIX_SMEM, 0, want, &f.g);
     }
+    fixture_free(&f);
+}
+
+/* A view whose rows overlap (stride 80 < the 96-byte row) is a valid map to load from, and every load reads the
+ * shared bytes once per row that covers them; a store through it would write them twice: refused, nothing written. */
+Test(model_errors, overlapping_views_load_only) {
+    fixture f = fixture_new();
+    tma_tiled_desc d = f.d;
+    d.global_stride[0] = 80;
+    const int32_t c[5] = {8, 1};
+    cr_assert_eq(tma_check_tiled(&d, NULL), TMA_OK, "a load map");
+    expect_status("overlapping rows", false, &d, c, f.sm, FIX_SMEM, FIX_SMEM, 0, TMA_OK, &f.g);
+    /* box row r is tensor row 1 + r, which starts 80 * (1 + r) bytes in (rows 2..4 begin inside the row before) */
+    for (uint32_t r = 0; r < 4; r++)
+        cr_assert(memcmp(f.sm + tma_swizzle_addr(TMA_SWIZZLE_64B, r * 64u), f.g.base + 80u * (1u + r) + 32u, 16) == 0,
+                  "box row %u's first chunk is tensor row %u's elements 8..11", r, 1u + r);
+    expect_status("overlapping rows", true, &d, c, f.sm, FIX_SMEM, FIX_SMEM, 0, TMA_ERR_GLOBAL_STRIDE_OVERLAP, &f.g);
+    d.flags = TMA_DESC_ALLOW_OVERLAP; /* accepted for compatibility: no effect either way */
+    expect_status("overlapping rows, old flag", false, &d, c, f.sm, FIX_SMEM, FIX_SMEM, 0, TMA_OK, &f.g);
+    expect_status("overlapping rows, old flag", true, &d, c, f.sm, FIX_SMEM, FIX_SMEM, 0, TMA_ERR_GLOBAL_STRIDE_OVERLAP,
+                  &f.g);
+    fixture_free(&f);
+}
+
+/* A template's address and strides are placeholders: no copy goes through it, loads or stores, and its NULL address
+ * is never read. The map built from it (its flag dropped, its fields replaced) copies as any other. */
+Test(model_errors, template_maps_take_no_copy) {
+    fixture f = fixture_new();
+    tma_tiled_desc t = f.d;
+    t.flags = TMA_DESC_TEMPLATE;
+    t.global_address = NULL;
+    t.global_stride[0] = 0;
+    const int32_t c[5] = {0, 0};
+    cr_assert_eq(tma_check_tiled(&t, NULL), TMA_OK, "a template");
+    for (int store = 0; store < 2; store++)
+        expect_status("template", store, &t, c, f.sm, FIX_SMEM, FIX_SMEM, 0, TMA_ERR_ARG, &f.g);
+    tma_tiled_desc built = t;
+    tma_desc_apply_edit(&built, tma_edit(TMA_FIELD_GLOBAL_ADDRESS, 0, (uint64_t)(uintptr_t)f.g.base));
+    tma_desc_apply_edit(&built, tma_edit(TMA_FIELD_GLOBAL_STRIDE, 1, f.d.global_stride[0]));
+    cr_assert_eq(built.flags & TMA_DESC_TEMPLATE, 0u, "an edited template is a map being built");
+    for (int store = 0; store < 2; store++)
+        expect_status("the map built from the template", store, &built, c, f.sm, FIX_SMEM, FIX_SMEM, 0, TMA_OK, &f.g);
     fixture_free(&f);
 }
 
@@ -1621,14 +1668,21 @@ Test(model_reduce, replays_the_h200_capture_bit_for_bit) {
 Test(model_reduce, store_through_an_overlapping_load_only_map_is_refused) {
     _Alignas(16) uint8_t g[256] = {0};
     static _Alignas(1024) uint8_t smem[1024];
-    /* rows of 64 bytes, 32 bytes apart: overlapping, legal only with the flag and only for loads */
-    tma_tiled_desc d = tma_desc_2d(TMA_DTYPE_U8, g, 4, 64, 32, 4, 64, TMA_SWIZZLE_NONE);
-    d.flags = TMA_DESC_ALLOW_OVERLAP;
+    /* rows of 64 bytes, 32 bytes apart: overlapping, a valid map for loads only */
+    tma_tiled_desc d = tma_desc_2d(TMA_DTYPE_U32, g, 4, 16, 32, 4, 16, TMA_SWIZZLE_NONE);
     int32_t c[5] = {0};
     cr_assert_eq(tma_model_load_tiled(&d, c, smem, sizeof smem, 0), TMA_OK, "loads through the view are fine");
-    cr_assert_eq(tma_model_store_tiled(&d, c, smem, sizeof smem, 0), TMA_ERR_GLOBAL_STRIDE_OVERLAP,
-                 "a store through overlapping rows races with itself");
-    cr_assert_eq(tma_check_store_coords(&d, c, NULL), TMA_ERR_GLOBAL_STRIDE_OVERLAP, "the per-copy check says the same");
+    for (int op = -1; op <= (int)TMA_REDUCE_ADD; op++) { /* a store, then a reduce-store */
+        const tma_status st = op < 0 ? tma_model_store_tiled(&d, c, smem, sizeof smem, 0)
+                                     : tma_model_reduce_tiled(&d, c, smem, sizeof smem, 0, (tma_reduce)op);
+        cr_assert_eq(st, TMA_ERR_GLOBAL_STRIDE_OVERLAP, "a %s through overlapping rows races with itself: %s",
+                     op < 0 ? "store" : "reduce-store", tma_status_name(st));
+    }
+    for (size_t i = 0; i < sizeof g; i++)
+        cr_assert_eq(g[i], 0, "the refused stores wrote byte %zu", i);
+    tma_diag diag;
+    cr_assert_eq(tma_check_store_coords(&d, c, &diag), TMA_ERR_GLOBAL_STRIDE_OVERLAP, "the per-copy check agrees");
+    cr_assert(strstr(diag.message, "race with itself") != NULL, "and why: %s", diag.message);
 }
 
 /* ---- Interleaved maps (measured on an H200: docs/HARDWARE.md "Interleaved layouts"). Dimension 0 counts whole

@@ -69,6 +69,9 @@ static const struct {
     {TMA_RULE_COORD_NEGATIVE_STORE, 0, 0, 1u << 0},
     {TMA_RULE_SMEM_ALIGN, 1u << 1, 0, 0},
     {TMA_RULE_COPY_RANK, 1u << 0, 0, 1u << 1 | 1u << 2},
+    {TMA_RULE_ADDRESS_NULL, 1u << 0, 0, 0},
+    {TMA_RULE_STORE_OVERLAP, 1u << 0, 0, 0},
+    {TMA_RULE_COPY_TEMPLATE, 1u << 0, 0, 0},
 };
 
 /* Rule r with the longest value of each kind in every placeholder: 20-character numbers, the longest string the
@@ -196,7 +199,8 @@ Test(nesting, three_d_view_of_a_gemm_is_accepted_for_loads_and_stores) {
     const int32_t c[5] = {0, 128, 5, 0, 0};
     cr_expect_eq(tma_check_store_coords(&d, c, &diag), TMA_OK, "stores through it: %s", diag.message);
     cr_expect_eq(tma_global_extent_bytes(&d), (size_t)4096 * 4096 * 2, "its extent is the matrix");
-    d.flags = TMA_DESC_ALLOW_OVERLAP; /* the flag changes nothing for a view that nests */
+    d.flags = TMA_DESC_STORE; /* the store-side rules find nothing in a view that nests */
+    cr_expect_eq(tma_check_tiled(&d, &diag), TMA_OK, "as a store map: %s", diag.message);
     cr_expect_eq(tma_check_store_coords(&d, c, &diag), TMA_OK, "stores with the flag set: %s", diag.message);
     const tma_box_info box = tma_box_info_of(&d);
     cr_expect_eq(box.flags & TMA_BOX_LOAD_ONLY, 0u, "not load-only");
@@ -226,10 +230,23 @@ Test(nesting, every_order_of_dense_strides_is_accepted) {
     }
 }
 
+/* The overlap rule's message for d as a store map; as a load map (no TMA_DESC_STORE) d must be valid, load-only. */
 static tma_diag overlap_diag(const tma_tiled_desc *d) {
     tma_diag diag;
-    cr_assert_eq(tma_check_tiled(d, &diag), TMA_ERR_GLOBAL_STRIDE_OVERLAP, "expected an overlap: %s %s",
+    cr_assert_eq(tma_check_tiled(d, &diag), TMA_OK, "a load map may overlap: %s %s", tma_status_name(diag.status),
+                 diag.message);
+    cr_assert_eq(tma_box_info_of(d).flags & TMA_BOX_LOAD_ONLY, TMA_BOX_LOAD_ONLY, "its box facts say load-only");
+    tma_tiled_desc stored = *d;
+    stored.flags |= TMA_DESC_STORE;
+    cr_assert_eq(tma_check_tiled(&stored, &diag), TMA_ERR_GLOBAL_STRIDE_OVERLAP, "expected an overlap: %s %s",
                  tma_status_name(diag.status), diag.message);
+    cr_expect(strstr(diag.message, "race with itself") != NULL, "says why a store may not: %s", diag.message);
+    cr_expect(strstr(diag.message, "TMA_DESC_ALLOW_OVERLAP") == NULL, "no longer suggests the flag: %s",
+              diag.message);
+    tma_diag store;
+    const int32_t zero[5] = {0};
+    cr_assert_eq(tma_check_store_coords(d, zero, &store), TMA_ERR_GLOBAL_STRIDE_OVERLAP, "a store through it");
+    cr_expect_str_eq(store.message, diag.message, "a store's check names the same dimensions");
     return diag;
 }
 
@@ -240,7 +257,7 @@ Test(nesting, stride_in_elements_is_named) {
     cr_expect(strstr(diag.message, "global_stride[0] = 1024 bytes is smaller than the 4096 bytes of dimension 0 it "
                                    "steps over, so dimension 1 overlaps dimension 0") != NULL,
               "names both dimensions: %s", diag.message);
-    cr_expect(strstr(diag.message, "strides are in bytes (1024 f32 elements are 4096 bytes)") != NULL,
+    cr_expect(strstr(diag.message, "Strides are in bytes (1024 f32 elements are 4096 bytes)") != NULL,
               "suggests the unit mistake: %s", diag.message);
 }
 
@@ -261,8 +278,9 @@ Test(nesting, three_d_overlap_names_the_inner_dimension) {
     cr_expect(strstr(diag.message, "global_stride[1] = 64 bytes is smaller than the 128 bytes of dimension 0 it "
                                    "steps over, so dimension 2 overlaps dimension 0: ") != NULL,
               "%s", diag.message);
-    cr_expect(strstr(diag.message, "use global_stride[1] >= 128, or set TMA_DESC_ALLOW_OVERLAP") != NULL, "%s",
-              diag.message);
+    cr_expect(strstr(diag.message, "store into a destination whose strides do not overlap, e.g. global_stride[1] >= "
+                                   "128") != NULL,
+              "%s", diag.message);
     /* and with dimension 2's stride between a row and the span of dimensions 0..1 (255 x 512 + 128 bytes) */
     d.global_stride[1] = 1024;
     const tma_diag d2 = overlap_diag(&d);
@@ -288,16 +306,60 @@ Test(nesting, equal_strides_overlap) {
     cr_expect(strstr(diag.message, "dimension 2 overlaps dimension 1") != NULL, "%s", diag.message);
 }
 
-Test(nesting, load_only_views_pass_with_the_flag_and_refuse_stores) {
-    tma_tiled_desc d = tma_desc_2d(TMA_DTYPE_F32, FAKE_ADDR, 64, 64, 128, 8, 32, TMA_SWIZZLE_NONE); /* rows overlap */
-    d.flags = TMA_DESC_ALLOW_OVERLAP;
+Test(nesting, load_only_views_pass_and_refuse_stores) {
+    tma_tiled_desc d = tma_desc_2d(TMA_DTYPE_U8, FAKE_ADDR, 128, 128, 64, 8, 32, TMA_SWIZZLE_NONE); /* rows overlap */
     tma_diag diag;
     const int32_t c[5] = {0};
-    cr_expect_eq(tma_check_tiled(&d, &diag), TMA_OK, "allowed for loads: %s", diag.message);
+    cr_expect_eq(tma_check_tiled(&d, &diag), TMA_OK, "a load map, no flag needed: %s", diag.message);
     cr_expect_eq(tma_check_coords(&d, c, &diag), TMA_OK, "loads: %s", diag.message);
     cr_expect_eq(tma_check_store_coords(&d, c, &diag), TMA_ERR_GLOBAL_STRIDE_OVERLAP, "stores refused");
-    cr_expect(strstr(diag.message, "would race with itself") != NULL, "%s", diag.message);
+    cr_expect(strstr(diag.message, "global_stride[0] = 64 bytes is smaller than the 128 bytes of dimension 0 it steps "
+                                   "over, so dimension 1 overlaps dimension 0: two coordinates reach the same bytes, "
+                                   "so a store through this map would race with itself (loads are fine): store into "
+                                   "a destination whose strides do not overlap, e.g. "
+                                   "global_stride[0] >= 128") != NULL,
+              "the store's message names the dimensions and the fix: %s", diag.message);
     cr_expect_eq(tma_box_info_of(&d).flags & TMA_BOX_LOAD_ONLY, TMA_BOX_LOAD_ONLY, "the box facts say load-only");
+    d.flags = TMA_DESC_ALLOW_OVERLAP; /* accepted for compatibility: it changes nothing */
+    cr_expect_eq(tma_check_tiled(&d, &diag), TMA_OK, "with the old flag: %s", diag.message);
+    cr_expect_eq(tma_check_store_coords(&d, c, &diag), TMA_ERR_GLOBAL_STRIDE_OVERLAP, "the old flag allows no store");
+    d.flags = TMA_DESC_STORE; /* a map made to be stored through is refused when it is checked */
+    cr_expect_eq(tma_check_tiled(&d, &diag), TMA_ERR_GLOBAL_STRIDE_OVERLAP, "a store map");
+}
+
+/* Views kernels read through, which the driver encodes: a broadcast (stride 0: every row of the box is the same
+ * row), a sliding window (rows one 16-byte chunk apart: each row starts inside the previous one), and tiles that share
+ * their halo rows. Each is a valid load map, its box facts say load-only, and a store through it is refused with the
+ * rule's message. */
+Test(nesting, views_kernels_read_through_are_load_maps) {
+    const struct {
+        const char *what;
+        tma_tiled_desc d;
+    } views[] = {
+        {"broadcast row (stride 0)",
+         {.dtype = TMA_DTYPE_BF16, .rank = 2, .global_address = FAKE_ADDR, .global_dim = {64, 128},
+          .global_stride = {0}, .box_dim = {64, 64}, .swizzle = TMA_SWIZZLE_128B}},
+        {"broadcast of a bias over a batch (stride 0 in dimension 2)",
+         {.dtype = TMA_DTYPE_F32, .rank = 3, .global_address = FAKE_ADDR, .global_dim = {32, 16, 8},
+          .global_stride = {128, 0}, .box_dim = {32, 16, 8}}},
+        {"sliding window (rows 16 bytes apart)",
+         {.dtype = TMA_DTYPE_U8, .rank = 2, .global_address = FAKE_ADDR, .global_dim = {64, 1000},
+          .global_stride = {16}, .box_dim = {64, 32}}},
+        {"tiles with a halo (24 rows tall, 16 rows apart)",
+         {.dtype = TMA_DTYPE_F32, .rank = 3, .global_address = FAKE_ADDR, .global_dim = {32, 24, 8},
+          .global_stride = {128, 16 * 128}, .box_dim = {32, 24, 1}}},
+    };
+    for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) {
+        const tma_tiled_desc *d = &views[i].d;
+        tma_diag diag;
+        const int32_t c[5] = {0};
+        cr_expect_eq(tma_check_tiled(d, &diag), TMA_OK, "%s: %s", views[i].what, diag.message);
+        cr_expect_eq(tma_check_coords(d, c, &diag), TMA_OK, "%s: a load: %s", views[i].what, diag.message);
+        cr_expect_eq(tma_box_info_of(d).flags & TMA_BOX_LOAD_ONLY, TMA_BOX_LOAD_ONLY, "%s: load-only", views[i].what);
+        cr_expect_eq(tma_check_store_coords(d, c, &diag), TMA_ERR_GLOBAL_STRIDE_OVERLAP, "%s: a store",
+                     views[i].what);
+        cr_expect(strstr(diag.message, "race with itself") != NULL, "%s: %s", views[i].what, diag.message);
+    }
 }
 
 /* Brute force: for a small tensor, whether two coordinates reach a common byte. Rows are dimension 0's bytes,
@@ -356,6 +418,8 @@ Test(nesting, agrees_with_brute_force_on_random_small_tensors) {
         refused += !one_to_one;
         interleaved += one_to_one && !nest;
         tma_diag diag;
+        cr_assert_eq(tma_check_tiled(&d, &diag), TMA_OK, "a load map may overlap: %s: %s", what, diag.message);
+        d.flags = TMA_DESC_STORE;
         const tma_status st = tma_check_tiled(&d, &diag);
         cr_assert_eq(st == TMA_OK, one_to_one, "the checker and the rule differ: %s: %s", what, diag.message);
     }
@@ -405,8 +469,17 @@ Test(copy_rules, each_rule_and_its_message) {
     const int32_t odd[5] = {3, 0, 0};
     cr_expect_str_empty(copy_message(&il, 3, odd, ~0u, 0, TMA_OK), "interleaved maps: coord[0] rule not measured");
     const tma_copy_facts lo = {.rank = 2, .elem_bytes = 4, .load_only = 1};
-    cr_expect(strstr(copy_message(&lo, 2, ok, ~0u, 1, TMA_ERR_GLOBAL_STRIDE_OVERLAP), "race with itself") != NULL,
+    cr_expect(strstr(copy_message(&lo, 2, ok, ~0u, 1, TMA_ERR_GLOBAL_STRIDE_OVERLAP),
+                     "TMA store through a load-only map (TMA_BOX_LOAD_ONLY: two of its coordinates reach the same "
+                     "bytes), so the store would race with itself") != NULL,
               "store through a load-only map");
+    cr_expect_str_empty(copy_message(&lo, 2, ok, ~0u, 0, TMA_OK), "a load through a load-only map");
+    const tma_copy_facts tm = {.rank = 2, .elem_bytes = 4, .is_template = 1};
+    cr_expect(strstr(copy_message(&tm, 2, ok, ~0u, 0, TMA_ERR_ARG), "TMA load through a template map "
+                                                                    "(TMA_DESC_TEMPLATE)") != NULL,
+              "load through a template");
+    cr_expect(strstr(copy_message(&tm, 2, ok, ~0u, 1, TMA_ERR_ARG), "TMA store through a template map") != NULL,
+              "store through a template");
     cr_expect(strstr(copy_message(&f, 2, NULL, ~0u, 0, TMA_ERR_NULL_ARG), "coord = NULL") != NULL, "NULL coords");
 }
 
@@ -595,4 +668,76 @@ Test(edits, leaving_tf32_needs_the_map_encoded_again) {
     m = d;
     tma_desc_apply_edit(&m, tma_edit(TMA_FIELD_BOX_DIM, 0, 8));
     cr_expect_eq(m.l2_promotion, TMA_L2_256B, "a replaced field keeps the template's promotion");
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Templates (TMA_DESC_TEMPLATE): maps encoded on the host whose fields a kernel replaces before any copy
+ * ------------------------------------------------------------------------------------------- */
+
+/* The way grouped GEMMs encode theirs (CUTLASS's ptr-array kernels): a NULL address, zero strides, placeholder
+ * dimensions; a store map's template too. */
+static tma_tiled_desc grouped_template(uint32_t flags) {
+    tma_tiled_desc d = {.dtype = TMA_DTYPE_BF16, .rank = 3, .global_address = NULL, .global_dim = {64, 128, 1},
+                        .global_stride = {0, 0}, .box_dim = {64, 128, 1}, .swizzle = TMA_SWIZZLE_128B,
+                        .flags = TMA_DESC_TEMPLATE | flags};
+    return d;
+}
+
+Test(templates, null_address_and_zero_strides_are_accepted_with_the_flag_only) {
+    for (uint32_t store = 0; store <= TMA_DESC_STORE; store += TMA_DESC_STORE) {
+        tma_tiled_desc d = grouped_template(store);
+        tma_diag diag;
+        cr_expect_eq(tma_check_tiled(&d, &diag), TMA_OK, "a template%s: %s", store ? " of a store map" : "",
+                     diag.message);
+        const tma_box_info box = tma_box_info_of(&d);
+        cr_expect_eq(box.flags & TMA_BOX_TEMPLATE, TMA_BOX_TEMPLATE, "its box facts say template");
+        cr_expect_eq(box.tx_bytes, 64u * 128u * 2u, "and hold the box it will copy");
+        d.flags &= ~TMA_DESC_TEMPLATE;
+        cr_expect_eq(tma_check_tiled(&d, &diag), TMA_ERR_GLOBAL_ADDRESS_NULL, "NULL without the flag");
+        cr_expect(strstr(diag.message, "global_address = NULL: pass the tensor's device address") != NULL &&
+                      strstr(diag.message, "only a template encoded on the host, whose address a "
+                                           "kernel replaces before any copy, may leave it NULL "
+                                           "(TMA_DESC_TEMPLATE)") != NULL,
+                  "the refusal names the way out: %s", diag.message);
+    }
+    /* an im2col map cannot be a template (no device edits): its NULL message does not offer the flag */
+    const tma_im2col_desc x = {.dtype = TMA_DTYPE_BF16, .rank = 4, .global_dim = {64, 8, 8, 2},
+                               .global_stride = {128, 1024, 8192}, .channels_per_pixel = 64, .pixels_per_column = 64};
+    tma_diag diag;
+    cr_expect_eq(tma_check_im2col(&x, &diag), TMA_ERR_GLOBAL_ADDRESS_NULL, "im2col NULL");
+    cr_expect(strstr(diag.message, "TMA_DESC_TEMPLATE") == NULL, "%s", diag.message);
+}
+
+Test(templates, no_copy_goes_through_a_template) {
+    const tma_tiled_desc d = grouped_template(0);
+    const int32_t c[5] = {0};
+    tma_diag diag;
+    cr_expect_eq(tma_check_coords(&d, c, &diag), TMA_ERR_ARG, "a load");
+    cr_expect(strstr(diag.message, "TMA load through a template map (TMA_DESC_TEMPLATE): its address and strides "
+                                   "are placeholders until a kernel replaces them") != NULL,
+              "%s", diag.message);
+    cr_expect_eq(tma_check_store_coords(&d, c, &diag), TMA_ERR_ARG, "a store");
+    cr_expect(strstr(diag.message, "TMA store through a template map") != NULL, "%s", diag.message);
+    const tma_copy_facts f = tma_rule_copy_facts(&d);
+    cr_expect(f.is_template && f.load_only, "the copy facts: a template, and its zero strides overlap");
+}
+
+/* The map built from a template is a real one: an edit drops the flag (tma_desc_apply_edit, the builder's and
+ * tma_map_edit_in_step's mirror), so a NULL address no edit replaced is refused, and a store map's strides must not
+ * overlap once they are set. */
+Test(templates, the_map_built_from_a_template_is_checked_as_a_real_one) {
+    tma_tiled_desc d = grouped_template(TMA_DESC_STORE);
+    tma_desc_apply_edit(&d, tma_edit(TMA_FIELD_GLOBAL_DIM, 1, 1000)); /* the rows, not the address */
+    cr_expect_eq(d.flags, TMA_DESC_STORE, "the edit dropped TMA_DESC_TEMPLATE and kept TMA_DESC_STORE");
+    tma_diag diag;
+    cr_expect_eq(tma_check_tiled(&d, &diag), TMA_ERR_GLOBAL_ADDRESS_NULL, "address never replaced: %s", diag.message);
+    tma_desc_apply_edit(&d, tma_edit(TMA_FIELD_GLOBAL_ADDRESS, 0, (uint64_t)(uintptr_t)FAKE_ADDR));
+    cr_expect_eq(tma_check_tiled(&d, &diag), TMA_ERR_GLOBAL_STRIDE_OVERLAP, "a store map's zero stride: %s",
+                 diag.message);
+    tma_desc_apply_edit(&d, tma_edit(TMA_FIELD_GLOBAL_STRIDE, 1, 128));
+    tma_desc_apply_edit(&d, tma_edit(TMA_FIELD_GLOBAL_STRIDE, 2, 128 * 1000));
+    cr_expect_eq(tma_check_tiled(&d, &diag), TMA_OK, "every placeholder replaced: %s", diag.message);
+    const int32_t c[5] = {0};
+    cr_expect_eq(tma_check_store_coords(&d, c, &diag), TMA_OK, "a store through the built map: %s", diag.message);
+    cr_expect_eq(tma_box_info_of(&d).flags & (TMA_BOX_TEMPLATE | TMA_BOX_LOAD_ONLY), 0u, "a real map's box facts");
 }

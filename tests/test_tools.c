@@ -274,6 +274,22 @@ Test(tma_explain, golden_interleave_json) {
                  "explain_interleave.json", 1);
 }
 
+/* A sliding window (rows 16 bytes apart, 128 bytes long): valid, read from, never written through; as a store map
+ * (--store), invalid. A grouped GEMM's template: NULL address, zero strides, no copy through it. */
+#define LOAD_ONLY_ARGS "--dtype bf16 --dims 64,1000 --strides 16 --box 64,32 --swizzle 128B"
+#define TEMPLATE_ARGS "--dtype bf16 --dims 64,128,1 --strides 0,0 --box 64,128,1 --swizzle 128B --address 0 --template"
+
+Test(tma_explain, golden_load_only_text) {
+    check_golden(TMA_EXPLAIN_PATH, LOAD_ONLY_ARGS, "explain_load_only.txt", 0);
+}
+Test(tma_explain, golden_load_only_json) {
+    check_golden(TMA_EXPLAIN_PATH, LOAD_ONLY_ARGS " --json", "explain_load_only.json", 0);
+}
+Test(tma_explain, golden_store_map_text) {
+    check_golden(TMA_EXPLAIN_PATH, LOAD_ONLY_ARGS " --store", "explain_store_map.txt", 1);
+}
+Test(tma_explain, golden_template_text) { check_golden(TMA_EXPLAIN_PATH, TEMPLATE_ARGS, "explain_template.txt", 0); }
+
 /* im2col: a 3x3 filter's window with padding 1 over a 56x56 bf16 image, and one breaking three rules. */
 #define IM2COL_ARGS                                                                                              \
     "--mode im2col --dims 64,56,56,32 --lower -1,-1 --upper -1,-1 --channels 64 --pixels 128 --swizzle 128B"
@@ -344,6 +360,8 @@ Test(tma_explain, options_of_the_other_mode_are_refused) {
     } cases[] = {
         {"--mode im2col --dims 64,56,56 --box 8,8,8", "--box is not an option of --mode im2col"},
         {"--dims 64,56 --lower -1", "--lower is not an option of --mode tiled"},
+        {"--mode im2col --dims 64,56,56 --store", "--store is not an option of --mode im2col"},
+        {"--mode im2col --dims 64,56,56 --template", "--template is not an option of --mode im2col"},
         {"--mode im2col --dims 64,56,56,4 --lower -1", "--lower has 1 values"},
         {"--mode im2col --dims 64,56,4 --upper 1x", "'1x' is not a 32-bit signed number"},
         {"--mode conv --dims 64", "--mode 'conv': use tiled or im2col"},
@@ -377,7 +395,8 @@ Test(tma_explain, invalid_lists_both_broken_rules) {
 Test(tma_explain, json_parses_valid_and_invalid) {
     const char *args[] = {VALID_ARGS " --json", INVALID2_ARGS " --json",
                           "--dims 16 --dtype u8 --json", "--dims 7,7 --dtype tf32 --oob nan --swizzle 32B --json",
-                          "--dims 64,64 --swizzle 128B_atom_64B --oob nan --dtype i32 --estrides 1,9 --json"};
+                          "--dims 64,64 --swizzle 128B_atom_64B --oob nan --dtype i32 --estrides 1,9 --json",
+                          LOAD_ONLY_ARGS " --json", TEMPLATE_ARGS " --store --allow-overlap --json"};
     for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
         run_result r = run_tool(TMA_EXPLAIN_PATH, args[i]);
         cr_assert(r.status == 0 || r.status == 1, "%s: status %d", args[i], r.status);
@@ -411,6 +430,10 @@ Test(tma_explain, exit_codes_and_one_line_stderr) {
         {VALID_ARGS, 0, "valid descriptor"},
         {INVALID2_ARGS, 1, "invalid descriptor: 2 broken rules"},
         {"--dims 16 --address 0", 1, "TMA_ERR_GLOBAL_ADDRESS_NULL"},
+        {"--dims 16 --address 0 --template", 0, "valid descriptor (32 bytes per copy), a template: no copy until"},
+        {LOAD_ONLY_ARGS, 0, "valid descriptor (4096 bytes per copy), for loads only: a store through it would race"},
+        {LOAD_ONLY_ARGS " --allow-overlap", 0, "for loads only"},
+        {LOAD_ONLY_ARGS " --store", 1, "invalid descriptor: 1 broken rule, first TMA_ERR_GLOBAL_STRIDE_OVERLAP"},
         {"", 2, "--dims is required"},
         {"--dims 4096,4096 --bogus 1", 2, "unknown option '--bogus'"},
         {"--dims 4096,x", 2, "not an unsigned number"},

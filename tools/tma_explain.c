@@ -4,8 +4,9 @@
  *   tma-explain --mode im2col --dims 64,56,56,32 --lower -1,-1 --upper -1,-1 --channels 64 --pixels 128
  *
  * Prints every rule the descriptor breaks (tma_check_tiled_all / tma_check_im2col_all; each message names
- * the fix), and for a valid one the facts a kernel must keep in step with it. --json prints the same as one
- * JSON object.
+ * the fix), and for a valid one whether loads and stores may go through it (a view in which two coordinates reach
+ * the same bytes is read from, never written through; no copy goes through a template) and the facts a kernel
+ * must keep in step with it. --json prints the same as one JSON object.
  * Exit status: 0 valid, 1 invalid, 2 bad usage; each with a one-line message on stderr. No GPU needed. */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -45,8 +46,13 @@ static const char *const usage_text =
     "  --l2 MODE          none 64B 128B 256B (default none)\n"
     "  --oob MODE         zero nan (default zero)\n"
     "  --address ADDR     global address (default 0x7f0000000000, a 256-byte aligned stand-in)\n"
-    "  --allow-overlap    set TMA_DESC_ALLOW_OVERLAP (a map that is only loaded from)\n"
-    "im2col only (--dims C,W,N / C,W,H,N / C,W,H,D,N; no --box, no --allow-overlap):\n"
+    "  --store            set TMA_DESC_STORE: the map will be stored through, so the store-side rules apply\n"
+    "                     (no two coordinates may reach the same bytes)\n"
+    "  --template         set TMA_DESC_TEMPLATE: a template whose address and strides a kernel replaces\n"
+    "                     before any copy (the address may be 0)\n"
+    "  --allow-overlap    set TMA_DESC_ALLOW_OVERLAP: accepted for compatibility, no effect (a view whose\n"
+    "                     coordinates share bytes is a valid map to load from)\n"
+    "im2col only (--dims C,W,N / C,W,H,N / C,W,H,D,N; no --box, --store, --template, --allow-overlap):\n"
     "  --lower L0,...     pixelBoxLowerCorner, one per spatial dimension, W first (default 0,...)\n"
     "  --upper U0,...     pixelBoxUpperCorner, likewise (default 0,...)\n"
     "  --channels C       channels per pixel (default min(D0, 64))\n"
@@ -86,6 +92,8 @@ enum {
     OPT_VERSION,
     OPT_JSON,
     OPT_ALLOW_OVERLAP,
+    OPT_STORE,
+    OPT_TEMPLATE,
     OPT_DTYPE,
     OPT_DIMS,
     OPT_STRIDES,
@@ -112,6 +120,8 @@ static const cli_option option_table[OPT_COUNT] = {
     [OPT_VERSION] = {"--version", NULL, false},
     [OPT_JSON] = {"--json", NULL, false},
     [OPT_ALLOW_OVERLAP] = {"--allow-overlap", NULL, false},
+    [OPT_STORE] = {"--store", NULL, false},
+    [OPT_TEMPLATE] = {"--template", NULL, false},
     [OPT_DTYPE] = {"--dtype", NULL, true},
     [OPT_DIMS] = {"--dims", NULL, true},
     [OPT_STRIDES] = {"--strides", NULL, true},
@@ -142,7 +152,8 @@ typedef struct explain_options {
     uint32_t ndims, nstrides, nbox, nestrides;
     int swizzle, interleave, l2, oob;
     uint64_t address;
-    bool json, allow_overlap;
+    bool json;
+    uint32_t flags; /* TMA_DESC_* */
     bool im2col; /* --mode im2col; the fields below are its own */
     int32_t lower[MAX_SPATIAL], upper[MAX_SPATIAL];
     uint32_t nlower, nupper, channels, pixels;
@@ -193,7 +204,9 @@ static void set_option(explain_options *o, int id, const char *v) {
     case OPT_HELP: fputs(usage_text, stdout); exit(0);
     case OPT_VERSION: cli_print_version(); exit(0);
     case OPT_JSON: o->json = true; break;
-    case OPT_ALLOW_OVERLAP: o->allow_overlap = true; break;
+    case OPT_ALLOW_OVERLAP: o->flags |= TMA_DESC_ALLOW_OVERLAP; break;
+    case OPT_STORE: o->flags |= TMA_DESC_STORE; break;
+    case OPT_TEMPLATE: o->flags |= TMA_DESC_TEMPLATE; break;
     case OPT_DTYPE: o->dtype = cli_dtype_arg(v); break;
     case OPT_DIMS: o->ndims = cli_parse_list("--dims", v, o->dims, TMA_MAX_RANK); break;
     case OPT_STRIDES: o->nstrides = cli_parse_list("--strides", v, o->strides, TMA_MAX_RANK - 1); break;
@@ -233,7 +246,7 @@ static void check_list_lengths(const explain_options *o) {
 
 /* The options of the other mode are refused, by name. */
 static void check_mode_options(const explain_options *o, const bool *given) {
-    static const int tiled_only[] = {OPT_BOX, OPT_ALLOW_OVERLAP};
+    static const int tiled_only[] = {OPT_BOX, OPT_ALLOW_OVERLAP, OPT_STORE, OPT_TEMPLATE};
     static const int im2col_only[] = {OPT_LOWER, OPT_UPPER, OPT_CHANNELS, OPT_PIXELS, OPT_COORD, OPT_OFFSET, OPT_BASE};
     const int *other = o->im2col ? tiled_only : im2col_only;
     const int n = o->im2col ? COUNT(tiled_only) : COUNT(im2col_only);
@@ -327,7 +340,7 @@ static tma_tiled_desc build_descriptor(const explain_options *o) {
         .swizzle = (tma_swizzle)o->swizzle,
         .l2_promotion = (tma_l2_promotion)o->l2,
         .oob_fill = (tma_oob_fill)o->oob,
-        .flags = o->allow_overlap ? TMA_DESC_ALLOW_OVERLAP : 0u,
+        .flags = o->flags,
     };
     for (uint32_t i = 0; i < o->ndims; i++) {
         d.global_dim[i] = o->dims[i];
@@ -351,6 +364,29 @@ static void check_descriptor(const tma_tiled_desc *d, verdict *v) {
     v->status = tma_check_tiled_all(d, v->diags, MAX_DIAGS, &v->count);
     v->shown = v->count < MAX_DIAGS ? v->count : MAX_DIAGS;
 }
+
+/* Which copies may go through a valid descriptor: a load and a store at the origin, where no coordinate rule can
+ * refuse, so what refuses is the map's own (a view whose coordinates share bytes takes no store; a template takes
+ * no copy). */
+typedef struct copies {
+    tma_diag load, store;
+} copies;
+
+static copies copies_of(const tma_tiled_desc *d) {
+    const int32_t origin[5] = {0, 0, 0, 0, 0};
+    copies c;
+    tma_check_coords(d, origin, &c.load);
+    tma_check_store_coords(d, origin, &c.store);
+    return c;
+}
+
+/* The TMA_DESC_* bits the options set, by name. */
+static const struct {
+    uint32_t bit;
+    const char *name;
+} desc_flags[] = {{TMA_DESC_ALLOW_OVERLAP, "TMA_DESC_ALLOW_OVERLAP"},
+                  {TMA_DESC_TEMPLATE, "TMA_DESC_TEMPLATE"},
+                  {TMA_DESC_STORE, "TMA_DESC_STORE"}};
 
 static uint32_t log2_u32(uint32_t v) {
     uint32_t r = 0;
@@ -439,7 +475,31 @@ static void print_json_descriptor(const explain_options *o) {
     printf(",\"box_dim\":");
     json_u64_array(o->box, o->ndims);
     print_json_descriptor_tail(o);
-    printf(",\"allow_overlap\":%s}", o->allow_overlap ? "true" : "false");
+    printf(",\"flags\":[");
+    const char *sep = "";
+    for (int i = 0; i < COUNT(desc_flags); i++)
+        if (o->flags & desc_flags[i].bit) {
+            printf("%s", sep);
+            cli_json_string(desc_flags[i].name);
+            sep = ",";
+        }
+    printf("]}");
+}
+
+/* "loads":true|false,"stores":true|false, each refusal as {"status":..,"message":..}. */
+static void print_json_copies(const copies *c) {
+    const tma_diag *const d[2] = {&c->load, &c->store};
+    static const char *const key[2] = {"load", "store"};
+    for (int i = 0; i < 2; i++) {
+        printf(",\"%ss\":%s", key[i], d[i]->status == TMA_OK ? "true" : "false");
+        if (d[i]->status == TMA_OK)
+            continue;
+        printf(",\"%s_error\":{\"status\":", key[i]);
+        cli_json_string(tma_status_name(d[i]->status));
+        printf(",\"message\":");
+        cli_json_string(d[i]->message);
+        putchar('}');
+    }
 }
 
 static void print_json_errors(const verdict *v) {
@@ -479,13 +539,14 @@ static void print_json_opening(const verdict *v, const char *mode) {
     putchar(',');
 }
 
-static void print_json(const explain_options *o, const verdict *v, const box_facts *f) {
+static void print_json(const explain_options *o, const verdict *v, const copies *c, const box_facts *f) {
     const bool valid = v->status == TMA_OK;
     print_json_opening(v, NULL);
     print_json_descriptor(o);
     putchar(',');
     print_json_errors(v);
     if (valid) {
+        print_json_copies(c);
         putchar(',');
         print_json_facts(f);
     }
@@ -533,8 +594,13 @@ static void print_text_descriptor_tail(const explain_options *o) {
     printf("  interleave     %s\n", interleave_names[o->interleave]);
     printf("  l2_promotion   %s\n", l2_names[o->l2]);
     printf("  oob_fill       %s\n", oob_names[o->oob]);
-    if (o->allow_overlap)
-        printf("  flags          TMA_DESC_ALLOW_OVERLAP\n");
+    if (o->flags) {
+        printf("  flags         ");
+        for (int i = 0; i < COUNT(desc_flags); i++)
+            if (o->flags & desc_flags[i].bit)
+                printf(" %s", desc_flags[i].name);
+        printf("\n");
+    }
     printf("\n");
 }
 
@@ -588,21 +654,42 @@ static void print_text_checklist(const tma_tiled_desc *d, const box_facts *f) {
            tma_swizzle_name(d->swizzle), f->pitch, (unsigned long long)f->esize);
 }
 
-static void print_text(const explain_options *o, const tma_tiled_desc *d, const verdict *v, const box_facts *f) {
+/* The verdict of a valid descriptor: whether loads and stores may go through it, and if not, why. */
+static void print_text_valid(const copies *c) {
+    if (c->load.status != TMA_OK)
+        printf("verdict: valid (TMA_OK), a template: no copy may go through it until a kernel replaces its "
+               "placeholders\n  copies: %s: %s\n\n",
+               tma_status_name(c->load.status), c->load.message);
+    else if (c->store.status != TMA_OK)
+        printf("verdict: valid (TMA_OK) for loads: it may be read from, not written through\n  stores: %s: %s\n\n",
+               tma_status_name(c->store.status), c->store.message);
+    else
+        printf("verdict: valid (TMA_OK)\n\n");
+}
+
+static void print_text(const explain_options *o, const tma_tiled_desc *d, const verdict *v, const copies *c,
+                       const box_facts *f) {
     print_text_descriptor(o);
     if (v->status != TMA_OK) {
         print_text_errors(v);
         return;
     }
-    printf("verdict: valid (TMA_OK)\n\n");
+    print_text_valid(c);
     print_text_facts(d, f);
     print_text_checklist(d, f);
 }
 
-/* The one-line summary on stderr; returns the exit status. */
-static int summarize(const verdict *v, size_t tx) {
+/* What a valid tiled map takes, for the summary: "" (loads and stores) or which copies it refuses. */
+static const char *copies_note(const copies *c) {
+    return c->load.status != TMA_OK    ? ", a template: no copy until a kernel replaces its placeholders"
+           : c->store.status != TMA_OK ? ", for loads only: a store through it would race with itself"
+                                       : "";
+}
+
+/* The one-line summary on stderr (note follows a valid one's); returns the exit status. */
+static int summarize(const verdict *v, size_t tx, const char *note) {
     if (v->status == TMA_OK) {
-        fprintf(stderr, "tma-explain: valid descriptor (%zu bytes per copy)\n", tx);
+        fprintf(stderr, "tma-explain: valid descriptor (%zu bytes per copy)%s\n", tx, note);
         return 0;
     }
     fprintf(stderr, "tma-explain: invalid descriptor: %zu broken rule%s, first %s\n", v->count,
@@ -615,11 +702,12 @@ static int explain_tiled(const explain_options *o) {
     verdict v;
     check_descriptor(&d, &v);
     const box_facts f = facts_of(&d, v.status == TMA_OK);
+    const copies c = copies_of(&d);
     if (o->json)
-        print_json(o, &v, &f);
+        print_json(o, &v, &c, &f);
     else
-        print_text(o, &d, &v, &f);
-    return summarize(&v, f.tx);
+        print_text(o, &d, &v, &c, &f);
+    return summarize(&v, f.tx, copies_note(&c));
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -747,7 +835,7 @@ static int explain_im2col(const explain_options *o) {
     }
     if (v.status == TMA_OK && o->ncoord != 0)
         return draw_im2col_load(o, &d);
-    return summarize(&v, tma_im2col_tx_bytes(&d));
+    return summarize(&v, tma_im2col_tx_bytes(&d), "");
 }
 
 

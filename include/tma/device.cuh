@@ -16,7 +16,8 @@
  * CHECKED MODE. Compile with -DTMA_CHECKED and, before each copy, the device functions verify what the
  * hardware would otherwise punish with "misaligned address" or "illegal instruction": shared-memory
  * destination 128-byte aligned, coord[0] * elem a multiple of 16 bytes, no negative coordinate in a
- * store, no store through a load-only map, the copy's rank equal to the map's, the copy's mode (tiled or
+ * store, no store through a load-only map (TMA_BOX_LOAD_ONLY: two coordinates reach the same bytes), no copy
+ * through a template map (TMA_BOX_TEMPLATE), the copy's rank equal to the map's, the copy's mode (tiled or
  * im2col) the map's, and for im2col loads a start inside the bounding box and offsets in range. They are the host's rules
  * (tma_rules_copy, tma/rules.h) with the host's messages: a violation prints the status, the message, the
  * block and the thread, then traps. Without TMA_CHECKED those checks are not compiled at all.
@@ -106,6 +107,7 @@ TMA_DEV void tma_check_copy_(const tma_tensor *t, const void *smem, int rank, co
     f.elem_bytes = t->box.elem_bytes;
     f.interleaved = (t->box.flags & TMA_BOX_INTERLEAVED) != 0u;
     f.load_only = (t->box.flags & TMA_BOX_LOAD_ONLY) != 0u;
+    f.is_template = (t->box.flags & TMA_BOX_TEMPLATE) != 0u;
     if ((t->box.flags & TMA_BOX_IM2COL) != 0u) {
         TMA_VIOLATE(&s, MAP_IS_IM2COL, tma_arg_s(store ? "store" : "load"), tma_arg_u((uint32_t)rank));
         tma_checked_fail_(&v);

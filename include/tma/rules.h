@@ -97,9 +97,10 @@ extern "C" {
       "rank = {0} with interleave = {1}: interleaved layouts need rank >= 3; add the missing dimensions with "  \
       "global_dim = 1 or use TMA_INTERLEAVE_NONE")                                                             \
     /* ---- descriptor: the tensor in global memory ---- */                                                    \
-    /* libtma: the driver encodes a NULL address; the first copy through the map then faults. */               \
+    /* libtma: the driver encodes a NULL address (CUDA 12.6 on); the first copy through the map then faults. A    \
+     * template whose address a kernel replaces says so (TMA_DESC_TEMPLATE); {0} names that way out (tiled). */  \
     X(ADDRESS_NULL, ERR_GLOBAL_ADDRESS_NULL,                                                                   \
-      "global_address = NULL: pass the tensor's device address (cudaMalloc returns 256-byte aligned memory)")  \
+      "global_address = NULL: pass the tensor's device address (cudaMalloc returns 256-byte aligned memory){0}") \
     X(ADDRESS_ALIGN, ERR_GLOBAL_ADDRESS_ALIGN,                                                                 \
       "global_address = {0} is not {1}-byte aligned{2}: use an address that is a multiple of {1} (offset the "  \
       "coordinates instead of the address)")                                                                   \
@@ -111,27 +112,33 @@ extern "C" {
     X(STRIDE_RANGE, ERR_GLOBAL_STRIDE_RANGE,                                                                   \
       "global_stride[{0}] = {1} bytes is not below the limit of 2^40 (1099511627776) bytes: describe the "     \
       "tensor with an extra dimension or a smaller stride")                                                    \
-    /* libtma: the driver accepts any strides; overlapping views are defined for loads, a race for stores. */  \
+    /* libtma, for stores only (TMA_DESC_STORE, a store's own check): the driver accepts any strides, and a load   \
+     * through an overlapping view reads some bytes twice, but a store writes them twice, racing with itself. */   \
     X(OVERLAP, ERR_GLOBAL_STRIDE_OVERLAP,                                                                      \
       "global_stride[{0}] = {1} bytes is smaller than the {2} bytes of {3} it steps over, so dimension {4} "   \
-      "overlaps dimension {5}: use global_stride[{0}] >= {6}, or set TMA_DESC_ALLOW_OVERLAP for a map that is " \
-      "only loaded from")                                                                                      \
+      "overlaps dimension {5}: two coordinates reach the same bytes, so a store through this map would race "   \
+      "with itself (loads are fine): store into a destination whose strides do not overlap, e.g. "              \
+      "global_stride[{0}] >= {6}")                                                                             \
     X(OVERLAP_ELEMENTS, ERR_GLOBAL_STRIDE_OVERLAP,                                                             \
       "global_stride[{0}] = {1} bytes is smaller than the {2} bytes of {3} it steps over, so dimension {4} "   \
-      "overlaps dimension {5}: strides are in bytes ({1} {7} elements are {8} bytes); use global_stride[{0}] " \
-      ">= {6}, or set TMA_DESC_ALLOW_OVERLAP for a map that is only loaded from")                                                                                                \
+      "overlaps dimension {5}: two coordinates reach the same bytes, so a store through this map would race "   \
+      "with itself (loads are fine). Strides are in bytes ({1} {7} elements are {8} bytes): store into a "      \
+      "destination whose strides do not overlap, e.g. global_stride[{0}] >= {6}")                              \
     X(OVERLAP_SWAPPED, ERR_GLOBAL_STRIDE_OVERLAP,                                                              \
       "global_stride[{0}] = {1} bytes is smaller than the {2} bytes of {3} it steps over, so dimension {4} "   \
-      "overlaps dimension {5}: global_dim[{4}] = {7} and global_dim[{5}] = {8} look swapped (exchanged, the "   \
-      "strides nest); else use global_stride[{0}] >= {6}, or set TMA_DESC_ALLOW_OVERLAP for a map that is only " \
-      "loaded from")                                                     \
+      "overlaps dimension {5}: two coordinates reach the same bytes, so a store through this map would race "   \
+      "with itself (loads are fine). global_dim[{4}] = {7} and global_dim[{5}] = {8} look swapped (exchanged, " \
+      "the strides nest); else store into a destination whose strides do not overlap, e.g. "                  \
+      "global_stride[{0}] >= {6}")                                                                             \
     X(OVERLAP_UNPROVEN, ERR_GLOBAL_STRIDE_OVERLAP,                                                            \
-      "global_stride[{0}] = {1} bytes is smaller than the {2} bytes of {3} it steps over, and libtma could not "  \
-      "decide in {4} steps whether two coordinates reach the same bytes: make each stride cover the dimensions " \
-      "with smaller strides, or set TMA_DESC_ALLOW_OVERLAP for a map that is only loaded from")               \
+      "global_stride[{0}] = {1} bytes is smaller than the {2} bytes of {3} it steps over, and libtma could not " \
+      "decide in {4} steps whether two coordinates reach the same bytes, so it cannot prove that a store "      \
+      "through this map does not race with itself (loads need no proof): store into a destination whose "     \
+      "strides nest, each covering the dimensions with smaller strides")                                        \
     X(OVERLAP_HUGE, ERR_GLOBAL_STRIDE_OVERLAP,                                                                 \
-      "global_stride[{0}] = {1} bytes cannot step over {2}, which span more than 2^64 bytes: shrink "          \
-      "global_dim (strides are in bytes, dims in elements)")                                                   \
+      "global_stride[{0}] = {1} bytes cannot step over {2}, which span more than 2^64 bytes, so libtma cannot " \
+      "prove that a store through this map does not race with itself: shrink global_dim (strides are in "      \
+      "bytes, dims in elements)")                                                                              \
     /* libtma: every byte of the tensor must have an address (the model and the extent helpers rely on it). */ \
     X(EXTENT, ERR_GLOBAL_EXTENT,                                                                               \
       "the tensor's extent (global_dim x global_stride) runs past the end of the 64-bit address space: check " \
@@ -176,9 +183,15 @@ extern "C" {
     X(COORD_NEGATIVE_STORE, ERR_COORD_NEGATIVE_STORE,                                                          \
       "TMA store at coord[{0}] = {1}: stores take no negative coordinate (the copy would raise \"illegal "     \
       "instruction\"; loads accept them and fill): start the box at 0 and clip it on the host side")           \
+    /* libtma: the overlap rule, on the device, where only the box facts are known (TMA_BOX_LOAD_ONLY). */     \
     X(STORE_OVERLAP, ERR_GLOBAL_STRIDE_OVERLAP,                                                                \
-      "TMA store through a map whose dimensions overlap (it needed TMA_DESC_ALLOW_OVERLAP): two coordinates "  \
-      "reach the same bytes, so the store would race with itself; store through a map whose strides nest")    \
+      "TMA {0} through a load-only map (TMA_BOX_LOAD_ONLY: two of its coordinates reach the same bytes), so "   \
+      "the store would race with itself: store through the map of a destination whose strides do not overlap " \
+      "(tma_check_store_coords on its descriptor names the dimensions)")                                       \
+    /* libtma: a template's address and strides are placeholders (TMA_DESC_TEMPLATE, TMA_BOX_TEMPLATE). */     \
+    X(COPY_TEMPLATE, ERR_ARG,                                                                                  \
+      "TMA {0} through a template map (TMA_DESC_TEMPLATE): its address and strides are placeholders until a "  \
+      "kernel replaces them: copy through the map built from it (tma_builder_publish, tma_map_publish_in_place)") \
     /* measured: "misaligned address", in every swizzle mode, NONE included. */                                \
     X(SMEM_ALIGN, ERR_SMEM_ALIGN,                                                                              \
       "shared-memory address {0} of a TMA {1} is not 128-byte aligned (the copy would fault with "             \
@@ -725,7 +738,11 @@ TMA_HD uint64_t tma_rule_global_extent(const tma_tiled_desc *d) {
  *    colliding (a lattice such as strides {32, 48} over 16-byte rows) are one-to-one and accepted. The walk
  *    is bounded (TMA_OVERLAP_SEARCH_BUDGET steps); a layout it cannot decide within the bound (tiny
  *    interleaved strides over huge dimensions) is treated as overlapping, and says so.
- * A view that collides is refused, unless TMA_DESC_ALLOW_OVERLAP says it is only loaded from.
+ * The rule guards stores only: a load through a view that collides reads some bytes twice, which is well defined
+ * (the driver encodes such views: a broadcast or a sliding window a kernel reads through), while a store writes them
+ * twice and races with itself. tma_rules_tiled applies it to a map marked TMA_DESC_STORE; every store applies it
+ * to its map (tma_check_store_coords and the model's stores add TMA_DESC_STORE; the device's checked mode reads
+ * TMA_BOX_LOAD_ONLY from the box facts).
  * ------------------------------------------------------------------------------------------- */
 #define TMA_OVERLAP_SEARCH_BUDGET 200000u
 
@@ -986,15 +1003,17 @@ TMA_HD tma_mode_checks tma_rules_modes_(tma_dtype dtype, int dtype_ok, tma_inter
     return m;
 }
 
-/* The rules of the tensor in global memory, the same for tiled and im2col maps: the address (not NULL; 16-byte
- * aligned, 32 with INTERLEAVE_32B) and, when the rank is valid, every dimension 1..2^32 and every stride aligned
- * like the address and below 2^40. *dims_ok / *strides_ok say whether those held. */
-TMA_HD void tma_rules_global_tensor_(uint32_t rank, int rank_ok, int il32, uint64_t addr, const uint64_t *global_dim,
-                                     const uint64_t *global_stride, int *dims_ok, int *strides_ok, tma_rule_sink *s) {
+/* The rules of the tensor in global memory, the same for tiled and im2col maps: the address (not NULL, unless
+ * null_ok: a template's; 16-byte aligned, 32 with INTERLEAVE_32B) and, when the rank is valid, every dimension
+ * 1..2^32 and every stride aligned like the address and below 2^40. null_hint ends the NULL address's message.
+ * *dims_ok / *strides_ok say whether those held. */
+TMA_HD void tma_rules_global_tensor_(uint32_t rank, int rank_ok, int il32, uint64_t addr, int null_ok,
+                                     const char *null_hint, const uint64_t *global_dim, const uint64_t *global_stride,
+                                     int *dims_ok, int *strides_ok, tma_rule_sink *s) {
     const uint32_t align = il32 ? TMA_GLOBAL_ALIGN_INTERLEAVE_32B : TMA_GLOBAL_ALIGN;
     const char *align_why = il32 ? " (TMA_INTERLEAVE_32B needs 32)" : "";
-    if (addr == 0u)
-        TMA_VIOLATE(s, ADDRESS_NULL, tma_arg_u(0));
+    if (addr == 0u && !null_ok)
+        TMA_VIOLATE(s, ADDRESS_NULL, tma_arg_s(null_hint));
     else if (addr % align != 0u)
         TMA_VIOLATE(s, ADDRESS_ALIGN, tma_arg_x(addr), tma_arg_u(align), tma_arg_s(align_why));
     *dims_ok = rank_ok, *strides_ok = rank_ok;
@@ -1020,7 +1039,8 @@ TMA_HD void tma_rules_global_tensor_(uint32_t rank, int rank_ok, int il32, uint6
 }
 
 /** Check d against every rule of cuTensorMapEncodeTiled and libtma's stricter ones, reporting each
- *  violation to s. @return the first violation's status, or TMA_OK */
+ *  violation to s; the store-side rules (the overlap rule) with TMA_DESC_STORE only, and a template
+ *  (TMA_DESC_TEMPLATE) may have a NULL address. @return the first violation's status, or TMA_OK */
 TMA_HD tma_status tma_rules_tiled(const tma_tiled_desc *d, tma_rule_sink *s) {
     if (d == 0) {
         TMA_VIOLATE(s, NULL_DESC, tma_arg_u(0));
@@ -1041,15 +1061,20 @@ TMA_HD tma_status tma_rules_tiled(const tma_tiled_desc *d, tma_rule_sink *s) {
      * "Interleaved layouts"); the hang once blamed on them was a wrong expect-tx count. */
 
     /* ---- the tensor in global memory ---- */
+    /* A template's address and strides are placeholders, replaced on the device before any copy: it may leave the
+     * address NULL, and the store-side rules wait for the map built from it (the builder clears the flag). */
+    const int tmpl = (d->flags & TMA_DESC_TEMPLATE) != 0u, store = (d->flags & TMA_DESC_STORE) != 0u && !tmpl;
     const uint64_t addr = (uint64_t)(uintptr_t)d->global_address;
     int dims_ok = 0, strides_ok = 0;
-    tma_rules_global_tensor_(d->rank, rank_ok, il_ok && d->interleave == TMA_INTERLEAVE_32B, addr, d->global_dim,
-                             d->global_stride, &dims_ok, &strides_ok, s);
+    tma_rules_global_tensor_(d->rank, rank_ok, il_ok && d->interleave == TMA_INTERLEAVE_32B, addr, tmpl,
+                             "; only a template encoded on the host, whose address a kernel replaces before any "
+                             "copy, may leave it NULL (TMA_DESC_TEMPLATE)",
+                             d->global_dim, d->global_stride, &dims_ok, &strides_ok, s);
     if (!rank_ok)
         return s->first; /* every rule below reads dimensions */
     if (dtype_ok && dims_ok && strides_ok) {
         tma_overlap o;
-        if (!(d->flags & TMA_DESC_ALLOW_OVERLAP) && !tma_rule_one_to_one(d, &o))
+        if (store && !tma_rule_one_to_one(d, &o))
             tma_rule_report_overlap(d, &o, s); /* the extent rule would only repeat a huge span */
         else {
             const uint64_t extent = tma_rule_global_extent(d);
@@ -1111,7 +1136,8 @@ typedef struct tma_copy_facts {
     uint32_t rank;        /**< the map's rank */
     uint32_t elem_bytes;  /**< element size */
     int interleaved;      /**< interleave != NONE (coord[0] counts whole chunks there: no alignment rule) */
-    int load_only;        /**< the map's dimensions overlap (TMA_DESC_ALLOW_OVERLAP) */
+    int load_only;        /**< two coordinates of the map reach the same bytes: no store through it */
+    int is_template;      /**< a template (TMA_DESC_TEMPLATE): no copy through it until its fields are replaced */
 } tma_copy_facts;
 
 /** Check one copy: copy_rank its instruction's rank (the map's, on the host), c its coordinates (c[i]
@@ -1128,12 +1154,14 @@ TMA_HD tma_status tma_rules_copy(const tma_copy_facts *m, uint32_t copy_rank, co
         TMA_VIOLATE(s, NULL_COORDS, tma_arg_u(0));
         return s->first;
     }
+    if (m->is_template)
+        TMA_VIOLATE(s, COPY_TEMPLATE, tma_arg_s(what));
     const int64_t inner = (int64_t)c[0] * (int64_t)m->elem_bytes;
     if (!m->interleaved && m->elem_bytes != 0u && inner % (int64_t)TMA_COORD0_ALIGN_BYTES != 0)
         TMA_VIOLATE(s, COORD_ALIGN, tma_arg_s(what), tma_arg_i(c[0]), tma_arg_u(m->elem_bytes), tma_arg_i(inner),
                     tma_arg_u(TMA_COORD0_ALIGN_BYTES / m->elem_bytes));
     if (store && m->load_only)
-        TMA_VIOLATE(s, STORE_OVERLAP, tma_arg_u(0));
+        TMA_VIOLATE(s, STORE_OVERLAP, tma_arg_s(what));
     if (store)
         for (uint32_t i = 0; i < m->rank && i < (uint32_t)TMA_MAX_RANK; i++)
             if (c[i] < 0) {
@@ -1151,6 +1179,7 @@ TMA_HD tma_copy_facts tma_rule_copy_facts(const tma_tiled_desc *d) {
     f.elem_bytes = tma_rule_dtype_bytes(d->dtype);
     f.interleaved = d->interleave != TMA_INTERLEAVE_NONE;
     f.load_only = !tma_rule_one_to_one(d, &o);
+    f.is_template = (d->flags & TMA_DESC_TEMPLATE) != 0u;
     return f;
 }
 
@@ -1167,7 +1196,8 @@ TMA_HD tma_box_info tma_rule_box_info(const tma_tiled_desc *d) {
     b.rows = (uint32_t)tma_rule_box_rows(d);
     for (uint32_t i = 0; i < 5; i++)
         b.box_dim[i] = i < d->rank ? d->box_dim[i] : 0u;
-    b.flags = (facts.load_only ? TMA_BOX_LOAD_ONLY : 0u) | (facts.interleaved ? TMA_BOX_INTERLEAVED : 0u);
+    b.flags = (facts.load_only ? TMA_BOX_LOAD_ONLY : 0u) | (facts.interleaved ? TMA_BOX_INTERLEAVED : 0u) |
+              (facts.is_template ? TMA_BOX_TEMPLATE : 0u);
     b.dtype = (uint32_t)d->dtype;
     for (uint32_t i = 0; i < 3; i++) {
         b.im2col_lo[i] = 0;
@@ -1416,10 +1446,12 @@ TMA_HD int tma_rule_edit_needs_reencode(const tma_tiled_desc *d, tma_map_edit e)
 
 /** The host (and device) mirror of an edit: the descriptor after the same field change, as the device's map
  *  edit makes it (tma_map_edit_in_step; an edit that needs the map encoded again also resets the L2 promotion to
- *  TMA_L2_NONE). An edit that is not valid (tma_edit_is_valid) changes nothing. */
+ *  TMA_L2_NONE). An edited template is a map being built, a real one: the edit drops TMA_DESC_TEMPLATE, so the
+ *  rules refuse a NULL address no edit replaced. An edit that is not valid (tma_edit_is_valid) changes nothing. */
 TMA_HD void tma_desc_apply_edit(tma_tiled_desc *d, tma_map_edit e) {
     if (!tma_edit_is_valid(e))
         return;
+    d->flags &= ~TMA_DESC_TEMPLATE;
     if (tma_rule_edit_needs_reencode(d, e))
         d->l2_promotion = TMA_L2_NONE;
     switch ((tma_map_field)e.field) {
@@ -1567,7 +1599,7 @@ TMA_HD tma_tiled_desc tma_rule_im2col_as_tiled(const tma_im2col_desc *d) {
     t.swizzle = d->swizzle;
     t.l2_promotion = d->l2_promotion;
     t.oob_fill = d->oob_fill;
-    t.flags = TMA_DESC_ALLOW_OVERLAP; /* im2col maps are only loaded from */
+    t.flags = 0u; /* im2col maps are only loaded from: no store-side rule, and no template (NULL stays refused) */
     return t;
 }
 
@@ -1592,8 +1624,8 @@ TMA_HD tma_status tma_rules_im2col(const tma_im2col_desc *d, tma_rule_sink *s) {
     /* ---- the tensor in global memory ---- */
     const uint64_t addr = (uint64_t)(uintptr_t)d->global_address;
     int dims_ok = 0, strides_ok = 0;
-    tma_rules_global_tensor_(d->rank, rank_ok, il_ok && d->interleave == TMA_INTERLEAVE_32B, addr, d->global_dim,
-                             d->global_stride, &dims_ok, &strides_ok, s);
+    tma_rules_global_tensor_(d->rank, rank_ok, il_ok && d->interleave == TMA_INTERLEAVE_32B, addr, 0, "",
+                             d->global_dim, d->global_stride, &dims_ok, &strides_ok, s);
     if (!rank_ok)
         return s->first; /* every rule below reads dimensions */
     if (dtype_ok && il_ok && dims_ok && strides_ok) {

@@ -26,8 +26,8 @@ typedef struct tma_map {
     TMA_ALIGNAS(128) uint64_t opaque[16]; /**< the driver's encoding; read only by the copy engine */
 } tma_map;
 
-/** Set in tma_box_info.flags for a map whose dimensions overlap (it needed TMA_DESC_ALLOW_OVERLAP): the
- *  device checked mode refuses stores through it. */
+/** Set in tma_box_info.flags for a map in which two coordinates reach the same bytes (a broadcast or a sliding window,
+ *  say): loads through it are fine, and the device checked mode refuses stores through it (they would race). */
 #define TMA_BOX_LOAD_ONLY 1u
 /** Set in tma_box_info.flags for an interleaved map (coord[0] counts 16/32-byte chunks: no alignment rule; rules.h). */
 #define TMA_BOX_INTERLEAVED 2u
@@ -35,6 +35,12 @@ typedef struct tma_map {
 /** Set in tma_box_info.flags for an im2col map (tma_tensor_make_im2col): rows are pixels, box_dim = {channels,
  *  pixels}, and im2col_lo / im2col_hi hold the bounding box the checked mode tests each start against. */
 #define TMA_BOX_IM2COL 4u
+
+/** Set in tma_box_info.flags for a template map (TMA_DESC_TEMPLATE): its address and strides are placeholders, so the
+ *  device checked mode refuses every copy through it. A map built from it on the device and published with
+ *  tma_builder_publish or tma_map_publish_in_place gets box facts of its own, without the flag; a kernel that copies
+ *  a template's box facts to the map it builds must clear it. */
+#define TMA_BOX_TEMPLATE 8u
 
 /** What one box copy of a map delivers and occupies. Read-only: derived from the descriptor. */
 typedef struct tma_box_info {

@@ -37,6 +37,11 @@
  * driver's encoding only there. One edit the instructions cannot make: leaving a TF32 type (the builder and
  * tma_map_edit_in_step encode the map again from zeros; tma_rule_edit_needs_reencode).
  *
+ * TEMPLATES (TMA_DESC_TEMPLATE: a host-encoded map whose NULL address and placeholder strides the device replaces):
+ * the flag describes the template as encoded, never a map built from it. The builder's descriptor drops it
+ * (tma_builder_from_template), so does every edit (tma_desc_apply_edit) and tma_map_publish_in_place: the rules
+ * check the built map as a real one, and refuse a NULL address no edit replaced.
+ *
  * Only tiled maps can be changed, and only on sm_90a (the replace instructions): in another device pass these
  * functions trap (TMA_PTX_SM90A). */
 #ifndef TMA_TENSORMAP_CUH
@@ -228,11 +233,14 @@ TMA_DEV void tma_map_check_before_publish_(const tma_tiled_desc *d) {
 
 /** Publish a map changed in place in global memory (dst->map, edited with tma_map_edit_in_step) that stands for
  *  descriptor d: in checked mode (-DTMA_CHECKED) d is checked against every rule first (a violation is printed
- *  as the host would word it, then a trap); dst->box receives d's box facts; then the release fence. One
- *  thread, the one that made the edits. Copies through dst acquire it first (tma_map_acquire). */
+ *  as the host would word it, then a trap); dst->box receives d's box facts; then the release fence. Both treat d
+ *  as a real map, without TMA_DESC_TEMPLATE (a NULL address left in it is refused). One thread, the one that made
+ *  the edits. Copies through dst acquire it first (tma_map_acquire). */
 TMA_DEV void tma_map_publish_in_place(tma_tensor *dst, const tma_tiled_desc *d) {
-    tma_map_check_before_publish_(d);
-    dst->box = tma_rule_box_info(d);
+    tma_tiled_desc built = *d; /* a map published is a real one, even if d was a template's (TMA_DESC_TEMPLATE) */
+    built.flags &= ~TMA_DESC_TEMPLATE;
+    tma_map_check_before_publish_(&built);
+    dst->box = tma_rule_box_info(&built);
     tma_map_release();
 }
 
@@ -248,11 +256,14 @@ typedef struct tma_map_builder {
 } tma_map_builder;
 
 /** Start from a template: a map encoded on the host (tmpl->map, in param, const or global space) and the
- *  descriptor it was encoded from. One thread. */
+ *  descriptor it was encoded from, which may be a TMA_DESC_TEMPLATE one (a NULL address, placeholder strides). The
+ *  map being built is a real one: the builder's descriptor drops TMA_DESC_TEMPLATE, so its check refuses a NULL
+ *  address the edits did not replace, and applies the store-side rules of a TMA_DESC_STORE template. One thread. */
 TMA_DEV void tma_builder_from_template(tma_map_builder *b, const tma_tensor *tmpl, const tma_tiled_desc *tmpl_desc) {
     for (int i = 0; i < 16; i++)
         b->map.opaque[i] = tmpl->map.opaque[i];
     b->desc = *tmpl_desc;
+    b->desc.flags &= ~TMA_DESC_TEMPLATE;
 }
 
 /** Start from 128 zero bytes (sm_90a: a zero map is a valid start). Every field a map needs must then be set;

@@ -49,8 +49,10 @@ tma_tiled_desc tma_desc_2d(tma_dtype dtype, void *base, uint64_t rows, uint64_t 
  * ------------------------------------------------------------------------------------------- */
 
 /** Check a descriptor against every documented rule of cuTensorMapEncodeTiled, plus the rules where
- *  libtma is deliberately stricter (NULL address, overlapping
- *  strides, a box over 227 KiB, an extent past 2^64, the 128B_ATOM swizzles that Hopper lacks).
+ *  libtma is deliberately stricter, each for a hardware reason (docs/HARDWARE.md has the table): a NULL address
+ *  (unless TMA_DESC_TEMPLATE), a box over 227 KiB, an extent past 2^64, the 128B_ATOM swizzles that Hopper lacks.
+ *  A view in which two coordinates reach the same bytes (overlapping, transposed or zero strides) is valid: loads
+ *  through it are well defined; it is refused only for a map that will be stored through (TMA_DESC_STORE).
  *  @param d     descriptor; may be NULL (TMA_ERR_NULL_ARG)
  *  @param diag  optional; receives the first broken rule and its explanation
  *  @return TMA_OK or the status of the first broken rule */
@@ -65,15 +67,17 @@ tma_status tma_check_tiled_all(const tma_tiled_desc *d, tma_diag *diags, size_t 
 /** The per-copy rules every TMA load must meet, checked for a descriptor that passed tma_check_tiled:
  *  coord[0] * element size must be a multiple of 16 bytes (measured: otherwise the copy raises "illegal
  *  instruction", negative coordinates included). coord[i] for i >= rank is ignored. Interleaved maps have
- *  no such rule: their coord[0] counts whole 16/32-byte chunks (measured, docs/HARDWARE.md).
+ *  no such rule: their coord[0] counts whole 16/32-byte chunks (measured, docs/HARDWARE.md). No copy goes
+ *  through a template (TMA_DESC_TEMPLATE: TMA_ERR_ARG).
  *  @param diag  optional; receives the first broken rule and its explanation, as tma_check_tiled's does
- *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_COORD_ALIGN, or the descriptor's own error */
+ *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_COORD_ALIGN, TMA_ERR_ARG, or the descriptor's own error */
 tma_status tma_check_coords(const tma_tiled_desc *d, const int32_t coord[5], tma_diag *diag);
 
-/** tma_check_coords plus the rules for stores: no coordinate below zero (measured: a store with a
- *  negative coordinate raises "illegal instruction"; loads accept them and fill), and no store through
- *  a view whose dimensions overlap (one that needs TMA_DESC_ALLOW_OVERLAP is for loads only).
- *  @return TMA_OK, TMA_ERR_COORD_NEGATIVE_STORE, TMA_ERR_GLOBAL_STRIDE_OVERLAP, or what tma_check_coords
+/** tma_check_coords plus the rules for stores (and reduce-stores): the descriptor's store-side rules, as with
+ *  TMA_DESC_STORE (no two coordinates may reach the same bytes: the store would race with itself; the message
+ *  names the dimensions), and no coordinate below zero (measured: a store with a negative coordinate raises
+ *  "illegal instruction"; loads accept them and fill).
+ *  @return TMA_OK, TMA_ERR_GLOBAL_STRIDE_OVERLAP, TMA_ERR_COORD_NEGATIVE_STORE, or what tma_check_coords
  *          returns */
 tma_status tma_check_store_coords(const tma_tiled_desc *d, const int32_t coord[5], tma_diag *diag);
 
@@ -118,7 +122,10 @@ size_t tma_global_extent_bytes(const tma_tiled_desc *d);
 struct CUtensorMap_st; /* cuda.h's CUtensorMap; a CUtensorMap * converts to this without a cast */
 
 /** Check `d`, then encode it with cuTensorMapEncodeTiled, found in libcuda.so.1 at run time
- *  (the environment variable TMA_LIBCUDA names another file).
+ *  (the environment variable TMA_LIBCUDA names another file). A template (TMA_DESC_TEMPLATE) is encoded as it is,
+ *  a NULL address included: the driver encodes NULL from CUDA 12.6 on (CUTLASS notes it; tests/test_gpu_driver.c
+ *  checks it); an older driver refuses it (TMA_ERR_DRIVER, saying so), and the template then needs a stand-in
+ *  address.
  *  @param map   a CUtensorMap (64-byte aligned by its type), or the map of a tma_tensor
  *  @return TMA_OK; a check's status; TMA_ERR_MAP_ALIGN; TMA_ERR_NO_DRIVER when the driver library or
  *          the function is missing; TMA_ERR_DRIVER when the driver refused (diag names its CUresult) */
@@ -127,7 +134,9 @@ tma_status tma_encode_tiled(struct CUtensorMap_st *map, const tma_tiled_desc *d,
 /** The box facts of a descriptor that passes tma_check_tiled (all zero for one that does not). */
 tma_box_info tma_box_info_of(const tma_tiled_desc *d);
 
-/** Encode `d` into t->map (as tma_encode_tiled) and fill t->box from the same descriptor.
+/** Encode `d` into t->map (as tma_encode_tiled) and fill t->box from the same descriptor. t->box.flags has
+ *  TMA_BOX_LOAD_ONLY for a view in which two coordinates reach the same bytes (checked mode refuses stores through
+ *  it) and TMA_BOX_TEMPLATE for a template (checked mode refuses every copy through it).
  *  @return as tma_encode_tiled */
 tma_status tma_tensor_make(tma_tensor *t, const tma_tiled_desc *d, tma_diag *diag);
 
@@ -151,8 +160,10 @@ tma_status tma_model_load_tiled(const tma_tiled_desc *d, const int32_t coord[5],
 /** The mirror of tma_model_load_tiled: write into global memory what a tiled store of the box in
  *  smem[src_offset ...] writes. Elements outside dimensions 1..rank-1 are not written; in dimension 0
  *  the store writes whole 16-byte chunks, so up to 15 bytes past global_dim[0] * elem in each row
- *  (measured) - see tma_global_extent_bytes. Values are copied bit for bit.
- *  @return as tma_model_load_tiled, and TMA_ERR_COORD_NEGATIVE_STORE, TMA_ERR_UNSUPPORTED (an interleaved map) */
+ *  (measured) - see tma_global_extent_bytes. Values are copied bit for bit. The rules are those of
+ *  tma_check_store_coords: a map in which two coordinates reach the same bytes is refused.
+ *  @return as tma_model_load_tiled, and TMA_ERR_GLOBAL_STRIDE_OVERLAP, TMA_ERR_COORD_NEGATIVE_STORE,
+ *          TMA_ERR_UNSUPPORTED (an interleaved map) */
 tma_status tma_model_store_tiled(const tma_tiled_desc *d, const int32_t coord[5], const void *smem,
                                  size_t smem_bytes, uint32_t src_offset);
 

@@ -147,7 +147,8 @@ typedef struct tma_tiled_desc {
     void *global_address;         /**< device address (encode) or host address (model); 16-byte aligned */
     uint64_t global_dim[5];       /**< elements per dimension, dimension 0 innermost; 1..2^32 */
     uint64_t global_stride[4];    /**< bytes between consecutive indices of dimensions 1..rank-1, in any
-                                       order, as long as no two coordinates reach the same bytes */
+                                       order; two coordinates may reach the same bytes only in a map that is
+                                       never stored through */
     uint32_t box_dim[5];          /**< elements per copy along each dimension; 1..256 */
     uint32_t element_stride[5];   /**< 1..8, 0 means 1; element_stride[0] is ignored without interleave */
     tma_interleave interleave;    /**< interleaved global layout (NC/8HWC8 and the like); usually NONE */
@@ -157,11 +158,31 @@ typedef struct tma_tiled_desc {
     uint32_t flags;               /**< TMA_DESC_* bits */
 } tma_tiled_desc;
 
-/** Allow a view in which two coordinates reach the same bytes (dimensions whose strides do not nest).
- *  The driver accepts such views, and loads through them are well defined, but a store through one
- *  writes some bytes twice and races with itself. libtma refuses them (TMA_ERR_GLOBAL_STRIDE_OVERLAP)
- *  unless the caller says, with this flag, that the map is only loaded from. */
+/* tma_tiled_desc.flags. Values are append-only. */
+
+/** Accepted for compatibility; no longer needed, and no longer has any effect. It let tma_check_tiled accept a view
+ *  in which two coordinates reach the same bytes, for a map only loaded from. Such views are now accepted for every
+ *  map (the driver encodes them, and a load through one is well defined: it reads some bytes more than once),
+ *  and refused where a map is stored through (TMA_DESC_STORE, tma_check_store_coords, the model's stores and
+ *  reduce-stores, the device's checked mode), where two writes to one address race. */
 #define TMA_DESC_ALLOW_OVERLAP 1u
+
+/** A template map: encoded on the host, then its fields (the global address, dimensions, strides, ...) replaced on
+ *  the device before any copy goes through it (tensormap.replace: tma_builder_from_template in tma/tensormap.cuh),
+ *  the way grouped GEMMs build one map per group. Its global address may be NULL and its strides placeholders (zero,
+ *  say): with this flag tma_check_tiled does not apply the rules a placeholder cannot meet (the address not NULL;
+ *  with TMA_DESC_STORE, the overlap rule), and nowhere else are they lifted. Every other rule holds, and the map
+ *  built from a template is checked as a real one (the builder and every edit drop the flag, so a NULL address no
+ *  edit replaced is refused there). tma_tensor_make marks its box facts TMA_BOX_TEMPLATE: tma_check_coords, the CPU
+ *  model and the device's checked mode refuse a copy through the template itself. */
+#define TMA_DESC_TEMPLATE 2u
+
+/** A map that will be stored through (tiled stores and reduce-stores): tma_check_tiled, tma_encode_tiled and
+ *  tma_tensor_make also apply the store-side rules, so the map is refused when it is made, with the dimensions
+ *  named, not at its first store. Today that is the overlap rule: no two coordinates may reach the same bytes (a
+ *  store through such a view writes some bytes twice and races with itself). Without the flag the same rules are
+ *  applied to each store instead (tma_check_store_coords, the model, checked mode through TMA_BOX_LOAD_ONLY). */
+#define TMA_DESC_STORE 4u
 
 /* ---------------------------------------------------------------------------------------------
  * Descriptor of an im2col tensor map (cuTensorMapEncodeIm2col): an image tensor, channels innermost,
