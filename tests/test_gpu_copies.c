@@ -145,6 +145,72 @@ Test(gpu_copies, loads_match_model, .timeout = 300) {
         cr_expect(per_type[t] > 0, "dtype %s never drawn", tma_dtype_name((tma_dtype)t));
 }
 
+/* Loads through views in which two coordinates reach the same bytes, which the driver encodes and libtma accepts as
+ * load maps (TMA_BOX_LOAD_ONLY): a broadcast (a stride of 0), a sliding window (a stride shorter than a row, a
+ * multiple of 16), two dimensions with one stride. Every byte must equal the model's, which reads the shared bytes
+ * once per coordinate that reaches them. */
+Test(gpu_copies, loads_through_views_that_share_bytes_match_model, .timeout = 300) {
+    require_sm90();
+    seed_rng("gpu_copies.loads_through_views_that_share_bytes_match_model");
+    const int configs = config_count(500);
+    int kinds[3] = {0}, boxes = 0;
+    for (int k = 0; k < configs; k++) {
+        tma_tiled_desc d;
+        int kind;
+        tma_overlap o;
+        do { /* a random valid map of rank >= 2, one of its strides made to share bytes */
+            d = random_desc(NULL, 0);
+            kind = (int)rnd_in(0, 2);
+            const uint32_t i = d.rank >= 2 ? (uint32_t)rnd_in(1, d.rank - 1) : 0;
+            const uint64_t row = (d.global_dim[0] * tma_dtype_size(d.dtype) + 15) / 16 * 16;
+            if (i == 0)
+                continue;
+            if (kind == 0)
+                d.global_stride[i - 1] = 0;
+            else if (kind == 1)
+                d.global_stride[i - 1] = 16 * (uint64_t)rnd_in(1, row > 16 ? (int64_t)(row / 16) : 1);
+            else if (d.rank >= 3)
+                d.global_stride[i - 1] = d.global_stride[i == 1 ? 1 : 0];
+        } while (d.rank < 2 || tma_check_tiled(&d, NULL) != TMA_OK || tma_rule_one_to_one(&d, &o));
+        size_t extent = tma_global_extent_bytes(&d);
+        uint8_t *contents = malloc(extent);
+        rnd_bytes(contents, extent);
+        placed p;
+        place(&p, &d, contents);
+        free(contents);
+        cr_assert_eq(p.dev.box.flags & TMA_BOX_LOAD_ONLY, TMA_BOX_LOAD_ONLY, "config %d: the box facts: load-only", k);
+        const uint32_t arena = arena_for(&d);
+        int32_t coords[BOXES_PER_LOAD][5];
+        uint32_t offsets[BOXES_PER_LOAD];
+        for (int b = 0; b < BOXES_PER_LOAD; b++) {
+            random_coords(&d, coords[b], 1);
+            offsets[b] = (uint32_t)rnd_in(0, 7) * 128;
+        }
+        uint8_t *poison = malloc(arena), *got = malloc((size_t)arena * BOXES_PER_LOAD), *want = malloc(arena);
+        cr_assert(poison != NULL && got != NULL && want != NULL, "out of host memory");
+        rnd_bytes(poison, arena);
+        CUDA_OK(run_loads(&p.dev, (const int32_t(*)[5])coords, offsets, BOXES_PER_LOAD, poison, arena, got));
+        for (int b = 0; b < BOXES_PER_LOAD; b++) {
+            memcpy(want, poison, arena);
+            cr_assert_eq(tma_model_load_tiled(&p.host, coords[b], want, arena, offsets[b]), TMA_OK, "model load");
+            const long at = first_difference(got + (size_t)b * arena, want, arena);
+            if (at >= 0) {
+                char what[512];
+                describe(&d, coords[b], what, sizeof what);
+                cr_assert_fail("config %d box %d: GPU and model differ at arena byte %ld: GPU 0x%02x, model 0x%02x; %s",
+                               k, b, at, got[(size_t)b * arena + at], want[at], what);
+            }
+            boxes++;
+        }
+        kinds[kind]++;
+        free(poison), free(got), free(want);
+        unplace(&p);
+    }
+    cr_log_info("loads through views sharing bytes: %d configurations (%d broadcasts, %d sliding windows, %d with two "
+                "dimensions on one stride), %d boxes, all matched the model byte for byte",
+                configs, kinds[0], kinds[1], kinds[2], boxes);
+}
+
 /* One store or reduce-store configuration: returns after asserting GPU == model over the whole extent. */
 static void store_one(int k, const tma_tiled_desc *d, int reduce, const uint8_t *contents, const uint8_t *image) {
     placed p;
@@ -269,9 +335,9 @@ Test(gpu_copies, checked_mode_names_misaligned_coordinate, .init = cr_redirect_s
 
 Test(gpu_copies, checked_mode_refuses_a_store_through_a_load_only_map, .init = cr_redirect_stdout, .timeout = 60) {
     require_sm90();
-    /* rows 128 bytes apart, 256 bytes long: a load-only view (TMA_DESC_ALLOW_OVERLAP) */
+    /* rows 128 bytes apart, 256 bytes long: a valid map to load from, not to store through */
     tma_tiled_desc d = {.dtype = TMA_DTYPE_F32, .rank = 2, .global_dim = {64, 8}, .global_stride = {128},
-                        .box_dim = {32, 4}, .flags = TMA_DESC_ALLOW_OVERLAP};
+                        .box_dim = {32, 4}};
     uint8_t contents[2048] = {0};
     placed p;
     place(&p, &d, contents);
@@ -287,4 +353,32 @@ Test(gpu_copies, checked_mode_refuses_a_store_through_a_load_only_map, .init = c
     captured_stdout(text, sizeof text);
     cr_assert(strstr(text, "TMA_ERR_GLOBAL_STRIDE_OVERLAP") != NULL && strstr(text, "race with itself") != NULL,
               "checked mode did not refuse the store (CUDA said %s); device output:\n%s", cudaGetErrorString(e), text);
+}
+
+/* Checked mode: no copy goes through a template (TMA_DESC_TEMPLATE: its address and strides are placeholders a kernel
+ * replaces first; here a real address, so an unchecked load would complete and read the wrong map's bytes). */
+Test(gpu_copies, checked_mode_refuses_a_copy_through_a_template, .init = cr_redirect_stdout, .timeout = 60) {
+    require_sm90();
+    tma_tiled_desc d = {.dtype = TMA_DTYPE_F32, .rank = 2, .global_dim = {64, 8}, .global_stride = {0},
+                        .box_dim = {32, 4}, .flags = TMA_DESC_TEMPLATE};
+    uint8_t contents[2048] = {0};
+    placed p;
+    place(&p, &d, contents);
+    cr_assert_eq(p.dev.box.flags & TMA_BOX_TEMPLATE, TMA_BOX_TEMPLATE, "the box facts mark it a template");
+    const uint32_t arena = arena_for(&d);
+    uint8_t *poison = calloc(arena, 1), *got = malloc(arena);
+    cr_assert(poison != NULL && got != NULL, "out of host memory");
+    const int32_t c[1][5] = {{0, 0, 0, 0, 0}};
+    const uint32_t offset = 0;
+    const cudaError_t e = run_loads(&p.dev, c, &offset, 1, poison, arena, got);
+    cr_assert(e != cudaSuccess, "a load through a template completed");
+    char text[4096];
+    captured_stdout(text, sizeof text);
+    tma_diag host;
+    cr_assert_eq(tma_check_coords(&p.host, c[0], &host), TMA_ERR_ARG, "the host refuses it too");
+    cr_assert(strstr(text, "TMA_ERR_ARG") != NULL && strstr(text, host.message) != NULL,
+              "checked mode did not refuse the load with the host's message (CUDA said %s); device output:\n%s\n"
+              "host: %s",
+              cudaGetErrorString(e), text, host.message);
+    free(poison), free(got);
 }

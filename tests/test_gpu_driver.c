@@ -1,7 +1,11 @@
 /* gpu: tma_check_tiled against the driver's own cuTensorMapEncodeTiled, on random parameter sets drawn
- * near every limit. They must agree, except where libtma is deliberately stricter (the table below, each
- * with its reason; docs/HARDWARE.md has the same table). The driver is opened here with dlopen, as the
- * library does, so this binary also starts on machines with no driver (and skips). */
+ * near every limit, and on the maps public Hopper kernels encode: views whose coordinates share bytes (strides
+ * shorter than a row, zero, equal), templates with a NULL address and zero strides (TMA_DESC_TEMPLATE), and the
+ * same views as store maps (TMA_DESC_STORE). No map the driver encodes may be refused without a hardware reason
+ * written down: where libtma refuses one, every rule it reports must be in the table below, each with its reason
+ * (docs/HARDWARE.md, "Where libtma is stricter than the driver, and why", has the same table). The driver is
+ * opened here with dlopen, as the library does, so this binary also starts on machines with no driver (and
+ * skips). */
 #include <dlfcn.h>
 
 #include <cuda.h> /* the driver API, called directly here */
@@ -12,32 +16,46 @@ typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, vo
                               const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
                               CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 
-/* Rules where libtma refuses what the driver encodes. */
+/* The rules by which libtma refuses maps the driver encodes, each with its hardware reason; `flags`: the
+ * descriptor flags a rule needs to apply (the overlap rule guards store maps only). Keep in step with
+ * docs/HARDWARE.md, "Where libtma is stricter than the driver, and why". */
 static const struct {
-    tma_status status;
+    tma_rule rule;
+    uint32_t flags;
     const char *why;
 } stricter[] = {
-    {TMA_ERR_GLOBAL_ADDRESS_NULL, "a NULL tensor faults at the first copy"},
-    {TMA_ERR_GLOBAL_STRIDE_OVERLAP, "overlapping rows: well defined for loads, a race for stores"},
-    {TMA_ERR_BOX_SMEM, "a box over 227 KiB can never land in a Hopper block's shared memory"},
-    {TMA_ERR_GLOBAL_EXTENT, "a tensor past the end of the 64-bit address space"},
-    {TMA_ERR_ELEMENT_STRIDE, "element_stride[0] != 1 without interleave is ignored by the hardware"},
-    {TMA_ERR_SWIZZLE_UNSUPPORTED, "128B_ATOM swizzles are compute capability 10.x modes"},
-    {TMA_ERR_DTYPE, "packed 16U4/16U6 types are compute capability 10.x types"},
+    {TMA_RULE_ADDRESS_NULL, 0, "the driver encodes a NULL address; the first copy through the map faults (a template "
+                               "whose address the device replaces says so: TMA_DESC_TEMPLATE)"},
+    {TMA_RULE_OVERLAP, TMA_DESC_STORE, "store maps only: two coordinates reach the same bytes, so a store writes "
+                                       "them twice and races with itself"},
+    {TMA_RULE_OVERLAP_ELEMENTS, TMA_DESC_STORE, "store maps only: as OVERLAP (the message guesses a unit mistake)"},
+    {TMA_RULE_OVERLAP_SWAPPED, TMA_DESC_STORE, "store maps only: as OVERLAP (the message guesses swapped dimensions)"},
+    {TMA_RULE_OVERLAP_UNPROVEN, TMA_DESC_STORE, "store maps only: no proof within the search budget that a store "
+                                                "does not race with itself"},
+    {TMA_RULE_OVERLAP_HUGE, TMA_DESC_STORE, "store maps only: dimensions spanning more than 2^64 bytes"},
+    {TMA_RULE_BOX_SMEM, 0, "a box over 227 KiB can never land in a Hopper block's shared memory"},
+    {TMA_RULE_EXTENT, 0, "a tensor past the end of the 64-bit address space: no such memory"},
+    {TMA_RULE_ELEMENT_STRIDE_0, 0, "element_stride[0] != 1 without interleave: the copy engine ignores it (measured) "
+                                   "and would take every element"},
+    {TMA_RULE_SWIZZLE_SM100, 0, "128B_ATOM swizzles are compute capability 10.x modes Hopper's copy engine lacks"},
+    {TMA_RULE_DTYPE_PACKED, 0, "packed 16U4/16U6 types are compute capability 10.x types"},
 };
+#define N_STRICTER (sizeof stricter / sizeof stricter[0])
 
-static int deliberately_stricter(tma_status s) {
-    for (size_t i = 0; i < sizeof stricter / sizeof stricter[0]; i++)
-        if (stricter[i].status == s)
-            return 1;
-    return 0;
+/* The row of `stricter` that lets libtma refuse d by rule r, or -1: a refusal without a hardware reason. */
+static int stricter_row(tma_rule r, const tma_tiled_desc *d) {
+    for (size_t i = 0; i < N_STRICTER; i++)
+        if (stricter[i].rule == r && (d->flags & stricter[i].flags) == stricter[i].flags)
+            return (int)i;
+    return -1;
 }
 
 static uint64_t pick_u64(const uint64_t *v, size_t n) { return v[rnd() % n]; }
 #define PICK(arr) pick_u64(arr, sizeof(arr) / sizeof(arr[0]))
 
 /* A descriptor that is valid most of the time, with one to three fields pushed to, just past or far
- * beyond a limit. Element strides are never 0 here: libtma reads 0 as 1, the driver refuses it. */
+ * beyond a limit, or made into a map kernels encode: a view whose coordinates share bytes, a template, a store map.
+ * Element strides are never 0 here: libtma reads 0 as 1, the driver refuses it. */
 static tma_tiled_desc near_limits(void) {
     static const tma_dtype all[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
     tma_tiled_desc d = random_desc(all, 13);
@@ -53,7 +71,8 @@ static tma_tiled_desc near_limits(void) {
                                            1ull << 40, (1ull << 40) + 16, 1ull << 41};
         static const uint64_t boxes[] = {0, 1, 2, 3, 4, 8, 16, 24, 32, 64, 128, 255, 256, 257};
         static const uint64_t addrs[] = {0, 8, 16, 24, 32, 48, 64, 0x7f0000000010ull, 0x7f0000000020ull};
-        switch (rnd() % 12) {
+        const uint64_t row = (d.global_dim[0] * tma_dtype_size(d.dtype) + 15) / 16 * 16;
+        switch (rnd() % 16) {
         case 0: d.rank = (uint32_t)rnd_in(0, 6); break;
         case 1: d.dtype = (tma_dtype)rnd_in(0, 16); break;
         case 2: d.global_dim[i] = PICK(dims); break;
@@ -65,9 +84,26 @@ static tma_tiled_desc near_limits(void) {
         case 8: d.l2_promotion = (tma_l2_promotion)rnd_in(0, 4); break;
         case 9: d.oob_fill = (tma_oob_fill)rnd_in(0, 2); break;
         case 10: d.global_address = (void *)(uintptr_t)PICK(addrs); break;
-        default: /* an interleaved layout, which brings its own rules */
+        case 11: /* an interleaved layout, which brings its own rules */
             d.interleave = (tma_interleave)rnd_in(1, 2);
             d.rank = (uint32_t)rnd_in(2, 5);
+            break;
+        case 12: /* rows that overlap: a stride shorter than a row (a sliding window), or one dimension's twice */
+            if (rnd() % 2 || d.rank < 3)
+                d.global_stride[i % 4] = 16 * (uint64_t)rnd_in(0, row > 16 ? (int64_t)(row / 16 - 1) : 0);
+            else
+                d.global_stride[1] = d.global_stride[0];
+            break;
+        case 13: /* a broadcast: stride 0 */
+            d.global_stride[i % 4] = 0;
+            break;
+        case 14: /* a template: NULL address, zero strides (the device replaces them) */
+            d.global_address = NULL;
+            memset(d.global_stride, 0, sizeof d.global_stride);
+            d.flags |= TMA_DESC_TEMPLATE;
+            break;
+        default: /* a map to store through: the store-side rules apply */
+            d.flags |= TMA_DESC_STORE;
             break;
         }
     }
@@ -77,13 +113,29 @@ static tma_tiled_desc near_limits(void) {
 typedef struct tally {
     encode_fn encode;
     int sets, both_ok, both_refuse, mismatches;
-    int stricter_count[sizeof stricter / sizeof stricter[0]];
+    int stricter_count[N_STRICTER];
+    /* among the sets both accept: views whose coordinates share bytes, NULL templates, zero strides (rank >= 2) */
+    int shared_bytes, null_templates, zero_strides;
 } tally;
 
-/* One parameter set through both; a disagreement that is not a listed stricter rule is logged. */
+/* d's kinds, for the coverage counts: valid fields assumed (both accepted it). */
+static void count_kinds(tally *t, const tma_tiled_desc *d) {
+    tma_overlap o;
+    t->shared_bytes += !tma_rule_one_to_one(d, &o);
+    t->null_templates += d->global_address == NULL && (d->flags & TMA_DESC_TEMPLATE);
+    for (uint32_t i = 1; i < d->rank; i++)
+        if (d->global_stride[i - 1] == 0) {
+            t->zero_strides++;
+            break;
+        }
+}
+
+/* One parameter set through both. Where libtma refuses what the driver encodes, every rule it reports must be a
+ * listed stricter one; any other disagreement is logged. */
 static void compare(tally *t, const tma_tiled_desc *d) {
-    tma_diag diag;
-    tma_status ours = tma_check_tiled(d, &diag);
+    tma_violation v[64];
+    tma_rule_sink sink = tma_rule_sink_make(v, 64);
+    const tma_status ours = tma_rules_tiled(d, &sink);
     cuuint64_t gdim[5], gstride[4];
     cuuint32_t box[5], es[5];
     for (int i = 0; i < 5; i++) {
@@ -98,22 +150,34 @@ static void compare(tally *t, const tma_tiled_desc *d) {
                                 es, (CUtensorMapInterleave)d->interleave, (CUtensorMapSwizzle)d->swizzle,
                                 (CUtensorMapL2promotion)d->l2_promotion, (CUtensorMapFloatOOBfill)d->oob_fill);
     t->sets++;
+    int unlisted = -1; /* the first reported rule without a reason, when libtma alone refuses */
     if (ours == TMA_OK && theirs == CUDA_SUCCESS) {
         t->both_ok++;
-    } else if (ours != TMA_OK && theirs != CUDA_SUCCESS) {
-        t->both_refuse++;
-    } else if (ours != TMA_OK && deliberately_stricter(ours)) {
-        for (size_t i = 0; i < sizeof stricter / sizeof stricter[0]; i++)
-            t->stricter_count[i] += stricter[i].status == ours;
-    } else {
-        char what[512];
-        int32_t zero[5] = {0};
-        describe(d, zero, what, sizeof what);
-        if (t->mismatches++ < 30)
-            cr_log_error("set %d: libtma says %s (%s), the driver says %d; interleave %d l2 %d address %p; %s", t->sets,
-                         tma_status_name(ours), diag.message, (int)theirs, (int)d->interleave, (int)d->l2_promotion,
-                         d->global_address, what);
+        count_kinds(t, d);
+        return;
     }
+    if (ours != TMA_OK && theirs != CUDA_SUCCESS) {
+        t->both_refuse++;
+        return;
+    }
+    if (ours != TMA_OK) {
+        for (uint32_t k = 0; k < sink.count && k < 64 && unlisted < 0; k++)
+            if (stricter_row((tma_rule)v[k].rule, d) < 0)
+                unlisted = (int)k;
+        if (unlisted < 0) {
+            t->stricter_count[stricter_row((tma_rule)v[0].rule, d)]++;
+            return;
+        }
+    }
+    char what[512], msg[TMA_DIAG_MESSAGE_BYTES] = "";
+    int32_t zero[5] = {0};
+    describe(d, zero, what, sizeof what);
+    if (unlisted >= 0)
+        tma_rule_format(&v[unlisted], msg, sizeof msg);
+    if (t->mismatches++ < 30)
+        cr_log_error("set %d: libtma says %s (%s%s), the driver says %d; interleave %d l2 %d address %p flags %u; %s",
+                     t->sets, tma_status_name(ours), unlisted >= 0 ? "without a reason written down: " : "", msg,
+                     (int)theirs, (int)d->interleave, (int)d->l2_promotion, d->global_address, d->flags, what);
 }
 
 Test(gpu_driver, checker_agrees_with_driver, .timeout = 300) {
@@ -143,13 +207,79 @@ Test(gpu_driver, checker_agrees_with_driver, .timeout = 300) {
                     compare(&t, &d);
                 }
 
-    cr_log_info("checker vs driver: %d sets: %d accepted by both, %d refused by both, %d disagreements", t.sets,
-                t.both_ok, t.both_refuse, t.mismatches);
-    for (size_t i = 0; i < sizeof stricter / sizeof stricter[0]; i++)
-        cr_log_info("  libtma stricter, %s: %d sets (%s)", tma_status_name(stricter[i].status), t.stricter_count[i],
-                    stricter[i].why);
+    cr_log_info("checker vs driver: %d sets: %d accepted by both (%d with coordinates sharing bytes, %d NULL "
+                "templates, %d with a zero stride), %d refused by both, %d disagreements",
+                t.sets, t.both_ok, t.shared_bytes, t.null_templates, t.zero_strides, t.both_refuse, t.mismatches);
+    for (size_t i = 0; i < N_STRICTER; i++)
+        cr_log_info("  libtma stricter, %s (%s): %d sets (%s)", tma_rule_status_name(tma_rule_status(stricter[i].rule)),
+                    stricter[i].flags ? "TMA_DESC_STORE" : "every map", t.stricter_count[i], stricter[i].why);
     cr_assert(t.mismatches == 0, "%d disagreements between tma_check_tiled and cuTensorMapEncodeTiled (listed above)",
               t.mismatches);
     cr_assert(t.both_ok > sets / 10 && t.both_refuse > sets / 10, "the draw is lopsided: %d valid, %d invalid",
               t.both_ok, t.both_refuse);
+    cr_assert(sets < 2000 || (t.shared_bytes > sets / 100 && t.null_templates > sets / 100 &&
+                              t.zero_strides > sets / 100),
+              "the draw missed the maps kernels encode: %d with coordinates sharing bytes, %d NULL templates, %d zero "
+              "strides, among %d accepted by both",
+              t.shared_bytes, t.null_templates, t.zero_strides, t.both_ok);
+}
+
+/* tma_tensor_make encodes a template and views whose coordinates share bytes as they are: the map is byte for byte
+ * the driver's own encoding of the same arguments (a template's NULL address passed through, not replaced), and the
+ * box facts say what may go through it. As store maps (TMA_DESC_STORE) the views are refused before the driver. */
+Test(gpu_driver, templates_and_shared_byte_views_encode_as_given, .timeout = 60) {
+    require_sm90();
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    cr_assert(lib != NULL, "a device is present but libcuda.so.1 does not open: %s", dlerror());
+    const encode_fn encode = (encode_fn)dlsym(lib, "cuTensorMapEncodeTiled");
+    cr_assert(encode != NULL, "libcuda.so.1 has no cuTensorMapEncodeTiled");
+    void *const addr = (void *)(uintptr_t)0x7f0000000000ull;
+    const struct {
+        const char *what;
+        tma_tiled_desc d;
+        uint32_t box_flags;
+    } maps[] = {
+        {"a grouped GEMM's template: NULL address, zero strides",
+         {.dtype = TMA_DTYPE_BF16, .rank = 3, .global_address = NULL, .global_dim = {64, 128, 1},
+          .global_stride = {0, 0}, .box_dim = {64, 128, 1}, .swizzle = TMA_SWIZZLE_128B, .flags = TMA_DESC_TEMPLATE},
+         TMA_BOX_TEMPLATE | TMA_BOX_LOAD_ONLY},
+        {"a broadcast row (stride 0)",
+         {.dtype = TMA_DTYPE_F32, .rank = 2, .global_address = addr, .global_dim = {32, 64}, .global_stride = {0},
+          .box_dim = {32, 16}},
+         TMA_BOX_LOAD_ONLY},
+        {"a sliding window (rows 16 bytes apart)",
+         {.dtype = TMA_DTYPE_U8, .rank = 2, .global_address = addr, .global_dim = {64, 1000}, .global_stride = {16},
+          .box_dim = {64, 32}},
+         TMA_BOX_LOAD_ONLY},
+    };
+    for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++) {
+        const tma_tiled_desc *d = &maps[i].d;
+        tma_tensor t;
+        memset(&t, 0, sizeof t); /* as `theirs`: bytes the driver might leave alone compare equal */
+        tma_diag diag;
+        cr_assert_eq(tma_tensor_make(&t, d, &diag), TMA_OK, "%s: %s", maps[i].what, diag.message);
+        cr_expect_eq(t.box.flags, maps[i].box_flags, "%s: box flags 0x%x", maps[i].what, t.box.flags);
+        cuuint64_t gdim[5], gstride[4];
+        cuuint32_t box[5], es[5] = {1, 1, 1, 1, 1};
+        for (int k = 0; k < 5; k++) {
+            gdim[k] = d->global_dim[k];
+            box[k] = d->box_dim[k];
+            if (k < 4)
+                gstride[k] = d->global_stride[k];
+        }
+        CUtensorMap theirs;
+        memset(&theirs, 0, sizeof theirs);
+        const CUresult r = encode(&theirs, (CUtensorMapDataType)d->dtype, d->rank, d->global_address, gdim, gstride,
+                                  box, es, CU_TENSOR_MAP_INTERLEAVE_NONE, (CUtensorMapSwizzle)d->swizzle,
+                                  CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        cr_assert_eq(r, CUDA_SUCCESS, "%s: the driver refused it itself (%d)", maps[i].what, (int)r);
+        cr_expect(memcmp(&theirs, &t.map, sizeof theirs) == 0, "%s: tma_tensor_make's map differs from the driver's",
+                  maps[i].what);
+        if (d->flags & TMA_DESC_TEMPLATE)
+            continue;
+        tma_tiled_desc stored = *d;
+        stored.flags = TMA_DESC_STORE;
+        cr_expect_eq(tma_tensor_make(&t, &stored, &diag), TMA_ERR_GLOBAL_STRIDE_OVERLAP, "%s as a store map",
+                     maps[i].what);
+    }
 }

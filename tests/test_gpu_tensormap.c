@@ -3,9 +3,10 @@
  *   operand_encodings  - each field replaced on a host-encoded template, with libtma's operand encoding
  *                        (tma_rule_edit_operand), gives the same 128 bytes as the driver's encoding of the edited
  *                        descriptor; where it does not, the codes that would are searched and named.
- *   loads_match_model  - random maps built on the device (from a template or from zeros; in a shared staging map
- *                        then published, or in place in global memory then released; every field kind, all
- *                        types and swizzles), each used for 4 loads whose every shared-memory byte must equal the
+ *   loads_match_model  - random maps built on the device (from a template, a TMA_DESC_TEMPLATE one with a NULL
+ *                        address and zero strides, or from zeros; in a shared staging map then published, or in
+ *                        place in global memory then released; every field kind, all types and swizzles), each
+ *                        used for 4 loads whose every shared-memory byte must equal the
  *                        CPU model of the same descriptor; the host mirror of the edits (tma_desc_apply_edit)
  *                        must give that descriptor; the device's own check must pass; the built maps are compared
  *                        with the driver's encoding, byte for byte, and the differences counted.
@@ -115,6 +116,10 @@ enum {
     CHANGE_ALL = 0xffff,      /* everything, the rank too */
 };
 
+/* With the CHANGE_* classes: the template is a TMA_DESC_TEMPLATE one, encoded with a NULL address and zero strides
+ * (as grouped GEMMs encode theirs); the edits replace them, and the built map is checked as a real one. */
+enum { TEMPLATE_NULL = 1 << 16 };
+
 /* A random template for target `to` that differs from it only in the classes of `changes` (and in the L2
  * promotion, which no instruction sets: the target keeps the template's). */
 static tma_tiled_desc random_template_for(tma_tiled_desc *to, int changes) {
@@ -156,6 +161,8 @@ static tma_tiled_desc random_template_for(tma_tiled_desc *to, int changes) {
 /* Job j: a random target of type dtype (its tensor at pool slot j), a template that differs from it in the classes
  * of `changes` (or zeros), the edits between them. */
 static void make_job(batch *b, int j, tma_dtype dtype, int store, int start, int edit_mode, int changes) {
+    const int null_template = (changes & TEMPLATE_NULL) != 0;
+    changes &= ~TEMPLATE_NULL;
     tma_tiled_desc to = random_desc(&dtype, 1);
     to.global_address = (void *)(uintptr_t)4096;
     const int zero = start == TM_FROM_ZERO;
@@ -165,6 +172,11 @@ static void make_job(batch *b, int j, tma_dtype dtype, int store, int start, int
     to.global_address = b->pool_d + (size_t)POOL_SLOT * (size_t)j;
     /* a valid address: another slot's when addresses may change */
     from.global_address = b->pool_d + (size_t)POOL_SLOT * (size_t)((changes & CHANGE_ADDRESS ? j + 1 : j) % BATCH);
+    if (null_template) {
+        from.global_address = NULL;
+        memset(from.global_stride, 0, sizeof from.global_stride);
+        from.flags |= TMA_DESC_TEMPLATE;
+    }
     tm_job *job = &b->jobs[j];
     job->start = start;
     job->edit_mode = edit_mode;
@@ -186,6 +198,8 @@ static void make_job(batch *b, int j, tma_dtype dtype, int store, int start, int
     to.l2_promotion = mirror.l2_promotion; /* the template's, or NONE where the map was encoded again */
     b->targets[j] = to;
     cr_assert(same_desc(&mirror, &to), "job %d: the host mirror of the edits is not the target", j);
+    cr_assert(!null_template || ((b->tmpls[j].box.flags & TMA_BOX_TEMPLATE) && !(mirror.flags & TMA_DESC_TEMPLATE)),
+              "job %d: the template's box facts say template, the edited descriptor does not", j);
     cr_assert_eq(tma_check_tiled(&mirror, &diag), TMA_OK, "job %d: mirror refused: %s", j, diag.message);
     const size_t extent = tma_global_extent_bytes(&to);
     rnd_bytes(b->pool_h + (size_t)POOL_SLOT * j, extent);
@@ -283,6 +297,8 @@ static build_way ways[] = {
     {"template, in global memory", TM_FROM_TEMPLATE, TM_EDIT_GLOBAL, CHANGE_ALL},
     {"zeros, staged", TM_FROM_ZERO, TM_EDIT_BUILDER, CHANGE_ALL},
     {"zeros, in global memory", TM_FROM_ZERO, TM_EDIT_GLOBAL, CHANGE_ALL},
+    {"NULL template, staged", TM_FROM_TEMPLATE, TM_EDIT_BUILDER, CHANGE_ALL | TEMPLATE_NULL},
+    {"NULL template, in global memory", TM_FROM_TEMPLATE, TM_EDIT_GLOBAL, CHANGE_ALL | TEMPLATE_NULL},
     {"template, address and extents changed", TM_FROM_TEMPLATE, TM_EDIT_BUILDER, CHANGE_ADDRESS | CHANGE_EXTENT},
     {"template, box changed", TM_FROM_TEMPLATE, TM_EDIT_BUILDER, CHANGE_BOX},
     {"template, element strides changed", TM_FROM_TEMPLATE, TM_EDIT_BUILDER, CHANGE_ESTRIDE},
@@ -378,7 +394,7 @@ Test(gpu_tensormap, stores_match_model, .timeout = 600) {
         rnd_bytes(image, ARENA);
         for (int j = 0; j < b.n; j++)
             make_job(&b, j, (tma_dtype)((done + j) % TMA_DTYPE_COUNT_), 1, (int)(rnd() % 2),
-                     rnd() % 2 ? TM_EDIT_BUILDER : TM_EDIT_GLOBAL, CHANGE_ALL);
+                     rnd() % 2 ? TM_EDIT_BUILDER : TM_EDIT_GLOBAL, CHANGE_ALL | (rnd() % 4 ? 0 : TEMPLATE_NULL));
         run_batch(&b, poison, image, slots, status, NULL);
         for (int j = 0; j < b.n; j++) {
             const tm_job *job = &b.jobs[j];
