@@ -105,8 +105,10 @@ static __device__ void gg_build_group(const gg_params &p, uint32_t g, tma_map_bu
          * (tests/test_grouped.c: the edited descriptor is the group's own). Copied, not derived again: deriving
          * them took as long as the check (~3,000 cycles a map, H200). */
         tma_tensor *maps = p.maps + (size_t)g * GG_MAPS;
-        if (lane < GG_MAPS)
+        if (lane < GG_MAPS) {
             maps[lane].box = p.tmpl[lane].box;
+            maps[lane].box.flags &= ~TMA_BOX_TEMPLATE; /* the group's map is a real one */
+        }
         __syncwarp(); /* the builders' writes before the copies read them */
         for (uint32_t which = 0; which < GG_MAPS; which++)
             tma_map_publish(&maps[which].map, &b[which].map);

@@ -50,14 +50,16 @@ TMA_HD int gg_locate(gg_cursor *c, uint64_t u, const int32_t *m, uint32_t groups
  *  C_g (rows x N; the epilogue's 64 rows x 64 columns), bf16, 128B swizzle. One row and a stand-in address
  *  (TMA_GLOBAL_ALIGN) until the kernel sets a group's. L2 promotion 256B, as the dense GEMM's. */
 static inline void gg_template_descs(uint32_t n, uint32_t k, tma_tiled_desc d[GG_MAPS]) { /* host */
-    void *stand_in = (void *)(uintptr_t)TMA_GLOBAL_ALIGN;
-    d[GG_MAP_A] = tma_desc_2d(TMA_DTYPE_BF16, stand_in, 1u, k, (uint64_t)k * 2u, TMA_GEMM_BM, TMA_GEMM_BK,
+    d[GG_MAP_A] = tma_desc_2d(TMA_DTYPE_BF16, NULL, 1u, k, (uint64_t)k * 2u, TMA_GEMM_BM, TMA_GEMM_BK,
                               TMA_SWIZZLE_128B);
-    d[GG_MAP_B] = tma_desc_2d(TMA_DTYPE_BF16, stand_in, n, k, (uint64_t)k * 2u, TMA_GEMM_BN, TMA_GEMM_BK,
+    d[GG_MAP_B] = tma_desc_2d(TMA_DTYPE_BF16, NULL, n, k, (uint64_t)k * 2u, TMA_GEMM_BN, TMA_GEMM_BK,
                               TMA_SWIZZLE_128B);
-    d[GG_MAP_C] = tma_desc_2d(TMA_DTYPE_BF16, stand_in, 1u, n, (uint64_t)n * 2u, GM_EPI_ROWS,
+    d[GG_MAP_C] = tma_desc_2d(TMA_DTYPE_BF16, NULL, 1u, n, (uint64_t)n * 2u, GM_EPI_ROWS,
                               GM_EPI_ROW_BYTES / 2u, GM_EPI_SWIZZLE);
     d[GG_MAP_A].l2_promotion = d[GG_MAP_B].l2_promotion = TMA_L2_256B;
+    /* templates: no address until each group's edit sets one (the builder drops the flag, so the built map is
+     * checked as a real one, a NULL A_g, B_g or C_g refused) */
+    d[GG_MAP_A].flags = d[GG_MAP_B].flags = d[GG_MAP_C].flags = TMA_DESC_TEMPLATE;
 }
 
 /** The edits that make template `which` describe group g's matrix at ptr with `rows` rows: its address, and the

@@ -118,8 +118,8 @@ tma_status tma_gemm(const void *a, const void *b, void *c, tma_gemm_out out, int
 /** Everything a grouped launch needs, prepared once by tma_grouped_gemm_plan_make; release it with
  *  tma_grouped_gemm_plan_free. The fields marked "may be changed" may be set between make and run. */
 typedef struct tma_grouped_gemm_plan {
-    tma_tensor tmpl[3];        /**< template maps of A_g, B_g, C_g (host-encoded, checked); the kernel sets each
-                                    group's address and rows */
+    tma_tensor tmpl[3];        /**< template maps of A_g, B_g, C_g (TMA_DESC_TEMPLATE: host-encoded without an
+                                    address, checked); the kernel sets each group's address and rows */
     tma_tiled_desc desc[3];    /**< the templates' descriptors: what the device-built maps are checked against */
     const void *const *a;      /**< device array of `groups` device pointers to the A_g */
     const void *const *b;      /**< ... to the B_g */
