@@ -13,7 +13,8 @@
  *        double-precision CPU direct convolution; every shape against the explicit im2col (a simple kernel writing
  *        the (N P Q) x (R S C) matrix) + cuBLAS GEMM (cublasGemmEx, bf16 in, fp32 compute, bf16 out). Every element:
  *        |libtma - ref| <= 1e-2 |ref| + 1e-2, NaN never passes.
- *     2. Table (the ResNet-50 3x3 layers at batch 32 and 128, and a stride-2 layer): TFLOP/s = 2 (N P Q) K (R S C)
+ *     2. Table (ResNet-50's layers at batch 32 and 128: the 3x3s, a stride-2 3x3, the 1x1s and their stride-2
+ *        projections, the 7x7 stem with its 3 channels padded to 8): TFLOP/s = 2 (N P Q) K (R S C)
  *        over the median of REPS (>= 20) event-timed launches, all timed in interleaved rounds after warm-up
  *        (common/bench.h):
  *          libtma          tma_conv2d as tma_conv2d_plan_make sets it up
@@ -327,8 +328,18 @@ typedef struct layer {
     tma_conv2d_shape sh;
 } layer;
 
-/* ResNet-50's 3x3 convolutions (stride 1, pad 1, K = C) at batch 32 and 128, and the stride-2 3x3 of its
- * stage 2 (56x56x128 -> 28x28x128). */
+/* ResNet-50's convolutions at batch 32 and 128: the 3x3s (stride 1, pad 1, K = C), the stride-2 3x3 of its stage 2
+ * (56x56x128 -> 28x28x128), the bottlenecks' 1x1s (reduce and expand, stride 1) and the stride-2 1x1 projections,
+ * and the 7x7 stride-2 stem on 224 x 224 images with the 3 channels padded to 8 (tma_conv2d's C rule). Names:
+ * "bN HxWxC" for the 3x3s; "bN 1x1 HxW C->K" and "bN 1x1 s2 ..." for the 1x1s; "bN stem 224x224 8->64 7x7 s2". */
+#define ONE_BY_ONE(b, hw, c, k) {"b" #b " 1x1 " #hw "x" #hw " " #c "->" #k, {b, hw, hw, c, k, 1, 1, 1, 1, 0, 0, 1, 1}}
+#define PROJECTION(b, hw, c, k)                                                                                     \
+    {"b" #b " 1x1 s2 " #hw "x" #hw " " #c "->" #k, {b, hw, hw, c, k, 1, 1, 2, 2, 0, 0, 1, 1}}
+#define RESNET50_1X1(b)                                                                                              \
+    ONE_BY_ONE(b, 56, 64, 64), ONE_BY_ONE(b, 56, 64, 256), ONE_BY_ONE(b, 56, 256, 64), ONE_BY_ONE(b, 56, 256, 128),  \
+    ONE_BY_ONE(b, 28, 128, 512), ONE_BY_ONE(b, 28, 512, 128), ONE_BY_ONE(b, 14, 256, 1024),                        \
+    ONE_BY_ONE(b, 14, 1024, 256), ONE_BY_ONE(b, 7, 512, 2048), ONE_BY_ONE(b, 7, 2048, 512),                        \
+    PROJECTION(b, 56, 256, 512), PROJECTION(b, 28, 512, 1024), PROJECTION(b, 14, 1024, 2048)
 static const layer layers[] = {
     {"b32 56x56x64", {32, 56, 56, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1}},
     {"b32 28x28x128", {32, 28, 28, 128, 128, 3, 3, 1, 1, 1, 1, 1, 1}},
@@ -340,6 +351,10 @@ static const layer layers[] = {
     {"b128 7x7x512", {128, 7, 7, 512, 512, 3, 3, 1, 1, 1, 1, 1, 1}},
     {"b32 56x56x128 s2", {32, 56, 56, 128, 128, 3, 3, 2, 2, 1, 1, 1, 1}},
     {"b128 56x56x128 s2", {128, 56, 56, 128, 128, 3, 3, 2, 2, 1, 1, 1, 1}},
+    RESNET50_1X1(32),
+    RESNET50_1X1(128),
+    {"b32 stem 224x224 8->64 7x7 s2", {32, 224, 224, 8, 64, 7, 7, 2, 2, 3, 3, 1, 1}},
+    {"b128 stem 224x224 8->64 7x7 s2", {128, 224, 224, 8, 64, 7, 7, 2, 2, 3, 3, 1, 1}},
 };
 enum { NLAYERS = sizeof layers / sizeof layers[0] };
 
@@ -411,14 +426,14 @@ static void print_table(const char *gpu, int reps, const row *rs, int n, int fai
            "tile with whole tiles (no stream-K or split-K); im2col+cuBLAS = the explicit "
            "im2col kernel then cublasGemmEx; cuBLAS GEMM = cublasGemmEx alone on the expanded matrix)\n",
            gpu, reps, BENCH_WARMUP_MS);
-    printf("%-18s %6s %3s %7s %8s %9s %9s %9s %9s %9s %9s %10s %10s\n", "layer", "GFLOP", "cl", "tile", "sched",
+    printf("%-30s %6s %3s %7s %8s %9s %9s %9s %9s %9s %9s %10s %10s\n", "layer", "GFLOP", "cl", "tile", "sched",
            "libtma us", "libtma TF", "tiles TF", "i2c+cB TF", "cuBLAS TF", "cuBLAS us", "% cuBLAS", "x i2c+cB");
     for (int i = 0; i < n; i++) {
         const row *r = &rs[i];
         /* GFLOP / ms = TFLOP/s */
         char tile[16];
         snprintf(tile, sizeof tile, "%dx%d", r->block_m, r->block_n);
-        printf("%-18s %6.2f %3d %7s %8s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f%% %9.2fx\n", r->name, r->gflop,
+        printf("%-30s %6.2f %3d %7s %8s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f%% %9.2fx\n", r->name, r->gflop,
                r->cluster, tile, r->schedule, r->ms[0] * 1e3, r->gflop / r->ms[0], r->gflop / r->ms[1],
                r->gflop / r->ms[2], r->gflop / r->ms[3], r->ms[3] * 1e3, 100.0 * r->ms[3] / r->ms[0],
                r->ms[2] / r->ms[0]);
