@@ -16,7 +16,8 @@
  * poisoned (NaN, or a byte pattern that changes from run to run) before each run, so an unwritten element shows; the
  * bytes around every output (and for permutes every byte of dst that is no element) still the poison after; the
  * three runs equal bit for bit (a race shows as a difference); inputs unchanged. A refusal of a valid problem is a
- * failure too.
+ * failure too; a convolution whose dilation takes the im2col map past its documented ranges must be refused, with
+ * that rule's status (counted apart).
  * Seeds: TMA_TEST_SEED sets the run's seed (printed); each problem has its own seed, derived from it, and a failure
  * prints the command that replays that problem alone (TMA_FUZZ_REPLAY=kind:seed). TMA_FUZZ_PROBLEMS sets how many
  * problems each kernel gets (the sanitizer runs take few). Each kernel's results line: problems, plan options
@@ -58,7 +59,9 @@ static uint64_t fz_mix(uint64_t z) { /* splitmix64 */
     return z ^ (z >> 31);
 }
 static uint64_t fz_next(uint64_t *s) { return fz_mix(*s += 0x9E3779B97F4A7C15ull); }
-static int64_t fz_in(uint64_t *s, int64_t lo, int64_t hi) { return lo + (int64_t)(fz_next(s) % (uint64_t)(hi - lo + 1)); }
+static int64_t fz_in(uint64_t *s, int64_t lo, int64_t hi) {
+    return lo + (int64_t)(fz_next(s) % (uint64_t)(hi - lo + 1));
+}
 static int fz_pct(uint64_t *s, int pct) { return (int)(fz_next(s) % 100u) < pct; }
 /* Log-uniform in [lo, hi]: as many small sizes as large ones. */
 static int64_t fz_log(uint64_t *s, int64_t lo, int64_t hi) {
@@ -266,11 +269,13 @@ static tma_conv2d_shape conv_random_shape(uint64_t *s) {
             static const int filters[] = {1, 1, 3, 3, 3, 5, 7};
             sh.r = filters[fz_next(s) % 7];
             sh.s = fz_pct(s, 85) ? sh.r : filters[fz_next(s) % 7]; /* 1 x 7, 7 x 1, ... */
-            sh.stride_h = fz_pct(s, 60) ? 1 : (int)fz_in(s, 2, 4);
+            sh.stride_h = fz_pct(s, 60) ? 1 : fz_pct(s, 90) ? (int)fz_in(s, 2, 4) : (int)fz_in(s, 5, 8);
             sh.stride_w = fz_pct(s, 85) ? sh.stride_h : (int)fz_in(s, 1, 4);
-            if (fz_pct(s, 12)) {
-                sh.dilation_h = (int)fz_in(s, 1, 4);
-                sh.dilation_w = fz_pct(s, 70) ? sh.dilation_h : (int)fz_in(s, 1, 4);
+            if (fz_pct(s, 12)) { /* up to the im2col offset range of a copy: dilation (filter - 1) <= 255 */
+                const int span = (sh.r > sh.s ? sh.r : sh.s) - 1; /* the longer side's taps after the first */
+                const int most = fz_pct(s, 80) || span == 0 ? 4 : 255 / span;
+                sh.dilation_h = (int)fz_in(s, 1, most);
+                sh.dilation_w = fz_pct(s, 70) ? sh.dilation_h : (int)fz_in(s, 1, most);
             }
             const int pad_kind = (int)(fz_next(s) % 10);
             for (int d = 0; d < 2; d++) {
@@ -283,6 +288,8 @@ static tma_conv2d_shape conv_random_shape(uint64_t *s) {
             }
             sh.h = (int)fz_log(s, 1, 224);
             sh.w = fz_pct(s, 70) ? sh.h : (int)fz_log(s, 1, 224);
+            if (sh.dilation_h > 4 || sh.dilation_w > 4) /* room for the dilated filter */
+                sh.h += sh.dilation_h * (sh.r - 1), sh.w += sh.dilation_w * (sh.s - 1);
             sh.c = fz_pct(s, 50) ? (int)round_up(fz_log(s, 8, 2048), 8) : 64 * (int)fz_log(s, 1, 32);
             sh.k = fz_pct(s, 50) ? (int)fz_log(s, 1, 2048) : (int)round_up(fz_log(s, 8, 2048), fz_pct(s, 50) ? 8 : 64);
             sh.n = (int)fz_log(s, 1, 256);
@@ -305,9 +312,20 @@ static tma_conv2d_shape conv_random_shape(uint64_t *s) {
     }
 }
 
+/* Whether a shape keeps to the im2col map's ranges that tma_conv2d documents (docs/CONV.md, "What it refuses"):
+ * the bounding box's corners -pad and pad - dil (filter - 1) in -128..127, and the last tap's offset dil (filter - 1)
+ * at most 255 (a rank-4 map and copy). Outside them the plan must refuse, with the corner's or the offset's status. */
+static int conv_in_im2col_ranges(const tma_conv2d_shape *sh) {
+    const int pads[2] = {sh->pad_w, sh->pad_h}, far[2] = {sh->dilation_w * (sh->s - 1), sh->dilation_h * (sh->r - 1)};
+    for (int d = 0; d < 2; d++)
+        if (-pads[d] < -128 || -pads[d] > 127 || pads[d] - far[d] < -128 || pads[d] - far[d] > 127 || far[d] > 255)
+            return 0;
+    return 1;
+}
+
 /* Coverage slots of the convolution. */
 enum { CV_T64, CV_T128, CV_T256, CV_TFM, CV_TILES, CV_SK, CV_SPLIT, CV_CL2, CV_DIRECT, CV_GRID, CV_GROUP, CV_ONECALL,
-       CV_INTS, CV_1X1 };
+       CV_INTS, CV_1X1, CV_REFUSED };
 
 static const char *sched_name(tma_conv2d_schedule s) {
     return s == TMA_CONV2D_SCHEDULE_STREAM_K ? "stream-K" : s == TMA_CONV2D_SCHEDULE_SPLIT_K ? "split-K" : "tiles";
@@ -399,8 +417,15 @@ static void conv_problem(fuzz *f, uint64_t seed) {
         !FZ_CUDA(f, ref_conv2d(&sh, (const uint16_t *)x, (const uint16_t *)w, ref, refabs)))
         goto done;
     tma_diag diag;
-    if (!FZ_TMA(f, tma_conv2d_plan_make(&plan, &sh, x, w, y.at, &diag), diag, "tma_conv2d_plan_make") ||
-        (!one_call && !conv_options(f, &s, &plan, plan.sms)))
+    const tma_status made = tma_conv2d_plan_make(&plan, &sh, x, w, y.at, &diag);
+    if (!conv_in_im2col_ranges(&sh) && made != TMA_OK) { /* the documented refusal, for the documented reason */
+        if (made != TMA_ERR_IM2COL_CORNER && made != TMA_ERR_IM2COL_OFFSET)
+            fz_fail(f, "outside the im2col ranges, refused with %s, not the corner's or offset's status: %s",
+                    tma_status_name(made), diag.message);
+        f->cover[CV_REFUSED]++;
+        goto done;
+    }
+    if (!FZ_TMA(f, made, diag, "tma_conv2d_plan_make") || (!one_call && !conv_options(f, &s, &plan, plan.sms)))
         goto done;
     if (one_call) /* what tma_conv2d runs: the plan's tiles, whole */
         plan.schedule = TMA_CONV2D_SCHEDULE_TILES;
@@ -431,14 +456,14 @@ Test(gpu_fuzz, conv, .timeout = 900) {
     require_sm90();
     fuzz f = {.kind = "conv"};
     fz_loop(&f, 1000, conv_problem);
-    char covered[512];
+    char covered[768];
     snprintf(covered, sizeof covered,
              "tiles 128x64 %lu, 128x128 %lu, 128x256 %lu, 192x128 %lu; whole tiles %lu, stream-K %lu, split-K %lu; "
              "clusters of 2 %lu; direct epilogue %lu; set grids %lu; band heights %lu; one-call %lu; integer data "
-             "%lu; 1x1 filters %lu",
+             "%lu; 1x1 filters %lu; refused as documented (dilation past the im2col ranges) %lu",
              f.cover[CV_T64], f.cover[CV_T128], f.cover[CV_T256], f.cover[CV_TFM], f.cover[CV_TILES], f.cover[CV_SK],
              f.cover[CV_SPLIT], f.cover[CV_CL2], f.cover[CV_DIRECT], f.cover[CV_GRID], f.cover[CV_GROUP],
-             f.cover[CV_ONECALL], f.cover[CV_INTS], f.cover[CV_1X1]);
+             f.cover[CV_ONECALL], f.cover[CV_INTS], f.cover[CV_1X1], f.cover[CV_REFUSED]);
     fz_summary(&f, covered);
     cr_assert_eq(f.failures, 0, "gpu_fuzz conv: %lu of %lu problems failed (printed above with their replay seeds)",
                  f.failures, f.problems);
@@ -551,7 +576,7 @@ Test(gpu_fuzz, gemm, .timeout = 900) {
     require_sm90();
     fuzz f = {.kind = "gemm"};
     fz_loop(&f, 800, gemm_problem);
-    char covered[512];
+    char covered[768];
     snprintf(covered, sizeof covered,
              "bf16 C %lu, fp32 C %lu; clusters of 2 %lu; direct epilogue %lu; set grids %lu; band heights %lu; "
              "one-call %lu; M <= 256 %lu; K = 0 %lu; integer data %lu",
@@ -567,7 +592,7 @@ Test(gpu_fuzz, gemm, .timeout = 900) {
  * ------------------------------------------------------------------------------------------- */
 
 enum { GG_MAX = 256, GG_MACS_CAP_LOG2 = 33, GG_ELEMS_CAP = 1 << 27 };
-enum { GG_EMPTY, GG_TINY, GG_HUGE, GG_GRID, GG_GROUPM, GG_ONECALL, GG_INTS, GG_KZERO, GG_MANY };
+enum { GG_EMPTY, GG_TINY, GG_HUGE, GG_GRID, GG_GROUPM, GG_ONECALL, GG_INTS, GG_KZERO, GG_MANY, GG_SKIP };
 
 /* One group's rows: empty, a few (under a tile), a few hundred, or thousands. */
 static int gg_rows(uint64_t *s) {
@@ -649,10 +674,13 @@ static void grouped_problem(fuzz *f, uint64_t seed) {
         if (fz_pct(&s, 20))
             plan.group_m = (int)fz_in(&s, 1, 40);
     }
+    /* runs 2 and 3 reuse run 1's maps (diag_skip_build: right while a, b, c and m stay as they are) */
+    const int skip_build = have_plan && fz_pct(&s, 25);
     snprintf(f->what, sizeof f->what, "%d groups, N %d K %d, %llu rows (M_g %d, %d, ...); %s; grid_blocks %d, "
-             "group_m %d; %s data", groups, n, k, (unsigned long long)rows, m[0], groups > 1 ? m[1] : -1,
+             "group_m %d%s; %s data", groups, n, k, (unsigned long long)rows, m[0], groups > 1 ? m[1] : -1,
              one_call ? "tma_grouped_gemm (one call)" : "plan", have_plan ? plan.grid_blocks : 0,
-             have_plan ? plan.group_m : (int)TMA_GEMM_GROUP_M, data == REF_DATA_INTS ? "integer" : "real");
+             have_plan ? plan.group_m : (int)TMA_GEMM_GROUP_M, skip_build ? ", runs 2-3 on run 1's maps" : "",
+             data == REF_DATA_INTS ? "integer" : "real");
     for (int g = 0; g < groups; g++) {
         f->cover[GG_EMPTY] += m[g] == 0;
         f->cover[GG_TINY] += m[g] > 0 && m[g] < 128;
@@ -664,11 +692,14 @@ static void grouped_problem(fuzz *f, uint64_t seed) {
     f->cover[GG_INTS] += data == REF_DATA_INTS;
     f->cover[GG_KZERO] += k == 0;
     f->cover[GG_MANY] += groups >= 64;
+    f->cover[GG_SKIP] += skip_build;
     float rel, abs_coef;
     fz_bound(data, 0, &rel, &abs_coef);
     for (int run = 1; run <= RUNS; run++) {
         if (!FZ_CUDA(f, cudaMemset(pc, 0xFF, c_total)))
             goto done;
+        if (have_plan)
+            plan.diag_skip_build = skip_build && run > 1;
         tma_status st = one_call ? tma_grouped_gemm(groups, n, k, da, db, dc, arr_m, NULL, &diag)
                                  : tma_grouped_gemm_run(&plan, NULL, &diag);
         if (st == TMA_OK && !one_call)
@@ -717,12 +748,12 @@ Test(gpu_fuzz, grouped, .timeout = 900) {
     require_sm90();
     fuzz f = {.kind = "grouped"};
     fz_loop(&f, 400, grouped_problem);
-    char covered[512];
+    char covered[768];
     snprintf(covered, sizeof covered,
              "empty groups %lu, groups under a tile %lu, groups over 1024 rows %lu; 64+ groups %lu; set grids %lu; "
-             "band heights %lu; one-call %lu; K = 0 %lu; integer data %lu",
+             "band heights %lu; maps reused (diag_skip_build) %lu; one-call %lu; K = 0 %lu; integer data %lu",
              f.cover[GG_EMPTY], f.cover[GG_TINY], f.cover[GG_HUGE], f.cover[GG_MANY], f.cover[GG_GRID],
-             f.cover[GG_GROUPM], f.cover[GG_ONECALL], f.cover[GG_KZERO], f.cover[GG_INTS]);
+             f.cover[GG_GROUPM], f.cover[GG_SKIP], f.cover[GG_ONECALL], f.cover[GG_KZERO], f.cover[GG_INTS]);
     fz_summary(&f, covered);
     cr_assert_eq(f.failures, 0, "gpu_fuzz grouped: %lu of %lu problems failed (printed above with their replay seeds)",
                  f.failures, f.problems);
@@ -929,7 +960,7 @@ Test(gpu_fuzz, permute, .timeout = 900) {
     require_sm90();
     fuzz f = {.kind = "permute"};
     fz_loop(&f, 800, permute_problem);
-    char covered[512];
+    char covered[768];
     snprintf(covered, sizeof covered,
              "elements of 1/2/4/8 bytes %lu/%lu/%lu/%lu; ranks 1-5 %lu/%lu/%lu/%lu/%lu; tile transposes %lu; "
              "strided %lu; tuned %lu; one-call %lu; real shapes %lu",
