@@ -32,6 +32,7 @@
 
 #include "gpu_common.h"
 #include "gpu_ref.h"
+#include "permute_ref.h"
 #include "tma/kernels.h"
 
 enum {
@@ -48,7 +49,7 @@ typedef struct fuzz {
     const char *kind;
     uint64_t seed;            /* the current problem's */
     unsigned long problems, failures;
-    char what[512];           /* the current problem, described */
+    char what[768];           /* the current problem, described */
     unsigned long cover[32];  /* per-option counts (each kernel names its own) */
 } fuzz;
 
@@ -220,10 +221,30 @@ static int fz_sms(void) {
     return cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess && sms > 0 ? sms : 132;
 }
 
-static void fz_summary(const fuzz *f, const char *covered) {
-    printf("gpu_fuzz %-7s: %lu problems, %d runs each, plan options covered: %s; failures: %lu\n", f->kind,
-           f->problems, RUNS, covered, f->failures);
+/* A coverage count's name in the results line: cover[slot] problems (or groups) had it. */
+typedef struct fz_option {
+    const char *name;
+    int slot;
+} fz_option;
+
+/* One kernel's fuzzing: `problems` problems (fz_loop), then its results line (how many problems had each of the
+ * options), and the test fails if any problem did. */
+static void fz_kernel(const char *kind, unsigned long problems, void (*problem)(fuzz *, uint64_t),
+                      const fz_option *options, size_t noptions) {
+    require_sm90();
+    fuzz f;
+    memset(&f, 0, sizeof f);
+    f.kind = kind;
+    fz_loop(&f, problems, problem);
+    char covered[1024] = "";
+    for (size_t i = 0, at = 0; i < noptions && at < sizeof covered; i++)
+        at += (size_t)snprintf(covered + at, sizeof covered - at, "%s%s %lu", i ? ", " : "", options[i].name,
+                               f.cover[options[i].slot]);
+    printf("gpu_fuzz %-7s: %lu problems, %d runs each, plan options covered: %s; failures: %lu\n", f.kind, f.problems,
+           RUNS, covered, f.failures);
     fflush(stdout);
+    cr_assert_eq(f.failures, 0, "gpu_fuzz %s: %lu of %lu problems failed (printed above with their replay seeds)", kind,
+                 f.failures, f.problems);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -344,7 +365,7 @@ static void conv_describe(fuzz *f, const tma_conv2d_shape *sh, const tma_conv2d_
 
 /* The plan options of a problem, drawn and applied: a tile, a schedule, then the fields run checks. 0 where the plan
  * refused (a failure: every combination drawn here is one the API documents as valid). */
-static int conv_options(fuzz *f, uint64_t *s, tma_conv2d_plan *p, int sms) {
+static int conv_plan_options(fuzz *f, uint64_t *s, tma_conv2d_plan *p, int sms) {
     static const int tiles[4][2] = {{128, 64}, {128, 128}, {128, 256}, {192, 128}};
     tma_diag diag;
     if (fz_pct(s, 25)) /* the plan's own choice (plan_make's) */
@@ -425,7 +446,7 @@ static void conv_problem(fuzz *f, uint64_t seed) {
         f->cover[CV_REFUSED]++;
         goto done;
     }
-    if (!FZ_TMA(f, made, diag, "tma_conv2d_plan_make") || (!one_call && !conv_options(f, &s, &plan, plan.sms)))
+    if (!FZ_TMA(f, made, diag, "tma_conv2d_plan_make") || (!one_call && !conv_plan_options(f, &s, &plan, plan.sms)))
         goto done;
     if (one_call) /* what tma_conv2d runs: the plan's tiles, whole */
         plan.schedule = TMA_CONV2D_SCHEDULE_TILES;
@@ -452,21 +473,26 @@ done:
     fz_free_all(f, &mem);
 }
 
+static const fz_option conv_options[] = {
+    {"tiles 128x64", CV_T64},
+    {"128x128", CV_T128},
+    {"128x256", CV_T256},
+    {"192x128", CV_TFM},
+    {"whole tiles", CV_TILES},
+    {"stream-K", CV_SK},
+    {"split-K", CV_SPLIT},
+    {"clusters of 2", CV_CL2},
+    {"direct epilogue", CV_DIRECT},
+    {"set grids", CV_GRID},
+    {"band heights", CV_GROUP},
+    {"one-call", CV_ONECALL},
+    {"integer data", CV_INTS},
+    {"1x1 filters", CV_1X1},
+    {"refused as documented (dilation past the im2col ranges)", CV_REFUSED},
+};
+
 Test(gpu_fuzz, conv, .timeout = 900) {
-    require_sm90();
-    fuzz f = {.kind = "conv"};
-    fz_loop(&f, 1000, conv_problem);
-    char covered[768];
-    snprintf(covered, sizeof covered,
-             "tiles 128x64 %lu, 128x128 %lu, 128x256 %lu, 192x128 %lu; whole tiles %lu, stream-K %lu, split-K %lu; "
-             "clusters of 2 %lu; direct epilogue %lu; set grids %lu; band heights %lu; one-call %lu; integer data "
-             "%lu; 1x1 filters %lu; refused as documented (dilation past the im2col ranges) %lu",
-             f.cover[CV_T64], f.cover[CV_T128], f.cover[CV_T256], f.cover[CV_TFM], f.cover[CV_TILES], f.cover[CV_SK],
-             f.cover[CV_SPLIT], f.cover[CV_CL2], f.cover[CV_DIRECT], f.cover[CV_GRID], f.cover[CV_GROUP],
-             f.cover[CV_ONECALL], f.cover[CV_INTS], f.cover[CV_1X1], f.cover[CV_REFUSED]);
-    fz_summary(&f, covered);
-    cr_assert_eq(f.failures, 0, "gpu_fuzz conv: %lu of %lu problems failed (printed above with their replay seeds)",
-                 f.failures, f.problems);
+    fz_kernel("conv", 1000, conv_problem, conv_options, sizeof conv_options / sizeof conv_options[0]);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -572,19 +598,21 @@ done:
     fz_free_all(f, &mem);
 }
 
+static const fz_option gemm_options[] = {
+    {"bf16 C", GM_BF16},
+    {"fp32 C", GM_F32},
+    {"clusters of 2", GM_CL2},
+    {"direct epilogue", GM_DIRECT},
+    {"set grids", GM_GRID},
+    {"band heights", GM_GROUP},
+    {"one-call", GM_ONECALL},
+    {"M <= 256", GM_SKINNY},
+    {"K = 0", GM_KZERO},
+    {"integer data", GM_INTS},
+};
+
 Test(gpu_fuzz, gemm, .timeout = 900) {
-    require_sm90();
-    fuzz f = {.kind = "gemm"};
-    fz_loop(&f, 800, gemm_problem);
-    char covered[768];
-    snprintf(covered, sizeof covered,
-             "bf16 C %lu, fp32 C %lu; clusters of 2 %lu; direct epilogue %lu; set grids %lu; band heights %lu; "
-             "one-call %lu; M <= 256 %lu; K = 0 %lu; integer data %lu",
-             f.cover[GM_BF16], f.cover[GM_F32], f.cover[GM_CL2], f.cover[GM_DIRECT], f.cover[GM_GRID],
-             f.cover[GM_GROUP], f.cover[GM_ONECALL], f.cover[GM_SKINNY], f.cover[GM_KZERO], f.cover[GM_INTS]);
-    fz_summary(&f, covered);
-    cr_assert_eq(f.failures, 0, "gpu_fuzz gemm: %lu of %lu problems failed (printed above with their replay seeds)",
-                 f.failures, f.problems);
+    fz_kernel("gemm", 800, gemm_problem, gemm_options, sizeof gemm_options / sizeof gemm_options[0]);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -744,19 +772,21 @@ done:
     fz_free_all(f, &mem);
 }
 
+static const fz_option grouped_options[] = {
+    {"empty groups", GG_EMPTY},
+    {"groups under a tile", GG_TINY},
+    {"groups over 1024 rows", GG_HUGE},
+    {"problems of 64+ groups", GG_MANY},
+    {"set grids", GG_GRID},
+    {"band heights", GG_GROUPM},
+    {"maps reused (diag_skip_build)", GG_SKIP},
+    {"one-call", GG_ONECALL},
+    {"K = 0", GG_KZERO},
+    {"integer data", GG_INTS},
+};
+
 Test(gpu_fuzz, grouped, .timeout = 900) {
-    require_sm90();
-    fuzz f = {.kind = "grouped"};
-    fz_loop(&f, 400, grouped_problem);
-    char covered[768];
-    snprintf(covered, sizeof covered,
-             "empty groups %lu, groups under a tile %lu, groups over 1024 rows %lu; 64+ groups %lu; set grids %lu; "
-             "band heights %lu; maps reused (diag_skip_build) %lu; one-call %lu; K = 0 %lu; integer data %lu",
-             f.cover[GG_EMPTY], f.cover[GG_TINY], f.cover[GG_HUGE], f.cover[GG_MANY], f.cover[GG_GRID],
-             f.cover[GG_GROUPM], f.cover[GG_SKIP], f.cover[GG_ONECALL], f.cover[GG_KZERO], f.cover[GG_INTS]);
-    fz_summary(&f, covered);
-    cr_assert_eq(f.failures, 0, "gpu_fuzz grouped: %lu of %lu problems failed (printed above with their replay seeds)",
-                 f.failures, f.problems);
+    fz_kernel("grouped", 400, grouped_problem, grouped_options, sizeof grouped_options / sizeof grouped_options[0]);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -863,16 +893,9 @@ static size_t pm_span(const tma_permute_desc *d, const uint64_t *dims, const uin
 }
 
 static void pm_describe(fuzz *f, const tma_permute_desc *d, const char *how, size_t src_off, size_t dst_off) {
-    snprintf(f->what, sizeof f->what,
-             "elem %u rank %u src_dims {%llu,%llu,%llu,%llu,%llu} perm {%u,%u,%u,%u,%u} src_strides "
-             "{%llu,%llu,%llu,%llu} dst_strides {%llu,%llu,%llu,%llu}; src at +%zu, dst at +%zu bytes; %s",
-             d->elem_bytes, d->rank, (unsigned long long)d->src_dims[0], (unsigned long long)d->src_dims[1],
-             (unsigned long long)d->src_dims[2], (unsigned long long)d->src_dims[3],
-             (unsigned long long)d->src_dims[4], d->perm[0], d->perm[1], d->perm[2], d->perm[3], d->perm[4],
-             (unsigned long long)d->src_strides[0], (unsigned long long)d->src_strides[1],
-             (unsigned long long)d->src_strides[2], (unsigned long long)d->src_strides[3],
-             (unsigned long long)d->dst_strides[0], (unsigned long long)d->dst_strides[1],
-             (unsigned long long)d->dst_strides[2], (unsigned long long)d->dst_strides[3], src_off, dst_off, how);
+    char desc[400];
+    pr_describe(d, desc, sizeof desc);
+    snprintf(f->what, sizeof f->what, "%s; src at +%zu, dst at +%zu bytes; %s", desc, src_off, dst_off, how);
 }
 
 static void permute_problem(fuzz *f, uint64_t seed) {
@@ -956,18 +979,23 @@ done:
     fz_free_all(f, &mem);
 }
 
+static const fz_option permute_options[] = {
+    {"1-byte elements", PM_E1},
+    {"2-byte", PM_E2},
+    {"4-byte", PM_E4},
+    {"8-byte", PM_E8},
+    {"rank 1", PM_R1},
+    {"rank 2", PM_R2},
+    {"rank 3", PM_R3},
+    {"rank 4", PM_R4},
+    {"rank 5", PM_R5},
+    {"tile transposes", PM_TRANSPOSE},
+    {"strided", PM_STRIDED},
+    {"tuned", PM_TUNED},
+    {"one-call", PM_ONECALL},
+    {"real shapes", PM_REAL},
+};
+
 Test(gpu_fuzz, permute, .timeout = 900) {
-    require_sm90();
-    fuzz f = {.kind = "permute"};
-    fz_loop(&f, 800, permute_problem);
-    char covered[768];
-    snprintf(covered, sizeof covered,
-             "elements of 1/2/4/8 bytes %lu/%lu/%lu/%lu; ranks 1-5 %lu/%lu/%lu/%lu/%lu; tile transposes %lu; "
-             "strided %lu; tuned %lu; one-call %lu; real shapes %lu",
-             f.cover[PM_E1], f.cover[PM_E2], f.cover[PM_E4], f.cover[PM_E8], f.cover[PM_R1], f.cover[PM_R2],
-             f.cover[PM_R3], f.cover[PM_R4], f.cover[PM_R5], f.cover[PM_TRANSPOSE], f.cover[PM_STRIDED],
-             f.cover[PM_TUNED], f.cover[PM_ONECALL], f.cover[PM_REAL]);
-    fz_summary(&f, covered);
-    cr_assert_eq(f.failures, 0, "gpu_fuzz permute: %lu of %lu problems failed (printed above with their replay seeds)",
-                 f.failures, f.problems);
+    fz_kernel("permute", 800, permute_problem, permute_options, sizeof permute_options / sizeof permute_options[0]);
 }
