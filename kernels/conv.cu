@@ -13,14 +13,18 @@
  * Pixel-major (TBM = 128): the pixels are the product's rows (wgmma's A, two warpgroups of 64), the filters its TBN
  * columns. Filter-major (TBM = CONV_FM_PIXELS, TBN = CONV_FM_FILTERS, conv_tiles.h): the operands change places, the
  * product is y^T, and the pipeline stores it transposed (C_TRANSPOSED). */
-template <uint32_t TBM, uint32_t TBN>
-struct ConvOps {
-    static constexpr bool C_TRANSPOSED = TBM != BM;
-    static_assert(TBM == BM || (TBM == CONV_FM_PIXELS && TBN == CONV_FM_FILTERS && TBN == BM), "the tiles of conv.cu");
-    static constexpr uint32_t BN = C_TRANSPOSED ? TBM : TBN; /* the pipeline's B rows */
+/* The kernel arguments of every tile's ConvOps: the tile is the instance's, the data the same. */
+struct ConvArgs {
     tma_tensor x, w; /* w: the whole filter tile (no clusters) or the half tile (clusters of two) */
     conv_geom g;
     uint32_t k;      /* output channels */
+};
+
+template <uint32_t TBM, uint32_t TBN>
+struct ConvOps : GmDenseTiles, ConvArgs {
+    static constexpr bool C_TRANSPOSED = TBM != BM;
+    static_assert(TBM == BM || (TBM == CONV_FM_PIXELS && TBN == CONV_FM_FILTERS && TBN == BM), "the tiles of conv.cu");
+    static constexpr uint32_t BN = C_TRANSPOSED ? TBM : TBN; /* the pipeline's B rows */
     __device__ uint32_t rows() const { return C_TRANSPOSED ? k : g.m; }
     __device__ uint32_t cols() const { return C_TRANSPOSED ? g.m : k; }
     __device__ uint32_t k_blocks() const { return g.stages; }
@@ -32,17 +36,16 @@ struct ConvOps {
         tma_prefetch_desc(&w);
     }
     template <int CL>
-    __device__ void load(uint8_t *sa, uint8_t *sb, uint64_t *bar, uint32_t kb, uint32_t tm, uint32_t tn,
-                         uint32_t rank) const {
+    __device__ void load(uint8_t *sa, uint8_t *sb, uint64_t *bar, uint32_t kb, const GmTile &t, uint32_t rank) const {
         static_assert(CL == 1 || !C_TRANSPOSED, "filter-major tiles without clusters");
         uint32_t m0, k0, c0, r, s;
         if (C_TRANSPOSED) {
-            m0 = tn * TBM, k0 = tm * TBN;
+            m0 = t.tn * TBM, k0 = t.tm * TBN;
         } else {
             /* A cluster's second tile row may lie past the last pixel: load the last tile again (nothing is
              * stored). */
-            m0 = tm * BM < g.m ? tm * BM : (g.m - 1u) / BM * BM;
-            k0 = tn * TBN + (CL == 2 ? rank * (TBN / 2u) : 0u);
+            m0 = t.tm * BM < g.m ? t.tm * BM : (g.m - 1u) / BM * BM;
+            k0 = t.tn * TBN + (CL == 2 ? rank * (TBN / 2u) : 0u);
         }
         int32_t a[5];
         conv_tile_start(&g, m0, a);
@@ -77,27 +80,49 @@ struct ConvOps {
     X(192, 128, 1, true, T_) X(192, 128, 1, false, T_) X(192, 128, 1, true, SK_) X(192, 128, 1, false, SK_)   \
     X(192, 128, 1, false, SPLIT_)
 
-template <uint32_t TBM, uint32_t TBN, int CL, bool EPI_TMA, int SCHED>
-static constexpr void (*conv_kernel)(ConvOps<TBM, TBN>, tma_tensor, __nv_bfloat16 *, uint32_t, uint32_t, gm_sched,
-                                     GmPartials) =
-    gm_pipeline_kernel<ConvOps<TBM, TBN>, CL, EPI_TMA, __nv_bfloat16, SCHED>;
+/* A kernel instance: the plan's choices it runs (tile, cluster, epilogue, schedule), its entry point and its dynamic
+ * shared memory (the pipeline's B box is bn filters, or bm pixels when filter-major). The one table every attribute,
+ * occupancy query and launch reads. */
+typedef struct conv_instance {
+    int bm, bn, cluster;
+    bool tma_epi;
+    int sched;
+    const void *kernel;
+    size_t smem;
+} conv_instance;
 
-/* The dynamic shared memory of tile bm x bn: the pipeline's B box is bn filters, or bm pixels when filter-major. */
+#define CONV_INSTANCE_ROW_(BM_, BN_, CL, EPI, SCHED)                                                                  \
+    {BM_, BN_, CL, EPI, SCHED, (const void *)gm_pipeline_kernel<ConvOps<BM_, BN_>, CL, EPI, __nv_bfloat16, SCHED>,  \
+     GmShape<(BM_ == (int)CONV_FM_PIXELS ? BM_ : BN_)>::SMEM_BYTES},
+static const conv_instance conv_instances[] = {CONV_INSTANCES(CONV_INSTANCE_ROW_)};
+#undef CONV_INSTANCE_ROW_
+static_assert(sizeof(ConvOps<128, 256>) == sizeof(ConvArgs) && sizeof(ConvOps<192, 128>) == sizeof(ConvArgs),
+              "every instance takes a ConvArgs as its ConvOps");
+
+/* The instance of these choices; NULL where there is none. */
+static const conv_instance *conv_instance_of(int bm, int bn, int cluster, bool tma_epi, int sched) {
+    for (size_t i = 0; i < sizeof conv_instances / sizeof conv_instances[0]; i++) {
+        const conv_instance *c = &conv_instances[i];
+        if (c->bm == bm && c->bn == bn && c->cluster == cluster && c->tma_epi == tma_epi && c->sched == sched)
+            return c;
+    }
+    return NULL;
+}
+
+/* The dynamic shared memory of tile bm x bn (every instance of a tile has the same). */
 static size_t conv_smem(int bm, int bn) {
-    const int b_rows = bm == (int)CONV_FM_PIXELS ? bm : bn;
-    return b_rows == 256 ? GmShape<256>::SMEM_BYTES : b_rows == 192 ? GmShape<192>::SMEM_BYTES
-           : b_rows == 128 ? GmShape<128>::SMEM_BYTES : GmShape<64>::SMEM_BYTES;
+    const conv_instance *c = conv_instance_of(bm, bn, 1, true, GM_SCHED_TILES);
+    return c ? c->smem : 0u;
 }
 
 /* Allow every instance of tile bm x bn its dynamic shared memory. */
 static cudaError_t conv_set_smem(int bm, int bn) {
     cudaError_t e = cudaSuccess;
-#define CONV_SET_SMEM_(BM_, BN_, CL, EPI, SCHED)                                                              \
-    if (e == cudaSuccess && BM_ == bm && BN_ == bn)                                                           \
-        e = cudaFuncSetAttribute(conv_kernel<BM_, BN_, CL, EPI, SCHED>,                                       \
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)conv_smem(BM_, BN_));
-    CONV_INSTANCES(CONV_SET_SMEM_)
-#undef CONV_SET_SMEM_
+    for (size_t i = 0; i < sizeof conv_instances / sizeof conv_instances[0] && e == cudaSuccess; i++) {
+        const conv_instance *c = &conv_instances[i];
+        if (c->bm == bm && c->bn == bn)
+            e = cudaFuncSetAttribute(c->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem);
+    }
     return e;
 }
 
@@ -127,12 +152,8 @@ static long conv_blocks(const tma_conv2d_plan *p) {
 /* How many clusters of `parts` blocks of tile bm x bn's split-K instance the device runs at once
  * (cudaOccupancyMaxActiveClusters, after conv_set_smem); 0 where the query fails. */
 static long conv_split_clusters(int bm, int bn, long parts) {
-    const void *kernel = NULL;
-#define CONV_SPLIT_KERNEL_(BM_, BN_, CL, EPI, SCHED)                                                            \
-    if (SCHED == GM_SCHED_SPLIT_K && BM_ == bm && BN_ == bn)                                                    \
-        kernel = (const void *)conv_kernel<BM_, BN_, CL, EPI, SCHED>;
-    CONV_INSTANCES(CONV_SPLIT_KERNEL_)
-#undef CONV_SPLIT_KERNEL_
+    const conv_instance *split = conv_instance_of(bm, bn, 1, false, GM_SCHED_SPLIT_K);
+    const void *kernel = split ? split->kernel : NULL;
     cudaLaunchConfig_t cfg;
     cudaLaunchAttribute attr[1];
     memset(&cfg, 0, sizeof cfg);
@@ -426,14 +447,13 @@ static tma_status conv_check_plan(const tma_conv2d_plan *p, tma_diag *diag) {
 }
 
 /* The kernel arguments of a plan (the plan keeps the shape, checked when it was made; conv_geom is private). */
-template <uint32_t TBM, uint32_t TBN>
-static ConvOps<TBM, TBN> conv_ops(const tma_conv2d_plan *p) {
-    ConvOps<TBM, TBN> ops;
-    ops.g = conv_geom_of(&p->shape);
-    ops.x = p->x_map;
-    ops.w = p->cluster == 2 ? p->w_half : p->w_map;
-    ops.k = (uint32_t)p->shape.k;
-    return ops;
+static ConvArgs conv_args(const tma_conv2d_plan *p) {
+    ConvArgs a;
+    a.g = conv_geom_of(&p->shape);
+    a.x = p->x_map;
+    a.w = p->cluster == 2 ? p->w_half : p->w_map;
+    a.k = (uint32_t)p->shape.k;
+    return a;
 }
 
 extern "C" tma_status tma_conv2d_run(const tma_conv2d_plan *p, tma_stream stream, tma_diag *diag) {
@@ -448,10 +468,15 @@ extern "C" tma_status tma_conv2d_run(const tma_conv2d_plan *p, tma_stream stream
     const long parts = sched_kind == GM_SCHED_SPLIT_K ? p->split_parts : 1;
     cudaLaunchConfig_t cfg;
     cudaLaunchAttribute attr[1];
+    /* split-K's blocks store their slices from registers: its instances have the direct epilogue only */
+    const bool tma_epi = p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE && sched_kind != GM_SCHED_SPLIT_K;
+    const conv_instance *inst = conv_instance_of(p->block_m, p->block_n, p->cluster, tma_epi, sched_kind);
+    if (inst == NULL) /* conv_check_plan refuses every combination the table lacks */
+        return kd_fail(diag, TMA_ERR_ARG, "no kernel instance for tile %d x %d, cluster %d, %s epilogue, schedule %d",
+                       p->block_m, p->block_n, p->cluster, tma_epi ? "TMA-store" : "direct", (int)p->schedule);
     /* the co-residency query of clusters (pixel-major tiles only) */
-    const void *probe = p->block_n == 256   ? (const void *)conv_kernel<128, 256, 2, true, GM_SCHED_TILES>
-                        : p->block_n == 128 ? (const void *)conv_kernel<128, 128, 2, true, GM_SCHED_TILES>
-                                            : (const void *)conv_kernel<128, 64, 2, true, GM_SCHED_TILES>;
+    const conv_instance *pair = conv_instance_of(128, p->block_n, 2, true, GM_SCHED_TILES);
+    const void *probe = pair ? pair->kernel : NULL;
     const long units = conv_units(p, p->block_m, p->block_n);
     long tiles_m, tiles_n;
     conv_grid(p, &tiles_m, &tiles_n);
@@ -461,28 +486,24 @@ extern "C" tma_status tma_conv2d_run(const tma_conv2d_plan *p, tma_stream stream
                                         sched_kind == GM_SCHED_STREAM_K ? p->stages : parts);
     if (sched_kind == GM_SCHED_SPLIT_K)
         attr[0].val.clusterDim.x = (unsigned)parts; /* a tile's parts are one cluster (gm_split_reduce) */
-    const gm_sched sched = sched_kind == GM_SCHED_SPLIT_K
-                               ? gm_sched_split((uint32_t)units, (uint32_t)p->stages, (uint32_t)parts)
-                               : gm_launch_sched(tiles_m, tiles_n, p->cluster, blocks, (uint32_t)p->stages,
-                                                 sched_kind == GM_SCHED_STREAM_K);
+    gm_sched sched = sched_kind == GM_SCHED_SPLIT_K
+                         ? gm_sched_split((uint32_t)units, (uint32_t)p->stages, (uint32_t)parts)
+                         : gm_launch_sched(tiles_m, tiles_n, p->cluster, blocks, (uint32_t)p->stages,
+                                           sched_kind == GM_SCHED_STREAM_K);
     cfg.stream = (cudaStream_t)stream;
-    const uint32_t group = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
-    /* split-K's blocks store their slices from registers: its instances have the direct epilogue only */
-    const bool tma_epi = p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE && sched_kind != GM_SCHED_SPLIT_K;
+    uint32_t group = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M, no_store = 0u;
     GmPartials partials = {};
     if (sched_kind == GM_SCHED_STREAM_K) {
         partials.slots = (float4 *)p->workspace;
         partials.flags =
             (uint32_t *)((uint8_t *)p->workspace + conv_slots_bytes(p->workspace_blocks, p->block_m, p->block_n));
     }
-    cudaError_t e = cudaErrorInvalidValue; /* not kept: the instances cover every case */
-#define CONV_LAUNCH_(BM_, BN_, CL, EPI, SCHED)                                                                \
-    if (p->block_m == BM_ && p->block_n == BN_ && p->cluster == CL && tma_epi == EPI && sched_kind == SCHED)  \
-        e = cudaLaunchKernelEx(&cfg, conv_kernel<BM_, BN_, CL, EPI, SCHED>, conv_ops<BM_, BN_>(p), p->y_map,  \
-                               (__nv_bfloat16 *)p->y, group, 0u, sched, partials);
-    CONV_INSTANCES(CONV_LAUNCH_)
-#undef CONV_LAUNCH_
-    st = kd_cuda(diag, e, "tma_conv2d kernel launch (cudaLaunchKernelEx)");
+    ConvArgs args = conv_args(p);
+    tma_tensor y_map = p->y_map;
+    void *y = p->y;
+    void *params[] = {&args, &y_map, &y, &group, &no_store, &sched, &partials};
+    st = kd_cuda(diag, cudaLaunchKernelExC(&cfg, inst->kernel, params),
+                 "tma_conv2d kernel launch (cudaLaunchKernelExC)");
     return st == TMA_OK ? kd_ok(diag) : st;
 }
 

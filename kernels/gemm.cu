@@ -20,7 +20,7 @@
 
 /* The GEMM's operands for gm_pipeline_kernel (gemm_device.cuh): A (M x K) in 128 x 64 boxes, B (N x K) in 256 x 64
  * boxes, or 128 x 64 halves that the two blocks of a cluster multicast to each other. */
-struct GemmOps {
+struct GemmOps : GmDenseTiles {
     static constexpr uint32_t BN = ::BN;
     static constexpr bool C_TRANSPOSED = false;
     tma_tensor a, b; /* b: the whole B box (no clusters) or the half box (clusters of two) */
@@ -36,21 +36,41 @@ struct GemmOps {
         tma_prefetch_desc(&b);
     }
     template <int CL>
-    __device__ void load(uint8_t *sa, uint8_t *sb, uint64_t *bar, uint32_t kb, uint32_t tm, uint32_t tn,
-                         uint32_t rank) const {
-        tma_load_2d(sa, &a, bar, (int32_t)(kb * BK), (int32_t)(tm * BM));
+    __device__ void load(uint8_t *sa, uint8_t *sb, uint64_t *bar, uint32_t kb, const GmTile &t, uint32_t rank) const {
+        tma_load_2d(sa, &a, bar, (int32_t)(kb * BK), (int32_t)(t.tm * BM));
         if (CL == 2)
             tma_load_multicast<2>(sb + rank * (B_BYTES / 2), &b, bar,
-                                  {(int32_t)(kb * BK), (int32_t)(tn * BN + rank * (BN / 2)), 0, 0, 0}, (uint16_t)0x3);
+                                  {(int32_t)(kb * BK), (int32_t)(t.tn * BN + rank * (BN / 2)), 0, 0, 0},
+                                  (uint16_t)0x3);
         else
-            tma_load_2d(sb, &b, bar, (int32_t)(kb * BK), (int32_t)(tn * BN));
+            tma_load_2d(sb, &b, bar, (int32_t)(kb * BK), (int32_t)(t.tn * BN));
     }
 };
 
-/* Every instance of the kernel, for attributes and occupancy queries. */
+/* Every instance of the kernel: cluster x epilogue x C's type. */
 #define GM_INSTANCES(X)                                                                               \
     X(1, true, __nv_bfloat16) X(1, false, __nv_bfloat16) X(2, true, __nv_bfloat16) X(2, false, __nv_bfloat16)  \
     X(1, true, float) X(1, false, float) X(2, true, float) X(2, false, float)
+
+/* A kernel instance: the plan's choices it runs and its entry point (every one has SMEM_BYTES of dynamic shared
+ * memory). The one table the attributes and the launch read. */
+typedef struct gm_instance {
+    int cluster;
+    bool tma_epi, f32;
+    const void *kernel;
+} gm_instance;
+#define GM_INSTANCE_ROW_(CL, EPI_TMA, T)                                                                              \
+    {CL, EPI_TMA, sizeof(T) == 4, (const void *)gm_pipeline_kernel<GemmOps, CL, EPI_TMA, T>},
+static const gm_instance gm_instances[] = {GM_INSTANCES(GM_INSTANCE_ROW_)};
+#undef GM_INSTANCE_ROW_
+
+/* The instance of these choices; NULL where there is none. */
+static const gm_instance *gm_instance_of(int cluster, bool tma_epi, bool f32) {
+    for (size_t i = 0; i < sizeof gm_instances / sizeof gm_instances[0]; i++)
+        if (gm_instances[i].cluster == cluster && gm_instances[i].tma_epi == tma_epi && gm_instances[i].f32 == f32)
+            return &gm_instances[i];
+    return NULL;
+}
 
 static size_t out_bytes(tma_gemm_out out) { return out == TMA_GEMM_OUT_F32 ? 4u : 2u; }
 
@@ -126,12 +146,8 @@ extern "C" tma_status tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const 
     if ((st = kd_require_sm90(diag, "tma_gemm", &p->sms)) != TMA_OK || (st = gm_make_maps(p, a, b, diag)) != TMA_OK)
         return st;
     cudaError_t e = cudaSuccess;
-#define GM_SET_SMEM_(CL, EPI_TMA, T)                                                                      \
-    if (e == cudaSuccess)                                                                                       \
-        e = cudaFuncSetAttribute(gm_pipeline_kernel<GemmOps, CL, EPI_TMA, T>,                                   \
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM_BYTES);
-    GM_INSTANCES(GM_SET_SMEM_)
-#undef GM_SET_SMEM_
+    for (size_t i = 0; i < sizeof gm_instances / sizeof gm_instances[0] && e == cudaSuccess; i++)
+        e = cudaFuncSetAttribute(gm_instances[i].kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM_BYTES);
     if ((st = kd_cuda(diag, e, "cudaFuncSetAttribute")) != TMA_OK)
         return st;
     p->cluster = gm_default_cluster((m + (long)BM - 1) / (long)BM, (n + (long)BN - 1) / (long)BN, p->sms);
@@ -144,7 +160,7 @@ static int launch_config(const tma_gemm_plan *p, cudaLaunchConfig_t *cfg, cudaLa
         return 0;
     const long tiles_m = (p->m + (long)BM - 1) / (long)BM, tiles_n = (p->n + (long)BN - 1) / (long)BN;
     return gm_launch_config(tiles_m, tiles_n, p->cluster, p->sms, p->grid_blocks, p->smem,
-                            (const void *)gm_pipeline_kernel<GemmOps, 2, true, __nv_bfloat16>, cfg, attr);
+                            gm_instance_of(2, true, false)->kernel, cfg, attr); /* the clusters' occupancy query */
 }
 
 extern "C" int tma_gemm_grid(const tma_gemm_plan *p) {
@@ -184,21 +200,22 @@ extern "C" tma_status tma_gemm_run(const tma_gemm_plan *p, tma_stream stream, tm
     cudaLaunchConfig_t cfg;
     cudaLaunchAttribute attr[1];
     const int blocks = launch_config(p, &cfg, attr);
-    const gm_sched sched = gm_launch_sched((p->m + (long)BM - 1) / (long)BM, (p->n + (long)BN - 1) / (long)BN,
-                                           p->cluster, blocks, (uint32_t)((p->k + (long)BK - 1) / (long)BK), false);
+    gm_sched sched = gm_launch_sched((p->m + (long)BM - 1) / (long)BM, (p->n + (long)BN - 1) / (long)BN, p->cluster,
+                                     blocks, (uint32_t)((p->k + (long)BK - 1) / (long)BK), false);
     cfg.stream = (cudaStream_t)stream;
-    const uint32_t group = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
-    const uint32_t no_store = p->diag_no_store ? 1u : 0u;
-    const GemmOps ops = {p->a, p->cluster == 2 ? p->b_half : p->b, (uint32_t)p->m, (uint32_t)p->n, (uint32_t)p->k};
+    uint32_t group = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
+    uint32_t no_store = p->diag_no_store ? 1u : 0u;
+    GemmOps ops;
+    ops.a = p->a, ops.b = p->cluster == 2 ? p->b_half : p->b;
+    ops.m = (uint32_t)p->m, ops.n = (uint32_t)p->n, ops.k = (uint32_t)p->k;
     const bool f32 = p->out == TMA_GEMM_OUT_F32, tma_epi = p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE;
-    cudaError_t e = cudaErrorInvalidValue; /* not kept: the instances cover every case */
-#define GM_LAUNCH_(CL, EPI_TMA, T)                                                                        \
-    if (p->cluster == CL && tma_epi == EPI_TMA && f32 == (sizeof(T) == 4))                                      \
-        e = cudaLaunchKernelEx(&cfg, gm_pipeline_kernel<GemmOps, CL, EPI_TMA, T>, ops, p->c_map, (T *)p->c,     \
-                               group, no_store, sched, GmPartials{});
-    GM_INSTANCES(GM_LAUNCH_)
-#undef GM_LAUNCH_
-    st = kd_cuda(diag, e, "tma_gemm kernel launch (cudaLaunchKernelEx)");
+    const gm_instance *inst = gm_instance_of(p->cluster, tma_epi, f32); /* gm_check_plan: every choice has one */
+    tma_tensor c_map = p->c_map;
+    void *c = p->c;
+    GmPartials partials = {};
+    void *params[] = {&ops, &c_map, &c, &group, &no_store, &sched, &partials};
+    const cudaError_t e = cudaLaunchKernelExC(&cfg, inst->kernel, params);
+    st = kd_cuda(diag, e, "tma_gemm kernel launch (cudaLaunchKernelExC)");
     return st == TMA_OK ? kd_ok(diag) : st;
 }
 

@@ -522,6 +522,53 @@ static __device__ __forceinline__ void gm_split_reduce(const float4 *mine, uint3
     }
 }
 
+/* A tile of the pipeline's schedule, as its Ops found it. */
+struct GmTile {
+    uint32_t tm, tn;  /* tile row (this block's, in a cluster) and column */
+    uint32_t rows;    /* the rows of C its stores are clipped to: M, or the group's M_g in the grouped GEMM */
+    uint32_t group;   /* the grouped GEMM's group (0 elsewhere) */
+};
+
+/* The tiles of one M x N product under a gm_sched, in gm_tile_of order: the GEMM's and the convolution's walk (a
+ * worker is a block, or a cluster of CL blocks on vertically adjacent tile rows). */
+struct GmDenseWalk {
+    uint32_t worker, rank, rows, groups_m, tiles_n, group_m, cursor;
+};
+
+/* What every Ops over one dense product shares: its walk, and C's one map. The Ops say M and N (rows(), cols()). */
+struct GmDenseTiles {
+    using Walk = GmDenseWalk;
+    static constexpr bool DEPENDENT_LAUNCH = false; /* nothing to wait for before reading global memory */
+    template <int CL, uint32_t TBN>
+    static __device__ __forceinline__ Walk walk(uint32_t M, uint32_t N, uint32_t group_m, uint32_t worker,
+                                                uint32_t rank) {
+        Walk w;
+        const uint32_t tiles_m = (M + BM - 1) / BM;
+        w.worker = worker, w.rank = rank, w.rows = M, w.cursor = 0;
+        w.tiles_n = (N + TBN - 1) / TBN;
+        w.groups_m = (tiles_m + CL - 1) / CL;               /* cluster tile rows */
+        w.group_m = group_m / CL > 0 ? group_m / CL : 1u;   /* in cluster tile rows */
+        return w;
+    }
+    /* The worker's next segment and its tile. A cluster's second tile row may lie past the last row of C: its loads
+     * fill zeros, and nothing is stored. */
+    template <bool SPLIT, int CL>
+    __device__ __forceinline__ bool next(Walk &w, const gm_sched &sched, gm_segment *seg, GmTile *t) const {
+        if (!gm_segment_of<SPLIT>(&sched, w.worker, &w.cursor, seg))
+            return false;
+        uint32_t gm;
+        gm_tile_of(seg->unit, w.groups_m, w.tiles_n, w.group_m, &gm, &t->tn);
+        t->tm = gm * CL + w.rank;
+        t->rows = w.rows;
+        t->group = 0;
+        return true;
+    }
+    __device__ __forceinline__ void enter_loads(Walk &, const GmTile &) const {}
+    __device__ __forceinline__ const tma_tensor *c_map(Walk &, const GmTile &, const tma_tensor *tc, bool) const {
+        return tc;
+    }
+};
+
 /* The block's pipeline for C = A * B^T on tiles of BM x Ops::BN, whatever fills the stages. Ops (a struct passed
  * to the kernel as a __grid_constant__ parameter) says where the operands come from:
  *     static constexpr uint32_t BN;            the tile width (256, 192, 128 or 64)
@@ -532,12 +579,21 @@ static __device__ __forceinline__ void gm_split_reduce(const float4 *mine, uint3
  *     const tma_box_info &a_box() const, &b_box() const;   the boxes that fill a stage (wgmma descriptors)
  *     uint32_t tx_bytes(int cl) const;         what one stage's loads deliver into a block
  *     void prefetch() const;                   prefetch the maps
- *     template <int CL> void load(uint8_t *sa, uint8_t *sb, uint64_t *bar, uint32_t kb, uint32_t tm,
- *                                 uint32_t tn, uint32_t rank) const;
- *                                              issue stage kb of tile (tm, tn): A's BM rows into sa, B's rows into
- *                                              sb (with CL = 2, this block's half of them, multicast to both)
+ *     template <int CL> void load(uint8_t *sa, uint8_t *sb, uint64_t *bar, uint32_t kb, const GmTile &t,
+ *                                 uint32_t rank) const;
+ *                                              issue stage kb of tile t: A's BM rows into sa, B's rows into sb
+ *                                              (with CL = 2, this block's half of them, multicast to both)
+ *     the tiles, and where each is stored (GmDenseTiles for one product; the grouped GEMM's its own):
+ *     Walk; DEPENDENT_LAUNCH (wait for the grid before, programmatic serialization, before reading global memory);
+ *     template <int CL, uint32_t TBN> static Walk walk(M, N, group_m, worker, rank);
+ *     template <bool SPLIT, int CL> bool next(Walk &, const gm_sched &, gm_segment *, GmTile *) const;
+ *                                              the worker's next segment of stages and its tile
+ *     void enter_loads(Walk &, const GmTile &) const;   before the producer's loads of a tile (a group's maps)
+ *     const tma_tensor *c_map(Walk &, const GmTile &, const tma_tensor *tc, bool issuer) const;
+ *                                              the map the epilogue stores tile t through (tc, or a group's)
  * The GEMM's Ops reads A and B through tiled maps (gemm.cu); the convolution's gathers A through an im2col map
- * (conv.cu). Everything else is this one kernel.
+ * (conv.cu); the grouped GEMM's reads each group's maps, built on the device (grouped_gemm.cu). Everything else is
+ * this one kernel.
  *
  * CL = 1: one block per tile. CL = 2: clusters of two blocks on vertically adjacent tiles (tile rows
  * 2 * i and 2 * i + 1, same tile column) that share B: each block loads its own A box and one half (BN / 2
@@ -584,9 +640,6 @@ __global__ void __launch_bounds__(THREADS, 1)
 #endif
     const uint32_t rank = CL == 2 ? tma_cluster_ctarank() : 0u;
     const uint32_t cluster_id = blockIdx.x / CL;
-    const uint32_t tiles_m = (M + BM - 1) / BM, tiles_n = (N + TBN - 1) / TBN;
-    const uint32_t groups_m = (tiles_m + CL - 1) / CL; /* cluster tile rows */
-    group_m = group_m / CL > 0 ? group_m / CL : 1u; /* in cluster tile rows */
 
     if (threadIdx.x == 0) {
         for (uint32_t s = 0; s < NSTAGES; s++) {
@@ -597,6 +650,8 @@ __global__ void __launch_bounds__(THREADS, 1)
         tma_mbar_init(&fixup[1], 1);
         tma_fence_mbar_init();
     }
+    if (Ops::DEPENDENT_LAUNCH)
+        tma_grid_dependency_wait(); /* nothing in global memory is read before the grid before has finished */
     if (CL == 2) {
         tma_cluster_arrive(); /* the peer's barriers are initialised before any multicast or remote arrive */
         tma_cluster_wait();
@@ -611,17 +666,15 @@ __global__ void __launch_bounds__(THREADS, 1)
             ops.prefetch();
             const uint32_t tx = ops.tx_bytes(CL);
             uint32_t s = 0, phase = 0;
-            uint32_t cursor = 0;
+            typename Ops::Walk walk = Ops::template walk<CL, TBN>(M, N, group_m, cluster_id, rank);
             gm_segment seg;
-            while (gm_segment_of<SPLIT>(&sched, cluster_id, &cursor, &seg)) {
-                uint32_t gm, tn;
-                gm_tile_of(seg.unit, groups_m, tiles_n, group_m, &gm, &tn);
-                const uint32_t tm = gm * CL + rank;
+            GmTile t;
+            while (ops.template next<SPLIT, CL>(walk, sched, &seg, &t)) {
+                ops.enter_loads(walk, t);
                 for (uint32_t kb = seg.kb0; kb < seg.kb1; kb++) {
                     tma_mbar_wait_quiet(&empty[s], phase ^ 1u); /* a fresh barrier passes parity 1 at once */
                     tma_mbar_arrive_expect_tx(&full[s], tx);
-                    ops.template load<CL>(sa + s * Shape::A_BYTES, sb + s * Shape::B_BYTES, &full[s], kb, tm, tn,
-                                          rank);
+                    ops.template load<CL>(sa + s * Shape::A_BYTES, sb + s * Shape::B_BYTES, &full[s], kb, t, rank);
                     if (++s == NSTAGES) {
                         s = 0;
                         phase ^= 1u;
@@ -648,30 +701,29 @@ __global__ void __launch_bounds__(THREADS, 1)
         gm_stage0_descs(&ops.a_box(), &ops.b_box(), tma_smem_addr(sa), tma_smem_addr(sb), cw, &da0, &db0);
         uint32_t s = 0, phase = 0;
         uint32_t epi_next_buf = 0; /* the epilogue buffer of this warpgroup's next box (epi_first_buf) */
-        uint32_t cursor = 0;
+        typename Ops::Walk walk = Ops::template walk<CL, TBN>(M, N, group_m, cluster_id, rank);
         gm_segment seg;
-        while (gm_segment_of<SPLIT>(&sched, cluster_id, &cursor, &seg)) {
+        GmTile t;
+        while (ops.template next<SPLIT, CL>(walk, sched, &seg, &t)) {
             gm_mainloop<CL>(acc, da0, db0, full, empty, seg.kb1 - seg.kb0, s, phase, lane == 0);
             GM_TR(1);
-            uint32_t gm, tn;
-            gm_tile_of(seg.unit, groups_m, tiles_n, group_m, &gm, &tn);
-            const uint32_t tm = gm * CL + rank; /* may be past the last tile row: loads filled zeros, no store */
-            const uint32_t row0 = tm * BM + cw * 64u, col0 = tn * TBN;
+            /* t.tm may be past the last tile row (a cluster's second): loads filled zeros, nothing is stored */
+            const uint32_t row0 = t.tm * BM + cw * 64u, col0 = t.tn * TBN;
             constexpr uint32_t REGION = NSTAGES * (Shape::A_BYTES + Shape::B_BYTES) / 2u; /* a warpgroup's half */
             if (SPLIT) { /* gm_sched_split: this block's one segment is part blockIdx.x % split of its unit, and the
                             unit's blocks are its cluster */
                 tma_named_barrier_sync(3, 256); /* both warpgroups past their last wgmma: the stages are free */
                 float4 *mine = (float4 *)(base + cw * REGION);
-                const uint32_t t = threadIdx.x % 128u;
+                const uint32_t me = threadIdx.x % 128u;
 #pragma unroll
                 for (uint32_t j = 0; j < TBN / 8u; j++)
-                    mine[j * 128u + t] = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+                    mine[j * 128u + me] = make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
                 tma_cluster_arrive(); /* every part's partial tile in its block (the producers arrive too) */
                 tma_cluster_wait();
                 GM_TR(7);
-                if (row0 < M) /* no_store: every row clipped */
+                if (row0 < t.rows) /* no_store: every row clipped */
                     gm_split_reduce<CT, OutT, TBN / 2u>(mine, sched.split, blockIdx.x % sched.split, c,
-                                                        no_store ? 0u : M, N, row0, col0,
+                                                        no_store ? 0u : t.rows, N, row0, col0,
                                                         se + cw * EPI_BUFS * EPI_BYTES, 1u + cw);
                 GM_TR(8);
                 tma_cluster_arrive(); /* no block leaves while the others read its partial tile */
@@ -682,7 +734,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                 /* a block's slot: partial tiles of this warpgroup's 64 rows (TBN / 2 float4 per thread) */
                 constexpr uint32_t HALF = TBN / 8u * 128u;
                 if (seg.kb0 > 0) { /* a helper: its part, then on to its next segment */
-                    if (row0 < M)
+                    if (row0 < t.rows)
                         gm_store_partial(acc, partials.slots + (2u * blockIdx.x + cw) * HALF,
                                          partials.flags + 2u * blockIdx.x + cw, 1u + cw);
                     GM_TR(2);
@@ -693,21 +745,25 @@ __global__ void __launch_bounds__(THREADS, 1)
                  * its half of them. */
                 tma_named_barrier_sync(3, 256);
                 GM_TR(3);
-                if (row0 < M)
+                if (row0 < t.rows)
                     gm_add_partials<TBN / 2u, REGION>(acc, sched, seg.unit, partials, rank, cw, CL,
                                                       base + cw * REGION, &fixup[cw], 1u + cw);
             }
             GM_TR(4);
-            if (row0 >= M)
-                continue; /* a cluster's second tile row past the end of C */
-            if (TMA_EPI && CT)
-                epilogue_tma_t(acc, &tc, se + cw * EPI_BUFS * EPI_BYTES, row0, col0, 1u + cw, issuer, no_store != 0,
-                               epi_next_buf);
-            else if (TMA_EPI)
-                epilogue_tma<OutT>(acc, &tc, se + cw * EPI_BUFS * EPI_BYTES, row0, col0, 1u + cw, issuer,
+            if (row0 >= t.rows)
+                continue; /* all of this warpgroup's rows past the end of C (a cluster's second tile row, a group's
+                             last tile) */
+            if (TMA_EPI) {
+                const tma_tensor *map = ops.c_map(walk, t, &tc, issuer);
+                if (CT)
+                    epilogue_tma_t(acc, map, se + cw * EPI_BUFS * EPI_BYTES, row0, col0, 1u + cw, issuer,
                                    no_store != 0, epi_next_buf);
-            else if (!no_store)
-                epilogue_direct<CT>(acc, c, (int)M, (int)N, row0, col0);
+                else
+                    epilogue_tma<OutT>(acc, map, se + cw * EPI_BUFS * EPI_BYTES, row0, col0, 1u + cw, issuer,
+                                       no_store != 0, epi_next_buf);
+            } else if (!no_store) {
+                epilogue_direct<CT>(acc, c, (int)t.rows, (int)N, row0, col0);
+            }
         }
         GM_TR(5);
         if (TMA_EPI && issuer)

@@ -6,13 +6,9 @@
  *      templates (the address and the rows: gg_group_edits) in a shared-memory builder, checks them against every
  *      rule of rules.h (tma_map_check, in any build; a bad group is recorded for tma_grouped_gemm_check and marked
  *      skipped) and publishes them (tensormap.cp_fenceproxy, release) into the plan's map table in global memory.
- *   2. gg_kernel: the dense GEMM's block (gemm.cu, gemm_device.cuh): warpgroup 0 produces, warpgroups 1 and 2
- *      consume 128 x 256 output tiles with wgmma, a ring of TMA_GEMM_STAGES stages, the TMA-store epilogue; no
- *      clusters. Units number the tiles of group 0, then group 1, ... (grouped_tiles.h); block b takes units b,
- *      b + grid, ..., skipping the groups the build refused. The producer and the consumers walk this schedule
- *      each (gg_next_tile: a few loads of the M_g per change of group), so nothing but the stages passes between
- *      them. The producer acquires a group's maps of A and B before its first load through them; each consumer
- *      warpgroup's store issuer acquires the map of C before its first store.
+ *   2. gg_kernel: the one pipeline of the GEMMs and the convolution (gm_pipeline_kernel, gemm_device.cuh) on
+ *      128 x 256 tiles, no clusters, the TMA-store epilogue, with the grouped GEMM's operands and tile walk
+ *      (GroupedOps, below): units number the tiles of group 0, then group 1, ... (grouped_tiles.h).
  * Why a table built once per run, not maps rebuilt in the GEMM's producer when a block moves to another group
  * (measured on an H200, docs/GROUPED_GEMM.md): with the rules checked in a producer held to 40 registers, each
  * rebuild stalled the producer ~30 us (every block rebuilt up to ~70 times a run: a third of the time at 65,536
@@ -28,12 +24,6 @@
 #include "tma/tensormap.cuh"
 
 namespace {
-/* A tile of the schedule. */
-struct gg_tile {
-    uint32_t group, tm, tn;
-    int32_t rows; /* M_g */
-};
-
 /* The kernels' parameters (one struct: under the 4 KiB parameter limit). */
 struct gg_params {
     tma_tensor tmpl[GG_MAPS];
@@ -42,7 +32,7 @@ struct gg_params {
     const void *const *b;
     void *const *c;
     const int32_t *m;
-    uint32_t groups, n, k, group_m;
+    uint32_t groups, n, k;
     tma_tensor *maps; /* groups x GG_MAPS: the map table */
     int32_t *ok;      /* groups: 1 where the group's maps are valid (or it has no rows) */
     gg_error *error;
@@ -127,108 +117,81 @@ __global__ void __launch_bounds__(32 * BUILD_WARPS) gg_build_kernel(const __grid
         gg_build_group(p, g, builders[warp]);
 }
 
-/* This block's next tile whose group has valid maps, from unit *u on (units *u, *u + gridDim.x, ...; *u is left at
- * the tile's unit). The producer and the consumers walk the same schedule with their own cursors. @return false
- * past the last tile */
-static __device__ bool gg_next_tile(const gg_params &p, gg_cursor *c, uint64_t *u, uint32_t tiles_n, gg_tile *t) {
-    for (;; *u += gridDim.x) {
-        if (!gg_locate(c, *u, p.m, p.groups, tiles_n, p.group_m, &t->group, &t->tm, &t->tn))
-            return false;
-        if (p.ok[t->group]) { /* else recorded by gg_build_kernel: the group's tiles are skipped */
-            t->rows = p.m[t->group];
-            return true;
-        }
+/* The grouped GEMM's operands and tiles for gm_pipeline_kernel (gemm_device.cuh): units number the tiles of group 0,
+ * then group 1, ... (gg_locate); block b takes units b, b + grid, ..., skipping the groups the build refused. The
+ * producer and the consumers walk this schedule each (a few loads of the M_g per change of group), so nothing but
+ * the stages passes between them. Every group's maps are the map table's, built by gg_build_kernel: the producer
+ * acquires a group's maps of A and B before its first load through them, each consumer warpgroup's store issuer the
+ * map of C before its first store. */
+struct GroupedOps {
+    static constexpr uint32_t BN = ::BN;
+    static constexpr bool C_TRANSPOSED = false;
+    static constexpr bool DEPENDENT_LAUNCH = true; /* launched while gg_build_kernel may still run */
+    gg_params p;
+    __device__ uint32_t rows() const { return 0u; } /* per group: GmTile.rows */
+    __device__ uint32_t cols() const { return p.n; }
+    __device__ const tma_box_info &a_box() const { return p.tmpl[GG_MAP_A].box; }
+    __device__ const tma_box_info &b_box() const { return p.tmpl[GG_MAP_B].box; }
+    __device__ uint32_t tx_bytes(int) const { return p.tmpl[GG_MAP_A].box.tx_bytes + p.tmpl[GG_MAP_B].box.tx_bytes; }
+    __device__ void prefetch() const {} /* the maps are the table's, group by group */
+    __device__ const tma_tensor *map(uint32_t group, uint32_t which) const {
+        return &p.maps[(size_t)group * GG_MAPS + which];
     }
-}
 
-/* The producer warp: load the stages of this block's tiles through each group's maps. */
-static __device__ void gg_produce(const gg_params &p, uint8_t *sa, uint8_t *sb, uint64_t *full, uint64_t *empty) {
-    const uint32_t lane = threadIdx.x % 32u;
-    const uint32_t tiles_n = (p.n + BN - 1u) / BN, nk = (p.k + BK - 1u) / BK;
-    const uint32_t tx = p.tmpl[GG_MAP_A].box.tx_bytes + p.tmpl[GG_MAP_B].box.tx_bytes; /* every group's box */
-    gg_cursor cursor = {0u, 0u};
-    gg_tile t;
-    uint32_t s = 0, phase = 0, acquired = 0xffffffffu;
-    for (uint64_t u = blockIdx.x; gg_next_tile(p, &cursor, &u, tiles_n, &t); u += gridDim.x) {
-        const tma_tensor *ta = &p.maps[(size_t)t.group * GG_MAPS + GG_MAP_A], *tb = ta + (GG_MAP_B - GG_MAP_A);
-        if (lane == 0 && t.group != acquired) {
-            tma_map_acquire(&ta->map); /* built by gg_build_kernel: this run's maps, not a cached older one */
-            tma_map_acquire(&tb->map);
-        }
-        acquired = t.group;
-        for (uint32_t kb = 0; kb < nk; kb++) {
-            tma_mbar_wait_quiet(&empty[s], phase ^ 1u); /* a fresh barrier passes parity 1 at once */
-            if (lane == 0) {
-                tma_mbar_arrive_expect_tx(&full[s], tx);
-                tma_load_2d(sa + s * A_BYTES, ta, &full[s], (int32_t)(kb * BK), (int32_t)(t.tm * BM));
-                tma_load_2d(sb + s * B_BYTES, tb, &full[s], (int32_t)(kb * BK), (int32_t)(t.tn * BN));
-            }
-            if (++s == STAGES) {
-                s = 0;
-                phase ^= 1u;
-            }
-        }
+    struct Walk {
+        gg_cursor cursor;
+        uint64_t u;        /* the current unit */
+        uint32_t acquired; /* the group whose maps this thread acquired last */
+        uint32_t group_m;
+    };
+    template <int CL, uint32_t TBN>
+    static __device__ Walk walk(uint32_t, uint32_t, uint32_t group_m, uint32_t, uint32_t) {
+        static_assert(CL == 1, "the grouped GEMM runs without clusters");
+        Walk w;
+        w.cursor.group = 0u, w.cursor.first = 0u;
+        w.u = (uint64_t)blockIdx.x - gridDim.x; /* next() steps to blockIdx.x first (unsigned: modulo 2^64) */
+        w.acquired = 0xffffffffu;
+        w.group_m = group_m;
+        return w;
     }
-}
-
-/* A consumer warpgroup (cw = 0, 1: rows 64 * cw of each tile): the same tiles, in the same order. */
-static __device__ void gg_consume(const gg_params &p, uint8_t *sa, uint8_t *sb, uint8_t *se, uint64_t *full,
-                                  uint64_t *empty, uint32_t cw) {
-    const uint32_t lane = threadIdx.x % 32u, nk = (p.k + BK - 1u) / BK, tiles_n = (p.n + BN - 1u) / BN;
-    const bool issuer = threadIdx.x % 128u == 0; /* issues this warpgroup's epilogue stores */
-    float acc[128];
-    uint64_t da0, db0;
-    gm_stage0_descs(&p.tmpl[GG_MAP_A].box, &p.tmpl[GG_MAP_B].box, tma_smem_addr(sa), tma_smem_addr(sb), cw, &da0,
-                    &db0);
-    gg_cursor cursor = {0u, 0u};
-    gg_tile t;
-    uint32_t s = 0, phase = 0, acquired = 0xffffffffu;
-    uint32_t epi_next_buf = 0; /* epi_first_buf's: 128 x 256 bf16 tiles are 4 boxes, so it stays 0 */
-    for (uint64_t u = blockIdx.x; gg_next_tile(p, &cursor, &u, tiles_n, &t); u += gridDim.x) {
-        gm_mainloop<1>(acc, da0, db0, full, empty, nk, s, phase, lane == 0);
-        const uint32_t row0 = t.tm * BM + cw * 64u;
-        if (row0 >= (uint32_t)t.rows)
-            continue; /* all of this warpgroup's rows are past M_g (uniform in the warpgroup) */
-        const tma_tensor *tc = &p.maps[(size_t)t.group * GG_MAPS + GG_MAP_C];
-        if (issuer && t.group != acquired)
+    /* This block's next tile whose group has valid maps (units u, u + gridDim.x, ...): the whole of its K. */
+    template <bool SPLIT, int CL>
+    __device__ bool next(Walk &w, const gm_sched &, gm_segment *seg, GmTile *t) const {
+        const uint32_t tiles_n = (p.n + BN - 1u) / BN;
+        for (w.u += gridDim.x;; w.u += gridDim.x) {
+            if (!gg_locate(&w.cursor, w.u, p.m, p.groups, tiles_n, w.group_m, &t->group, &t->tm, &t->tn))
+                return false;
+            if (p.ok[t->group]) /* else recorded by gg_build_kernel: the group's tiles are skipped */
+                break;
+        }
+        t->rows = (uint32_t)p.m[t->group];
+        seg->unit = (uint32_t)w.u, seg->kb0 = 0u, seg->kb1 = (p.k + BK - 1u) / BK;
+        return true;
+    }
+    __device__ void enter_loads(Walk &w, const GmTile &t) const {
+        if (t.group != w.acquired) {
+            tma_map_acquire(&map(t.group, GG_MAP_A)->map); /* this run's maps, not a cached older one */
+            tma_map_acquire(&map(t.group, GG_MAP_B)->map);
+        }
+        w.acquired = t.group;
+    }
+    template <int CL>
+    __device__ void load(uint8_t *sa, uint8_t *sb, uint64_t *bar, uint32_t kb, const GmTile &t, uint32_t) const {
+        tma_load_2d(sa, map(t.group, GG_MAP_A), bar, (int32_t)(kb * BK), (int32_t)(t.tm * BM));
+        tma_load_2d(sb, map(t.group, GG_MAP_B), bar, (int32_t)(kb * BK), (int32_t)(t.tn * BN));
+    }
+    __device__ const tma_tensor *c_map(Walk &w, const GmTile &t, const tma_tensor *, bool issuer) const {
+        const tma_tensor *tc = map(t.group, GG_MAP_C);
+        if (issuer && t.group != w.acquired)
             tma_map_acquire(&tc->map);
-        acquired = t.group;
-        epilogue_tma<__nv_bfloat16>(acc, tc, se + cw * EPI_BUFS * EPI_BYTES, row0, t.tn * BN, 1u + cw, issuer,
-                                    false, epi_next_buf);
+        w.acquired = t.group;
+        return tc;
     }
-    if (issuer)
-        tma_store_wait<0>(); /* the block's shared memory stays until the last store has read it */
-}
+};
 
-__global__ void __launch_bounds__(THREADS, 1) gg_kernel(const __grid_constant__ gg_params p) {
-    extern __shared__ uint8_t dyn[];
-    uint8_t *base = dyn + ((1024u - tma_smem_addr(dyn) % 1024u) % 1024u);
-    uint8_t *sa = base;
-    uint8_t *sb = base + STAGES * A_BYTES;
-    uint8_t *se = sb + STAGES * B_BYTES;
-    uint64_t *full = (uint64_t *)(se + 2u * EPI_BUFS * EPI_BYTES);
-    uint64_t *empty = full + STAGES;
-    const uint32_t wg = threadIdx.x / 128u;
-    if (threadIdx.x == 0) {
-        for (uint32_t s = 0; s < STAGES; s++) {
-            tma_mbar_init(&full[s], 1);
-            tma_mbar_init(&empty[s], CONSUMER_WARPS);
-        }
-        tma_fence_mbar_init();
-    }
-    /* Launched while gg_build_kernel may still run: nothing in global memory is read before this (the M_g and the
-     * pointers may come from a kernel before it, the maps from it). */
-    tma_grid_dependency_wait();
-    __syncthreads();
-    if (wg == 0) {
-        tma_setmaxnreg_dec<40>();
-        if (threadIdx.x < 32u)
-            gg_produce(p, sa, sb, full, empty);
-    } else {
-        tma_setmaxnreg_inc<232>();
-        gg_consume(p, sa, sb, se, full, empty, wg - 1u);
-    }
-}
+/* The GEMM of the grouped GEMM: the one pipeline, 128 x 256 tiles, no clusters, the TMA-store epilogue. */
+static constexpr void (*gg_kernel)(GroupedOps, tma_tensor, __nv_bfloat16 *, uint32_t, uint32_t, gm_sched,
+                                   GmPartials) = gm_pipeline_kernel<GroupedOps, 1, true, __nv_bfloat16>;
 
 /* K == 0: every C_g is zero. Blocks stride over the groups, threads over a group's elements. */
 __global__ void gg_zero_kernel(void *const *c, const int32_t *m, uint32_t groups, uint32_t n) {
@@ -351,7 +314,6 @@ extern "C" tma_status tma_grouped_gemm_run(const tma_grouped_gemm_plan *p, tma_s
     }
     params.a = p->a, params.b = p->b, params.c = p->c, params.m = p->m;
     params.groups = (uint32_t)p->groups, params.n = (uint32_t)p->n, params.k = (uint32_t)p->k;
-    params.group_m = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
     params.maps = (tma_tensor *)p->workspace;
     params.ok = gg_ok_flags(p);
     params.error = gg_error_record(p);
@@ -373,7 +335,16 @@ extern "C" tma_status tma_grouped_gemm_run(const tma_grouped_gemm_plan *p, tma_s
     cfg.stream = s;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    st = kd_cuda(diag, cudaLaunchKernelEx(&cfg, gg_kernel, params), "tma_grouped_gemm kernel launch");
+    GroupedOps ops;
+    ops.p = params;
+    tma_tensor no_c; /* every tile's C map is its group's */
+    memset(&no_c, 0, sizeof no_c);
+    gm_sched sched; /* the walk is the grouped GEMM's own (GroupedOps::next) */
+    memset(&sched, 0, sizeof sched);
+    const uint32_t group_m = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
+    st = kd_cuda(diag, cudaLaunchKernelEx(&cfg, gg_kernel, ops, no_c, (__nv_bfloat16 *)NULL, group_m, 0u, sched,
+                                          GmPartials{}),
+                 "tma_grouped_gemm kernel launch");
     return st == TMA_OK ? kd_ok(diag) : st;
 }
 

@@ -47,8 +47,8 @@ TMA_HD int gg_locate(gg_cursor *c, uint64_t u, const int32_t *m, uint32_t groups
 }
 
 /** The template descriptors: A_g (rows x K, K-major; boxes of 64 K x 128 rows), B_g (N x K; 64 K x 256 rows) and
- *  C_g (rows x N; the epilogue's 64 rows x 64 columns), bf16, 128B swizzle. One row and a stand-in address
- *  (TMA_GLOBAL_ALIGN) until the kernel sets a group's. L2 promotion 256B, as the dense GEMM's. */
+ *  C_g (rows x N; the epilogue's 64 rows x 64 columns), bf16, 128B swizzle. Templates (TMA_DESC_TEMPLATE): one row
+ *  and no address until the kernel sets a group's. L2 promotion 256B, as the dense GEMM's. */
 static inline void gg_template_descs(uint32_t n, uint32_t k, tma_tiled_desc d[GG_MAPS]) { /* host */
     d[GG_MAP_A] = tma_desc_2d(TMA_DTYPE_BF16, NULL, 1u, k, (uint64_t)k * 2u, TMA_GEMM_BM, TMA_GEMM_BK,
                               TMA_SWIZZLE_128B);
