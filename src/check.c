@@ -1,5 +1,5 @@
-/* The host library's checks and footprints: the rules of tma/rules.h, their violations formatted into
- * tma_diag messages. No rule is written here; each lives, with its message, in rules.h. */
+/* The host library's checks and footprints: the rules of tma/detail/rules.h, their violations formatted into
+ * tma_diag messages. No rule is written here; each lives, with its message, in the rule table. */
 #include <string.h>
 
 #include "internal.h"
@@ -29,9 +29,9 @@ tma_tiled_desc tma_desc_2d(tma_dtype dtype, void *base, uint64_t rows, uint64_t 
 
 /* The whole message buffer is written (zeros after the text): no stale bytes reach a caller that copies it. */
 static void diag_of(const tma_violation *v, tma_diag *diag) {
-    diag->status = tma_rule_status((tma_rule)v->rule);
+    diag->status = tma_violation_status(v);
     memset(diag->message, 0, sizeof diag->message);
-    tma_rule_format(v, diag->message, sizeof diag->message);
+    tma_violation_format(v, diag->message, sizeof diag->message);
 }
 
 static tma_status diag_ok(tma_diag *diag) {

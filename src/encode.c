@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cuda.h> /* the driver's types, for the function pointer and the checks below; private to src/ */
 
@@ -65,7 +66,8 @@ static struct {
     encode_im2col_fn encode_im2col; /* NULL in a driver without it: tma_encode_im2col says so */
     error_name_fn error_name;
     CUresult init_result;
-    char why[sizeof(((tma_diag *)0)->message)]; /* why the driver is unusable, if it is */
+    tma_violation why;                          /* why the driver is unusable, if it is (a DRIVER_ rule) ... */
+    char detail[sizeof(((tma_diag *)0)->message)]; /* ... and the text it quotes: dlerror()'s, or the path */
 } driver = {.once = PTHREAD_ONCE_INIT};
 
 static void load_driver(void) {
@@ -74,10 +76,8 @@ static void load_driver(void) {
         path = "libcuda.so.1";
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (lib == NULL) {
-        snprintf(driver.why, sizeof driver.why,
-                 "cannot open the CUDA driver library (%s): install the NVIDIA driver, or point TMA_LIBCUDA at "
-                 "libcuda.so.1",
-                 dlerror()); /* dlerror names the path */
+        snprintf(driver.detail, sizeof driver.detail, "%s", dlerror()); /* dlerror names the path */
+        driver.why = tma_violation_of(TMA_RULE_DRIVER_OPEN, TMA_RULE_ARGS(tma_arg_s(driver.detail)));
         return;
     }
     init_fn init = (init_fn)dlsym(lib, "cuInit");
@@ -86,8 +86,8 @@ static void load_driver(void) {
     driver.encode_im2col = (encode_im2col_fn)dlsym(lib, "cuTensorMapEncodeIm2col");
     if (init == NULL || driver.encode == NULL) {
         driver.encode = NULL;
-        snprintf(driver.why, sizeof driver.why,
-                 "%s has no cuTensorMapEncodeTiled: TMA needs a driver for CUDA 12.0 or newer", path);
+        snprintf(driver.detail, sizeof driver.detail, "%s", path);
+        driver.why = tma_violation_of(TMA_RULE_DRIVER_MISSING, TMA_RULE_ARGS(tma_arg_s(driver.detail)));
         return;
     }
     driver.init_result = init(0);
@@ -103,24 +103,25 @@ static const char *cu_error_name(CUresult r, char *buf, size_t n) {
     return buf;
 }
 
-static tma_status fail(tma_diag *diag, tma_status status, const char *message) {
+/* A refusal of the encoder: the rule's status, and its message in diag (optional). */
+static tma_status fail(tma_diag *diag, tma_violation v) {
     if (diag) {
-        diag->status = status;
-        snprintf(diag->message, sizeof diag->message, "%s", message);
+        memset(diag, 0, sizeof *diag); /* no stale bytes after the text, as check.c's diagnostics */
+        diag->status = tma_violation_status(&v);
+        tma_violation_format(&v, diag->message, sizeof diag->message);
     }
-    return status;
+    return tma_violation_status(&v);
 }
 
 /* The driver loaded and initialised, or the reason it is not. */
 static tma_status driver_ready(tma_diag *diag) {
     pthread_once(&driver.once, load_driver);
     if (driver.encode == NULL)
-        return fail(diag, TMA_ERR_NO_DRIVER, driver.why);
+        return fail(diag, driver.why);
     if (driver.init_result != CUDA_SUCCESS) {
-        char msg[sizeof diag->message], name[64];
-        snprintf(msg, sizeof msg, "cuInit(0) failed with %s: is an NVIDIA GPU present and its driver loaded?",
-                 cu_error_name(driver.init_result, name, sizeof name));
-        return fail(diag, TMA_ERR_DRIVER, msg);
+        char name[64];
+        const char *error = cu_error_name(driver.init_result, name, sizeof name);
+        return fail(diag, tma_violation_of(TMA_RULE_DRIVER_INIT, TMA_RULE_ARGS(tma_arg_s(error))));
     }
     return TMA_OK;
 }
@@ -131,19 +132,17 @@ static tma_status encode_prologue(const struct CUtensorMap_st *map, tma_status c
     if (check_status != TMA_OK)
         return check_status;
     if ((uintptr_t)map % TMA_MAP_ALIGN != 0)
-        return fail(diag, TMA_ERR_MAP_ALIGN,
-                    "map is not 64-byte aligned: declare it as a CUtensorMap (its type carries the alignment) "
-                    "instead of casting a byte buffer");
+        return fail(diag, tma_violation_of(TMA_RULE_ENCODE_MAP_ALIGN, TMA_RULE_ARGS(tma_arg_u(TMA_MAP_ALIGN))));
     return driver_ready(diag);
 }
 
-/* The driver's answer to a descriptor libtma accepted; `why` ends the message of a refusal. */
-static tma_status encode_result(CUresult r, const char *function, const char *why, tma_diag *diag) {
+/* The driver's answer to a descriptor libtma accepted; `refused` is the rule of a refusal (DRIVER_REFUSED, or the
+ * template's DRIVER_REFUSED_NULL_TEMPLATE). */
+static tma_status encode_result(CUresult r, const char *function, tma_rule refused, tma_diag *diag) {
     if (r != CUDA_SUCCESS) {
-        char msg[sizeof diag->message], name[64];
-        snprintf(msg, sizeof msg, "%s returned %s for a descriptor libtma accepted: %s", function,
-                 cu_error_name(r, name, sizeof name), why);
-        return fail(diag, TMA_ERR_DRIVER, msg);
+        char name[64];
+        const char *error = cu_error_name(r, name, sizeof name);
+        return fail(diag, tma_violation_of((uint32_t)refused, TMA_RULE_ARGS(tma_arg_s(function), tma_arg_s(error))));
     }
     if (diag)
         *diag = (tma_diag){TMA_OK, ""};
@@ -152,7 +151,7 @@ static tma_status encode_result(CUresult r, const char *function, const char *wh
 
 tma_status tma_encode_tiled(struct CUtensorMap_st *map, const tma_tiled_desc *d, tma_diag *diag) {
     if (map == NULL)
-        return fail(diag, TMA_ERR_NULL_ARG, "map = NULL: pass the address of a CUtensorMap");
+        return fail(diag, tma_violation_of(TMA_RULE_ENCODE_NULL_MAP, TMA_RULE_ARGS(tma_arg_u(0))));
     tma_status st = encode_prologue(map, tma_check_tiled(d, diag), diag);
     if (st != TMA_OK)
         return st;
@@ -173,10 +172,7 @@ tma_status tma_encode_tiled(struct CUtensorMap_st *map, const tma_tiled_desc *d,
      * ones refuse it, and gives its templates a stand-in address there (gpu_driver compares both encodings). */
     const int null_template = d->global_address == NULL && (d->flags & TMA_DESC_TEMPLATE);
     return encode_result(r, "cuTensorMapEncodeTiled",
-                         null_template ? "a template with a NULL address, which drivers before CUDA 12.6 refuse: give "
-                                         "the template a stand-in address (any multiple of 16; the kernel replaces it)"
-                                       : "please report it with the descriptor",
-                         diag);
+                         null_template ? TMA_RULE_DRIVER_REFUSED_NULL_TEMPLATE : TMA_RULE_DRIVER_REFUSED, diag);
 }
 
 tma_box_info tma_box_info_of(const tma_tiled_desc *d) {
@@ -186,7 +182,7 @@ tma_box_info tma_box_info_of(const tma_tiled_desc *d) {
 
 tma_status tma_tensor_make(tma_tensor *t, const tma_tiled_desc *d, tma_diag *diag) {
     if (t == NULL)
-        return fail(diag, TMA_ERR_NULL_ARG, "tensor = NULL: pass the address of a tma_tensor");
+        return fail(diag, tma_violation_of(TMA_RULE_ENCODE_NULL_TENSOR, TMA_RULE_ARGS(tma_arg_u(0))));
     tma_status st = tma_encode_tiled((struct CUtensorMap_st *)(void *)&t->map, d, diag);
     if (st == TMA_OK)
         t->box = tma_box_info_of(d);
@@ -195,12 +191,12 @@ tma_status tma_tensor_make(tma_tensor *t, const tma_tiled_desc *d, tma_diag *dia
 
 tma_status tma_encode_im2col(struct CUtensorMap_st *map, const tma_im2col_desc *d, tma_diag *diag) {
     if (map == NULL)
-        return fail(diag, TMA_ERR_NULL_ARG, "map = NULL: pass the address of a CUtensorMap");
+        return fail(diag, tma_violation_of(TMA_RULE_ENCODE_NULL_MAP, TMA_RULE_ARGS(tma_arg_u(0))));
     tma_status st = encode_prologue(map, tma_check_im2col(d, diag), diag);
     if (st != TMA_OK)
         return st;
     if (driver.encode_im2col == NULL)
-        return fail(diag, TMA_ERR_NO_DRIVER, "the CUDA driver has no cuTensorMapEncodeIm2col: update the driver");
+        return fail(diag, tma_violation_of(TMA_RULE_DRIVER_NO_IM2COL, TMA_RULE_ARGS(tma_arg_u(0))));
 
     cuuint64_t gdim[5], gstride[4];
     cuuint32_t estride[5];
@@ -219,7 +215,7 @@ tma_status tma_encode_im2col(struct CUtensorMap_st *map, const tma_im2col_desc *
                                       gdim, gstride, lower, upper, d->channels_per_pixel, d->pixels_per_column,
                                       estride, (CUtensorMapInterleave)d->interleave, (CUtensorMapSwizzle)d->swizzle,
                                       (CUtensorMapL2promotion)d->l2_promotion, (CUtensorMapFloatOOBfill)d->oob_fill);
-    return encode_result(r, "cuTensorMapEncodeIm2col", "please report it with the descriptor", diag);
+    return encode_result(r, "cuTensorMapEncodeIm2col", TMA_RULE_DRIVER_REFUSED, diag);
 }
 
 tma_box_info tma_im2col_box_info_of(const tma_im2col_desc *d) {
@@ -229,7 +225,7 @@ tma_box_info tma_im2col_box_info_of(const tma_im2col_desc *d) {
 
 tma_status tma_tensor_make_im2col(tma_tensor *t, const tma_im2col_desc *d, tma_diag *diag) {
     if (t == NULL)
-        return fail(diag, TMA_ERR_NULL_ARG, "tensor = NULL: pass the address of a tma_tensor");
+        return fail(diag, tma_violation_of(TMA_RULE_ENCODE_NULL_TENSOR, TMA_RULE_ARGS(tma_arg_u(0))));
     tma_status st = tma_encode_im2col((struct CUtensorMap_st *)(void *)&t->map, d, diag);
     if (st == TMA_OK)
         t->box = tma_im2col_box_info_of(d);

@@ -1,5 +1,6 @@
 /* libtma private helpers shared by the library's translation units. Never installed.
- * The rules and the quantities derived from a descriptor are public and header-only (tma/rules.h). */
+ * The rules and the quantities derived from a descriptor are header-only, for host and device: their public part in
+ * tma/rules.h, the machinery (the rule table, the predicates, the formatter) in tma/detail/rules.h. */
 #ifndef TMA_INTERNAL_H
 #define TMA_INTERNAL_H
 
@@ -7,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tma/detail/rules.h"
 #include "tma/tma.h"
 
 /* The descriptor's rules, then (if they pass) one copy's: a load, or a store when `store`, to or from
@@ -24,6 +26,12 @@ static inline tma_status tma_rules_tiled_copy_(const tma_tiled_desc *d, const in
         return s->first;
     const tma_copy_facts facts = tma_rule_copy_facts(d);
     return tma_rules_copy(&facts, d->rank, coord, smem_addr, store, s);
+}
+
+/* The model's buffer rule (MODEL_SMEM_BOUNDS): `need` bytes at `offset` lie inside the smem_bytes the caller's buffer
+ * holds, and below 2^32 (shared addresses are 32-bit). */
+static inline bool tma_model_fits_(uint64_t offset, uint64_t need, size_t smem_bytes) {
+    return offset <= smem_bytes && need <= smem_bytes - offset && offset + need <= UINT32_MAX;
 }
 
 /* An im2col descriptor's rules, then (if they pass) one load's at shared address smem_addr (~0u: not known). */

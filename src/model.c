@@ -45,8 +45,8 @@ static tma_status prepare(box_walk *w, const tma_tiled_desc *d, const int32_t co
     if (store && d->interleave != TMA_INTERLEAVE_NONE) /* loads are modelled and proven; stores are not measured */
         return tma_rule_status(TMA_RULE_MODEL_INTERLEAVE);
     const uint64_t need = tma_rule_box_smem_bytes(d);
-    if (offset > smem_bytes || need > smem_bytes - offset || (uint64_t)offset + need > UINT32_MAX)
-        return tma_rule_status(TMA_RULE_MODEL_SMEM_BOUNDS); /* shared addresses are 32-bit */
+    if (!tma_model_fits_(offset, need, smem_bytes))
+        return tma_rule_status(TMA_RULE_MODEL_SMEM_BOUNDS);
 
     w->d = d;
     w->esize = tma_rule_dtype_bytes(d->dtype);
@@ -79,8 +79,6 @@ static bool row_position(const box_walk *w, const int32_t coord[5], uint32_t row
     return inside;
 }
 
-static bool is_tf32(tma_dtype t) { return t == TMA_DTYPE_TF32 || t == TMA_DTYPE_TF32_FTZ; }
-
 /* TF32 conversion on load: round to nearest even at bit 13; NaN -> 0x7FFFE000 (measured). */
 static uint32_t tf32_round(uint32_t bits) {
     if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu) != 0)
@@ -104,7 +102,7 @@ static void fill_oob(uint8_t *dst, tma_oob_fill fill, uint32_t esize) {
 static void load_value(uint8_t *dst, const uint8_t *src, tma_dtype dtype, tma_oob_fill fill, uint32_t esize) {
     if (src == NULL) {
         fill_oob(dst, fill, esize);
-    } else if (is_tf32(dtype)) {
+    } else if (tma_rule_dtype_is_tf32(dtype)) {
         uint32_t bits;
         memcpy(&bits, src, 4);
         bits = tf32_round(bits);
@@ -387,7 +385,7 @@ static tma_status bulk_prepare(const char *what, const void *global, const void 
     tma_rule_sink s = tma_rule_sink_make(NULL, 0);
     if (tma_rules_bulk(what, (uint64_t)(uintptr_t)global, offset, bytes, &s) != TMA_OK)
         return s.first;
-    if (offset > smem_bytes || bytes > smem_bytes - offset)
+    if (!tma_model_fits_(offset, bytes, smem_bytes))
         return tma_rule_status(TMA_RULE_MODEL_SMEM_BOUNDS);
     return TMA_OK;
 }
@@ -450,8 +448,7 @@ static tma_status cluster_prepare(const char *what, void *dst, size_t dst_bytes,
     tma_rule_sink s = tma_rule_sink_make(NULL, 0);
     if (tma_rules_bulk_cluster(what, dst_offset, src_offset, bytes, 0, 1, &s) != TMA_OK)
         return s.first;
-    if (src_offset > src_bytes || bytes > src_bytes - src_offset || dst_offset > dst_bytes ||
-        bytes > dst_bytes - dst_offset)
+    if (!tma_model_fits_(src_offset, bytes, src_bytes) || !tma_model_fits_(dst_offset, bytes, dst_bytes))
         return tma_rule_status(TMA_RULE_MODEL_SMEM_BOUNDS);
     return TMA_OK;
 }
@@ -497,7 +494,7 @@ tma_status tma_model_load_im2col(const tma_im2col_desc *d, const int32_t coord[5
     if (d->interleave != TMA_INTERLEAVE_NONE)
         return tma_rule_status(TMA_RULE_MODEL_IM2COL_INTERLEAVE);
     const uint64_t need = tma_rule_im2col_smem_bytes(d);
-    if (dst_offset > smem_bytes || need > smem_bytes - dst_offset || (uint64_t)dst_offset + need > UINT32_MAX)
+    if (!tma_model_fits_(dst_offset, need, smem_bytes))
         return tma_rule_status(TMA_RULE_MODEL_SMEM_BOUNDS);
 
     const uint32_t rank = d->rank, last = rank - 1u, esize = tma_rule_dtype_bytes(d->dtype);

@@ -1,4 +1,6 @@
-/* Status names, descriptions and the version: the host library's exported forms of tma/rules.h's tables. */
+/* Status names, descriptions and the version: the host library's exported forms of the status table (types.h),
+ * through the device-usable lookups of tma/detail/rules.h. */
+#include "tma/detail/rules.h"
 #include "tma/tma.h"
 
 const char *tma_status_name(tma_status s) { return tma_rule_status_name(s); }

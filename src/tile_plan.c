@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "tma/detail/tile_plan.h"
 #include "tma/tile_plan.h"
 
 tma_status tma_tile_plan_make(const tma_tiled_desc *tile, const uint32_t max_box[5], tma_tile_plan *plan,
@@ -23,16 +24,12 @@ tma_status tma_model_load_tile_range(const tma_tile_plan *p, const int32_t origi
                                      void *smem, size_t smem_bytes, uint32_t dst_offset) {
     if (p == NULL || origin == NULL || smem == NULL)
         return TMA_ERR_NULL_ARG;
-    if (p->count == 0 || n == 0 || first > p->count || n > p->count - first)
-        return TMA_ERR_ARG;
-    if (dst_offset % TMA_SMEM_ALIGN != 0)
-        return TMA_ERR_SMEM_ALIGN;
-    /* The range's last image ends at dst + (n - 1) * stride + the box; the one-box model checks each again. */
-    const uint64_t end = (uint64_t)dst_offset + (uint64_t)(n - 1) * p->box_stride + p->box_smem_bytes;
-    if (end > smem_bytes || end > UINT32_MAX)
-        return TMA_ERR_SMEM_BOUNDS;
+    if (!tma_tile_range_valid_(p, first, n))
+        return tma_rule_status(TMA_RULE_TILE_RANGE);
 
-    /* Every copy's coordinates before any byte is written: a refused range leaves smem as it was. */
+    /* Every copy's rules before any byte is written: a refused range leaves smem as it was. Sub-box first + j is one
+     * copy of the one-box model, whose rules it meets here: its descriptor and coordinates, its shared address (the
+     * offset has the real address's low bits), its place in the buffer. */
     for (uint32_t j = 0; j < n; j++) {
         int32_t off[5], c[5];
         tma_tile_plan_box(p, first + j, off);
@@ -42,9 +39,12 @@ tma_status tma_model_load_tile_range(const tma_tile_plan *p, const int32_t origi
                 return TMA_ERR_ARG; /* the instruction's coordinates are 32-bit */
             c[d] = (int32_t)x;
         }
-        const tma_status st = tma_check_coords(&p->box_desc, c, NULL);
-        if (st != TMA_OK)
-            return st;
+        const uint64_t dst = (uint64_t)dst_offset + (uint64_t)j * p->box_stride;
+        tma_rule_sink s = tma_rule_sink_make(NULL, 0);
+        if (tma_rules_tiled_copy_(&p->box_desc, c, (uint32_t)dst, 0, &s) != TMA_OK) /* the low bits decide */
+            return s.first;
+        if (!tma_model_fits_(dst, p->box_smem_bytes, smem_bytes))
+            return tma_rule_status(TMA_RULE_MODEL_SMEM_BOUNDS);
     }
     for (uint32_t j = 0; j < n; j++) {
         int32_t c[5];

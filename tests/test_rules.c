@@ -1,9 +1,13 @@
-/* tma/rules.h: the rule table, the message formatter, the injectivity rule (strides in any order), the per-copy
- * rules, the independence of the checker's rules, and the public layout facts (version, tma_tensor).
+/* tma/rules.h and tma/detail/rules.h: the rule table, the message formatter, the injectivity rule (strides in any
+ * order), the per-copy rules, the independence of the checker's rules, the geometry helpers, and the public layout
+ * facts (version, tma_tensor).
  *
  *   rule_table  - every rule has a status and a message, and its message fits a tma_diag with the longest
- *                 values it can quote (so no message is ever cut).
- *   format      - placeholders, signed and hexadecimal values, dimension sets, truncation.
+ *                 values it can quote (so no message is ever cut); the public violation API says the same.
+ *   format      - placeholders, signed and hexadecimal values, dimension sets, boxes, truncation, a cause after
+ *                 a message, and a table of another layer's rules formatted by the same formatter.
+ *   geometry    - the box caps (tma_box_dim0_unit, tma_box_dim_max) and cluster masks (tma_cluster_mask_all)
+ *                 agree with the checkers they name.
  *   nesting     - the 3-D view of a row-major matrix {64, rows, cols / 64} with strides {pitch, 128} is accepted
  *                 and stored through; every order of a dense tensor's strides is; real overlaps are refused with
  *                 the two dimensions named and the likely mistake (a stride in elements, swapped dimensions);
@@ -25,6 +29,7 @@
 #include <criterion/logging.h>
 
 #include "desc_equal.h"
+#include "tma/detail/rules.h"
 #include "tma/tma.h"
 #include "test_seed.h"
 
@@ -43,11 +48,11 @@ static uint64_t seed_rng(const char *suite) { return rng_state = test_seed(suite
  * rule_table
  * ------------------------------------------------------------------------------------------- */
 
-/* Which placeholders of a rule's message are strings, dimension sets, or dimension indices (0..4) as the checkers
- * in rules.h fill them; the rest are numbers. */
+/* Which placeholders of a rule's message are strings, dimension sets, boxes, or dimension indices (0..4) as the
+ * checkers and the tile planner fill them; the rest are numbers. */
 static const struct {
     tma_rule rule;
-    uint32_t strings, dims, indices; /* bit k: placeholder {k} */
+    uint32_t strings, dims, indices, boxes; /* bit k: placeholder {k} */
 } arg_kinds[] = {
     {TMA_RULE_SWIZZLE_SM100, 1u << 0, 0, 0},
     {TMA_RULE_OOB_NAN_INTEGER, 1u << 0, 0, 0},
@@ -72,19 +77,30 @@ static const struct {
     {TMA_RULE_ADDRESS_NULL, 1u << 0, 0, 0},
     {TMA_RULE_STORE_OVERLAP, 1u << 0, 0, 0},
     {TMA_RULE_COPY_TEMPLATE, 1u << 0, 0, 0},
+    {TMA_RULE_TILE_INTERLEAVE, 1u << 0, 0, 0},
+    {TMA_RULE_TILE_DIM_ZERO, 0, 0, 1u << 0},
+    {TMA_RULE_TILE_ELEMENT_STRIDE, 0, 0, 1u << 0},
+    {TMA_RULE_TILE_INNER_BYTES, 1u << 1, 0, 0},
+    {TMA_RULE_TILE_MAX_BOX_INNER, 1u << 2, 0, 0},
+    {TMA_RULE_TILE_TOO_MANY, 0, 0, 1u << 0},
+    {TMA_RULE_TILE_BOX_DESC, 0, 0, 0, 1u << 0},
+    {TMA_RULE_TILE_MAP_MISMATCH, 0, 0, 1u << 0},
 };
 
 /* Rule r with the longest value of each kind in every placeholder: 20-character numbers, the longest string the
- * checkers pass, the longest set of dimensions, one-digit indices. */
+ * checkers pass, the longest set of dimensions, the widest box, one-digit indices. */
 static tma_violation worst_case(tma_rule r) {
+    static const uint32_t widest_box[5] = {4094, 4094, 4094, 4094, 4094};
     tma_violation v = {.rule = (uint32_t)r};
-    uint32_t strings = 0, dims = 0, indices = 0;
+    uint32_t strings = 0, dims = 0, indices = 0, boxes = 0;
     for (size_t i = 0; i < sizeof arg_kinds / sizeof arg_kinds[0]; i++)
         if (arg_kinds[i].rule == r)
-            strings = arg_kinds[i].strings, dims = arg_kinds[i].dims, indices = arg_kinds[i].indices;
+            strings = arg_kinds[i].strings, dims = arg_kinds[i].dims, indices = arg_kinds[i].indices,
+            boxes = arg_kinds[i].boxes;
     for (int k = 0; k < TMA_RULE_MAX_ARGS; k++)
         v.arg[k] = strings >> k & 1u   ? tma_arg_s(", a wider swizzle (TMA_SWIZZLE_128B),")
                    : dims >> k & 1u    ? tma_arg_dims(0x15)
+                   : boxes >> k & 1u   ? tma_arg_box(widest_box, 5)
                    : indices >> k & 1u ? tma_arg_u(4)
                                        : tma_arg_i(INT64_MIN);
     return v;
@@ -103,7 +119,13 @@ Test(rule_table, every_rule_has_a_status_and_a_message_that_fits) {
         const size_t n = tma_rule_format(&v, msg, sizeof msg);
         cr_expect_lt(n, sizeof msg, "rule %d (%s): the longest message is %zu characters, more than a tma_diag holds: %s",
                      r, tma_rule_status_name(st), n, msg);
+        /* the public names say the same */
+        char pub[TMA_DIAG_MESSAGE_BYTES];
+        cr_expect_eq(tma_violation_format(&v, pub, sizeof pub), n, "rule %d: tma_violation_format's length", r);
+        cr_expect_str_eq(pub, msg, "rule %d: tma_violation_format", r);
+        cr_expect_eq(tma_violation_status(&v), st, "rule %d: tma_violation_status", r);
     }
+    cr_expect_lt((uint32_t)TMA_RULE_COUNT_, TMA_RULE_TABLE_BASE(1), "libtma's rows below the other tables' base");
 }
 
 Test(rule_table, statuses_names_and_texts_come_from_one_table) {
@@ -171,6 +193,137 @@ Test(format, truncation_keeps_the_terminator_and_counts_the_whole) {
     cr_expect_eq(small[sizeof small - 1], '\0', "terminated");
     cr_expect(strncmp(small, full, sizeof small - 1) == 0, "the prefix: \"%s\"", small);
     cr_expect_eq(tma_rule_format(&v, NULL, 0), n, "cap 0 writes nothing");
+}
+
+Test(format, boxes) {
+    static const struct {
+        uint32_t dims[5], n;
+        const char *text;
+    } cases[] = {
+        {{64}, 1, "{64}"},
+        {{64, 256}, 2, "{64, 256}"},
+        {{1, 2, 3, 4, 5}, 5, "{1, 2, 3, 4, 5}"},
+        {{4094, 4095, 70000}, 3, "{4094, ?, ?}"}, /* 12 bits a value: past them, no number rather than a wrong one */
+        {{0}, 0, "{}"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const tma_rule_arg a[TMA_RULE_MAX_ARGS] = {tma_arg_box(cases[i].dims, cases[i].n)};
+        char out[64];
+        tma_rule_format_text("box {0}.", a, NULL, out, sizeof out);
+        char want[64];
+        snprintf(want, sizeof want, "box %s.", cases[i].text);
+        cr_expect_str_eq(out, want, "case %zu", i);
+    }
+}
+
+/* A message, then the rule beneath it: one pass, one terminator, truncated like any message. */
+Test(format, a_cause_follows_its_message) {
+    const uint32_t sub[2] = {64, 256};
+    const tma_violation why = tma_violation_of(TMA_RULE_TILE_BOX_DESC, TMA_RULE_ARGS(tma_arg_box(sub, 2)));
+    const tma_violation cause = tma_violation_of(TMA_RULE_BOX_DIM, TMA_RULE_ARGS(tma_arg_u(1), tma_arg_u(300)));
+    char out[TMA_DIAG_MESSAGE_BYTES], a[TMA_DIAG_MESSAGE_BYTES], b[TMA_DIAG_MESSAGE_BYTES];
+    const size_t n = tma_rule_format_text(tma_rule_text(TMA_RULE_TILE_BOX_DESC), why.arg, &cause, out, sizeof out);
+    const size_t na = tma_violation_format(&why, a, sizeof a), nb = tma_violation_format(&cause, b, sizeof b);
+    cr_expect_eq(n, na + nb, "the two lengths");
+    cr_expect(strncmp(out, a, na) == 0 && strcmp(out + na, b) == 0, "\"%s\" is not \"%s\" + \"%s\"", out, a, b);
+    cr_expect(strstr(out, "tile plan: the descriptor with box_dim = {64, 256} (the sub-box) breaks a rule: box_dim[1] "
+                          "= 300 is outside 1..256") == out,
+              "%s", out);
+    char small[20];
+    cr_expect_eq(tma_rule_format_text(tma_rule_text(TMA_RULE_TILE_BOX_DESC), why.arg, &cause, small, sizeof small), n,
+                 "truncated: the whole length");
+    cr_expect_eq(small[sizeof small - 1], '\0', "truncated: terminated");
+}
+
+/* Another layer's rules (the kernels' argument rules, kernels/kernel_rules.h in the design of tma/detail/rules.h):
+ * rows of the same form, numbered from TMA_RULE_TABLE_BASE(1), formatted by the same formatter, statuses from the
+ * same enum, and libtma's rules reachable through the same lookups. */
+#define TEST_RULE_TABLE(X)                                                                                        \
+    X(TEST_RULE_SIZES, ERR_ARG, "M = {0}, N = {1}, K = {2}: sizes must be >= 0")                                \
+    X(TEST_RULE_PLAN_NULL, ERR_NULL_ARG, "plan = NULL: pass the address of a {0}")                               \
+    X(TEST_RULE_GROUP_MAP, ERR_ARG, "group {0}: the map of {1}_g: ")
+typedef enum test_rule {
+    TEST_RULE_BASE_ = TMA_RULE_TABLE_BASE(1) - 1,
+    TEST_RULE_TABLE(TMA_RULE_ROW_ENUM) TEST_RULE_END_
+} test_rule;
+static const char *test_rule_text(uint32_t r) {
+    switch (r) {
+        TEST_RULE_TABLE(TMA_RULE_ROW_TEXT)
+    default: return tma_rule_text((tma_rule)r);
+    }
+}
+static tma_status test_rule_status(uint32_t r) {
+    switch (r) {
+        TEST_RULE_TABLE(TMA_RULE_ROW_STATUS)
+    default: return tma_rule_status((tma_rule)r);
+    }
+}
+
+Test(format, another_layers_table_uses_the_same_formatter) {
+    cr_expect_eq((uint32_t)TEST_RULE_SIZES, TMA_RULE_TABLE_BASE(1), "the first row at the base");
+    const tma_violation v =
+        tma_violation_of(TEST_RULE_SIZES, TMA_RULE_ARGS(tma_arg_i(-1), tma_arg_i(64), tma_arg_i(128)));
+    char out[TMA_DIAG_MESSAGE_BYTES];
+    tma_rule_format_text(test_rule_text(v.rule), v.arg, NULL, out, sizeof out);
+    cr_expect_str_eq(out, "M = -1, N = 64, K = 128: sizes must be >= 0");
+    cr_expect_eq(test_rule_status(v.rule), TMA_ERR_ARG);
+    cr_expect_eq(test_rule_status(TEST_RULE_PLAN_NULL), TMA_ERR_NULL_ARG);
+    /* a libtma rule through the other table's lookups, and as the cause of one of its rows */
+    const tma_violation d = tma_violation_of(TMA_RULE_GLOBAL_DIM, TMA_RULE_ARGS(tma_arg_u(1), tma_arg_u(0)));
+    cr_expect_eq(test_rule_status(d.rule), TMA_ERR_GLOBAL_DIM);
+    const tma_violation g = tma_violation_of(TEST_RULE_GROUP_MAP, TMA_RULE_ARGS(tma_arg_u(3), tma_arg_s("A")));
+    tma_rule_format_text(test_rule_text(g.rule), g.arg, &d, out, sizeof out);
+    cr_expect(strstr(out, "group 3: the map of A_g: global_dim[1] = 0 is outside 1..2^32") == out, "%s", out);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * geometry: the named box caps and cluster masks say what the checkers enforce
+ * ------------------------------------------------------------------------------------------- */
+
+Test(geometry, box_caps_are_the_checkers_limits) {
+    static const tma_dtype types[] = {TMA_DTYPE_U8, TMA_DTYPE_BF16, TMA_DTYPE_F32, TMA_DTYPE_F64};
+    static const tma_swizzle modes[] = {TMA_SWIZZLE_NONE, TMA_SWIZZLE_32B, TMA_SWIZZLE_64B, TMA_SWIZZLE_128B};
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+        for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+            const uint32_t es = (uint32_t)tma_dtype_size(types[t]), unit = tma_box_dim0_unit(es);
+            const uint32_t cap0 = tma_box_dim_max(es, modes[m], 0), cap1 = tma_box_dim_max(es, modes[m], 1);
+            cr_expect_eq(unit * es, TMA_BOX_INNER_ALIGN, "%u-byte elements: unit %u", es, unit);
+            cr_expect_eq(cap1, TMA_MAX_BOX_DIM, "dimension 1 is capped by the box rule only");
+            tma_tiled_desc d = {.dtype = types[t], .rank = 2, .global_address = FAKE_ADDR,
+                                .global_dim = {4096, 4096}, .global_stride = {4096u * 8u},
+                                .box_dim = {cap0, 4}, .swizzle = modes[m]};
+            tma_diag diag;
+            cr_expect_eq(tma_check_tiled(&d, &diag), TMA_OK, "%u-byte elements, swizzle %d: box_dim[0] = %u: %s", es,
+                         (int)modes[m], cap0, diag.message);
+            d.box_dim[0] = cap0 + unit; /* the next legal width is past the cap */
+            const tma_status st = tma_check_tiled(&d, &diag);
+            cr_expect(st == TMA_ERR_BOX_SWIZZLE_SPAN || st == TMA_ERR_BOX_DIM,
+                      "%u-byte elements, swizzle %d: box_dim[0] = %u passed (%s)", es, (int)modes[m], cap0 + unit,
+                      tma_status_name(st));
+            d.box_dim[0] = cap0, d.box_dim[1] = cap1 + 1u;
+            cr_expect_eq(tma_check_tiled(&d, NULL), TMA_ERR_BOX_DIM, "box_dim[1] past tma_box_dim_max");
+        }
+    cr_expect_eq(tma_box_dim_max(2, TMA_SWIZZLE_128B, 0), 64u, "64 bf16 per 128B row");
+    cr_expect_eq(tma_box_dim_max(4, TMA_SWIZZLE_128B, 0), 32u, "32 f32 per 128B row");
+    cr_expect_eq(tma_box_dim_max(0, TMA_SWIZZLE_128B, 0), 0u, "no type, no box");
+    cr_expect_eq(tma_box_dim0_unit(0), 0u, "no type, no unit");
+}
+
+Test(geometry, cluster_masks_name_every_block_and_no_other) {
+    for (uint32_t n = 1; n <= TMA_MAX_CLUSTER_BLOCKS; n++) {
+        const uint16_t all = tma_cluster_mask_all(n);
+        cr_expect_eq((uint32_t)__builtin_popcount(all), n, "cluster of %u: %u bits", n, (unsigned)all);
+        cr_expect_eq(tma_check_multicast(all, n, NULL), TMA_OK, "cluster of %u: mask 0x%x", n, (unsigned)all);
+        if (n < TMA_MAX_CLUSTER_BLOCKS)
+            cr_expect_eq(tma_check_multicast(tma_cluster_mask_all(n + 1u), n, NULL), TMA_ERR_MULTICAST_MASK,
+                         "cluster of %u: a bit past it", n);
+        uint16_t masks[1] = {all};
+        for (uint32_t r = 0; r < n; r++)
+            cr_expect_eq(tma_multicast_rx_bytes(masks, 1, r, 4096), 4096u, "rank %u receives", r);
+    }
+    cr_expect_eq(tma_cluster_mask_all(2), 0x3u, "a pair");
+    cr_expect_eq(tma_cluster_mask_all(0), 0u, "no block");
+    cr_expect_eq(tma_cluster_mask_all(40), 0xFFFFu, "capped at the 16 bits of a cta_mask");
 }
 
 /* ---------------------------------------------------------------------------------------------

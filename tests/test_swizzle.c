@@ -456,6 +456,65 @@ Test(swizzle_params, every_enum_value_and_out_of_range) {
 }
 
 /* ---------------------------------------------------------------------------------------------
+ * 6b. The named geometry: the constants kernels size shared memory with, and the phase helpers
+ * --------------------------------------------------------------------------------------------- */
+
+/* Constants, for array sizes and static_assert: each must be a constant expression. */
+static char chunk_sized[TMA_SWIZZLE_CHUNK_BYTES], period_sized[TMA_SWIZZLE_PERIOD_128B];
+_Static_assert(TMA_SWIZZLE_PERIOD_128B == 8u * TMA_SWIZZLE_LINE_BYTES, "the 128B pattern is 8 lines");
+_Static_assert(TMA_SWIZZLE_SPAN_128B == TMA_SWIZZLE_LINE_BYTES, "a 128B box row is one line");
+
+Test(swizzle_geometry, constants_are_the_functions_values) {
+    cr_assert_eq(sizeof chunk_sized + sizeof period_sized, 16u + 1024u, "usable as array sizes");
+    cr_assert_eq(tma_swizzle_span(TMA_SWIZZLE_128B), TMA_SWIZZLE_SPAN_128B, "span of 128B");
+    cr_assert_eq(tma_swizzle_period(TMA_SWIZZLE_128B), TMA_SWIZZLE_PERIOD_128B, "period of 128B");
+    for (uint32_t m = TMA_SWIZZLE_32B; m <= TMA_SWIZZLE_128B; m++) {
+        const tma_swizzle mode = (tma_swizzle)m;
+        cr_assert_eq(TMA_SWIZZLE_PERIOD_128B % tma_swizzle_period(mode), 0u, "%s: 1024 is phase 0 of every mode",
+                     mode_name(mode));
+        cr_assert_eq(tma_swizzle_span(mode) % TMA_SWIZZLE_CHUNK_BYTES, 0u, "%s: a span is whole chunks",
+                     mode_name(mode));
+        /* The rule itself: a chunk moves inside its line, by the line's index. */
+        for (uint32_t a = 0; a < 2u * TMA_SWIZZLE_PERIOD_128B; a++) {
+            const uint32_t p = tma_swizzle_addr(mode, a);
+            cr_assert_eq(p / TMA_SWIZZLE_LINE_BYTES, a / TMA_SWIZZLE_LINE_BYTES, "%s: %#x leaves its line",
+                         mode_name(mode), a);
+            cr_assert_eq(p % TMA_SWIZZLE_CHUNK_BYTES, a % TMA_SWIZZLE_CHUNK_BYTES, "%s: %#x moves inside a chunk",
+                         mode_name(mode), a);
+        }
+    }
+}
+
+Test(swizzle_geometry, phase_and_the_pad_to_phase_zero) {
+    for (uint32_t m = TMA_SWIZZLE_NONE; m <= TMA_SWIZZLE_128B; m++) {
+        const tma_swizzle mode = (tma_swizzle)m;
+        const uint32_t period = tma_swizzle_period(mode);
+        for (uint32_t a = 0; a < 3u * TMA_SWIZZLE_PERIOD_128B; a += 16u) {
+            const uint32_t phase = tma_swizzle_phase(mode, a), pad = tma_swizzle_phase0_pad(mode, a);
+            cr_assert_lt(phase, period, "%s: phase of %#x", mode_name(mode), a);
+            cr_assert_eq(tma_swizzle_phase(mode, a + pad), 0u, "%s: %#x + %u is not at phase 0", mode_name(mode), a,
+                         pad);
+            cr_assert_lt(pad, period, "%s: the pad of %#x is less than a period", mode_name(mode), a);
+            cr_assert_leq(pad, period - 16u, "%s: 16-byte aligned memory skips at most period - 16", mode_name(mode));
+            /* phase 0 means the box is swizzled as from its own offsets: the pattern of address a + x is the
+             * pattern of x */
+            if (phase == 0u)
+                for (uint32_t x = 0; x < period; x += 16u)
+                    cr_assert_eq(tma_swizzle_addr(mode, a + x) - a, tma_swizzle_addr(mode, x), "%s: at %#x",
+                                 mode_name(mode), a);
+        }
+        cr_assert_eq(tma_swizzle_round_up(mode, 0), 0u, "%s: nothing", mode_name(mode));
+        cr_assert_eq(tma_swizzle_round_up(mode, 1), period, "%s: one byte takes a period", mode_name(mode));
+        cr_assert_eq(tma_swizzle_round_up(mode, period), period, "%s: a period is one", mode_name(mode));
+        cr_assert_eq(tma_swizzle_round_up(mode, 5u * period + 1u), 6u * period, "%s: five and a byte",
+                     mode_name(mode));
+    }
+    /* the kernels' alignment of dynamic shared memory, as they wrote it before it had a name */
+    for (uint32_t a = 0; a < 4096u; a += 16u)
+        cr_assert_eq(tma_swizzle_phase0_pad(TMA_SWIZZLE_128B, a), (1024u - a % 1024u) % 1024u, "%#x", a);
+}
+
+/* ---------------------------------------------------------------------------------------------
  * 7. The header in plain C with run-time values
  * --------------------------------------------------------------------------------------------- */
 

@@ -7,7 +7,8 @@
  * Suites:
  *   tile_plan_random  - plan arithmetic against brute force on random shapes, types, swizzles, ranks 1-5 and
  *                       max_box limits; every sub-box's offsets; every tile element covered exactly once.
- *   tile_plan_refuse  - every refusal: its status, its message (field, value, limit, fix), the plan zeroed.
+ *   tile_plan_refuse  - every refusal: its status, its message (field, value, limit, fix), the plan zeroed; a
+ *                       refusal is a row of libtma's rule table, a broken descriptor rule its cause.
  *   tile_model        - the model of a whole tile equals an element-by-element reference (poisoned buffer, every
  *                       byte), windows compose to the whole, the 512 x 512 bf16 128B tile as K-major panels.
  * Seed: env TMA_TEST_SEED, else the clock; logged with cr_log_info and in every failure. */
@@ -23,6 +24,8 @@
 #include <criterion/logging.h>
 #include <criterion/parameterized.h>
 
+#include "tma/detail/rules.h"
+#include "tma/detail/tile_plan.h"
 #include "tma/tile_plan.h"
 #include "tma/tma.h"
 #include "test_seed.h"
@@ -453,6 +456,36 @@ ParameterizedTest(struct refuse_row *r, tile_plan_refuse, rows) {
     char msg[TMA_DIAG_MESSAGE_BYTES];
     tma_tile_refusal_format(&w, msg, sizeof msg);
     cr_expect_str_eq(msg, diag.message, "[%s]", r->name);
+}
+
+/* One vocabulary: a refusal is a violation of a TILE_ row of TMA_RULE_TABLE, and a refusal because a descriptor
+ * breaks a rule carries that rule as its cause, whose status it reports and whose message follows its own. */
+Test(tile_plan_refuse, refusals_are_rows_of_the_rule_table) {
+    tma_tiled_desc d = tma_desc_2d(TMA_DTYPE_BF16, NULL, 1024, 1024, 2048, 512, 512, TMA_SWIZZLE_128B);
+    tma_tile_plan p;
+    tma_tile_refusal w;
+    cr_assert_eq(tma_tile_plan_compute(&d, NULL, &p, &w), TMA_ERR_GLOBAL_ADDRESS_NULL, "a NULL address");
+    cr_expect_eq(w.why.rule, (uint32_t)TMA_RULE_TILE_BOX_DESC, "the sub-box descriptor's row");
+    cr_expect(w.has_cause && w.cause.rule == (uint32_t)TMA_RULE_ADDRESS_NULL, "the descriptor rule as the cause");
+    cr_expect_eq(tma_tile_refusal_status(&w), tma_violation_status(&w.cause), "the cause's status");
+    char whole[TMA_DIAG_MESSAGE_BYTES], own[TMA_DIAG_MESSAGE_BYTES], cause[TMA_DIAG_MESSAGE_BYTES];
+    const size_t n = tma_tile_refusal_format(&w, whole, sizeof whole);
+    const size_t no = tma_violation_format(&w.why, own, sizeof own);
+    tma_violation_format(&w.cause, cause, sizeof cause);
+    cr_expect_eq(n, strlen(whole), "the length");
+    cr_expect(strncmp(whole, own, no) == 0 && strcmp(whole + no, cause) == 0, "\"%s\" is not \"%s\" + \"%s\"", whole,
+              own, cause);
+    cr_expect_str_eq(own, "tile plan: the descriptor with box_dim = {64, 256} (the sub-box) breaks a rule: ", "its own");
+
+    /* without a cause: the row's own status and message */
+    d.global_address = (void *)(uintptr_t)4096;
+    d.box_dim[1] = 0;
+    cr_assert_eq(tma_tile_plan_compute(&d, NULL, &p, &w), TMA_ERR_BOX_DIM, "a zero tile dimension");
+    cr_expect(w.why.rule == (uint32_t)TMA_RULE_TILE_DIM_ZERO && !w.has_cause, "row TILE_DIM_ZERO, no cause");
+    cr_expect_eq(tma_tile_refusal_status(&w), tma_rule_status(TMA_RULE_TILE_DIM_ZERO), "the row's status");
+    tma_tile_refusal_format(&w, whole, sizeof whole);
+    tma_violation_format(&w.why, own, sizeof own);
+    cr_expect_str_eq(whole, own, "its own message only");
 }
 
 /* =============================================================================================

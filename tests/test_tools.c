@@ -5,13 +5,16 @@
  *
  * Regenerate the goldens after an intended change of output: TMA_UPDATE_GOLDEN=1 ./test_tools
  * (then review the diff in tests/golden/). */
-#define _POSIX_C_SOURCE 200809L /* popen, pclose */
+#define _POSIX_C_SOURCE 200809L /* popen, pclose, fork, pipe */
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "bank_model.h"
 #include "tma/tma.h"
@@ -28,6 +31,12 @@
 #endif
 #ifndef TMA_TOOLS_TMPDIR
 #error "TMA_TOOLS_TMPDIR must name a scratch directory"
+#endif
+/* Printed on stdout by a test that skips itself for want of an outside program (xmllint, Chromium). Criterion
+ * counts a skip as no failure, so CTest would say Passed: each such test has a CTest entry of its own that runs it
+ * alone (--filter) and is reported Skipped when this mark appears (SKIP_REGULAR_EXPRESSION, tests/CMakeLists.txt). */
+#ifndef TOOLS_SKIP_MARK
+#define TOOLS_SKIP_MARK "libtma test skipped:"
 #endif
 
 /* ---------------------------------------------------------------------------------------------
@@ -362,13 +371,13 @@ Test(tma_explain, options_of_the_other_mode_are_refused) {
         {"--dims 64,56 --lower -1", "--lower is not an option of --mode tiled"},
         {"--mode im2col --dims 64,56,56 --store", "--store is not an option of --mode im2col"},
         {"--mode im2col --dims 64,56,56 --template", "--template is not an option of --mode im2col"},
-        {"--mode im2col --dims 64,56,56,4 --lower -1", "--lower has 1 values"},
+        {"--mode im2col --dims 64,56,56,4 --lower -1", "--lower has 1 value; a rank-4 tensor has 2 spatial dimensions"},
         {"--mode im2col --dims 64,56,4 --upper 1x", "'1x' is not a 32-bit signed number"},
         {"--mode conv --dims 64", "--mode 'conv': use tiled or im2col"},
         {"--mode im2col --dims 64,8,8 --coord 0,0", "--coord has 2 values; --dims has 3"},
         {"--mode im2col --dims 64,8,8 --offset 1", "--offset needs --coord"},
         {"--mode im2col --dims 64,8,8 --coord 0,0,0 --json", "--coord draws text"},
-        {"--mode im2col --dims 64,8,8 --coord 0,0,0 --offset 70000", "does not fit in 16 bits"},
+        {"--mode im2col --dims 64,8,8 --coord 0,0,0 --offset 70000", "70000 is too large: at most 65535"},
         {"--mode im2col --dims 64,8,8 --coord 0,0,0 --base 100", "--base 100: use a multiple of 128"},
         {"--mode im2col --dims 64,8,8 --base 128", "--base needs --coord"},
     };
@@ -438,7 +447,7 @@ Test(tma_explain, exit_codes_and_one_line_stderr) {
         {"--dims 4096,4096 --bogus 1", 2, "unknown option '--bogus'"},
         {"--dims 4096,x", 2, "not an unsigned number"},
         {"--dims 1,2,3,4,5,6", 2, "at most 5 values"},
-        {"--dims 64,64 --box 64", 2, "--box has 1 values"},
+        {"--dims 64,64 --box 64", 2, "--box has 1 value; --dims has 2"},
         {"--dims 64,64 --strides 128,128", 2, "--strides has 2 values"},
         {"--dims 64,64 --dtype bf17", 2, "unknown type"},
         {"--dims 64,64 --swizzle 96B", 2, "--swizzle '96B'"},
@@ -529,7 +538,8 @@ Test(tma_explain, numbers_are_decimal_or_hex) {
         {"--dims 08,+8", 2, "'+8' is not an unsigned number"},
         {"--dims -8", 2, "'-8' is not an unsigned number"},
         {"--dims ' 8'", 2, "' 8' is not an unsigned number"},
-        {"--dims 18446744073709551616", 2, "not an unsigned number"},
+        {"--dims 18446744073709551616", 2, "'18446744073709551616' is too large: at most 18446744073709551615"},
+        {"--dims 18446744073709551616x", 2, "'18446744073709551616x' is not an unsigned number"},
         {"--dims 64 --address 0x", 2, "--address '0x'"},
     };
     check_exit_cases(TMA_EXPLAIN_PATH, cases, sizeof cases / sizeof cases[0]);
@@ -682,8 +692,8 @@ Test(tma_layout, im2col_exit_codes) {
         {"--dims 64,8,8", 2, "--dims is not an option of --mode tiled"},
         {"--coord 0,0,0", 2, "--coord is not an option of --mode tiled"},
         {"--mode im2col --dims 64,8,8 --coord 0,0", 2, "--coord has 2 values; a rank-3 image (--dims) needs 3"},
-        {"--mode im2col --dims 64,8,8,2 --lower -1", 2, "--lower has 1 values"},
-        {"--mode im2col --dims 64,8,8 --offset 70000", 2, "does not fit in 16 bits"},
+        {"--mode im2col --dims 64,8,8,2 --lower -1", 2, "--lower has 1 value; a rank-4 image (--dims) needs 2"},
+        {"--mode im2col --dims 64,8,8 --offset 70000", 2, "70000 is too large: at most 65535"},
         {"--mode im2col --dims 64,8,8 --base 100", 2, "multiple of 128"},
         {"--mode conv", 2, "--mode 'conv': use tiled or im2col"},
     };
@@ -726,7 +736,7 @@ Test(tma_layout, numbers_are_decimal_or_hex) {
         {"--box 64,", 2, "--box '64,': value 2 is empty"},
         {"--box ,8", 2, "--box ',8': value 1 is empty"},
         {"--box 64,8,1", 2, "COLS,ROWS"},
-        {"--box 64,4294967296", 2, "does not fit in 32 bits"},
+        {"--box 64,4294967296", 2, "--box: 4294967296 is too large: at most 4294967295"},
     };
     check_exit_cases(TMA_LAYOUT_PATH, cases, sizeof cases / sizeof cases[0]);
     run_result r = run_tool(TMA_LAYOUT_PATH, "--base 0x80");
@@ -794,6 +804,14 @@ static size_t count_occurrences(const char *hay, const char *needle) {
     return n;
 }
 
+/* Skip the running test, saying why on stdout with TOOLS_SKIP_MARK (for CTest) and to Criterion. */
+#define skip_for_want_of(why)                                                                                     \
+    do {                                                                                                          \
+        printf("%s %s\n", TOOLS_SKIP_MARK, why);                                                                  \
+        fflush(stdout);                                                                                           \
+        cr_skip_test("%s", why);                                                                                  \
+    } while (0)
+
 static void check_svg(const char *args, const char *file, size_t want_cells) {
     char path[1024], full[1536];
     snprintf(path, sizeof path, "%s/%s", TMA_TOOLS_TMPDIR, file);
@@ -820,7 +838,8 @@ Test(tma_layout, svg_is_xml_with_one_cell_per_slot) {
     run_result probe = run_cmd("command -v xmllint >/dev/null 2>&1");
     free(probe.out);
     if (probe.status != 0)
-        cr_skip_test("xmllint is not installed: cannot check that the SVG is well-formed XML");
+        skip_for_want_of("xmllint is not installed: cannot check that the SVG is well-formed XML (Debian: apt-get "
+                         "install libxml2-utils)");
     check_svg("--swizzle 128B --dtype bf16 --box 64,64", "test_svg_128b.svg", 64u * 8u);
     check_svg("--swizzle 32B --dtype f32 --box 4,8 --base 384", "test_svg_32b.svg", 8u * 2u);
     check_svg("--swizzle none --dtype f32 --box 32,32 --pitch 144", "test_svg_none.svg", 32u * 9u);
@@ -832,7 +851,8 @@ Test(tma_layout, svg_renders_in_chromium, .timeout = 120) {
     run_result probe = run_cmd("command -v chromium >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1");
     free(probe.out);
     if (probe.status != 0)
-        cr_skip_test("chromium or python3 is not installed: cannot render the SVG (Debian: apt-get install chromium)");
+        skip_for_want_of("chromium or python3 is not installed: cannot render the SVG (Debian: apt-get install "
+                         "chromium)");
     char svg[512], png[512], cmd[1800];
     snprintf(svg, sizeof svg, "%s/render_128b.svg", TMA_TOOLS_TMPDIR);
     snprintf(png, sizeof png, "%s/render_128b.png", TMA_TOOLS_TMPDIR);
@@ -924,6 +944,225 @@ Test(cli, double_dash_ends_the_options) {
     run_result r = run_tool(TMA_EXPLAIN_PATH, "--dims 16 -- --json");
     cr_assert_eq(r.len, 0u, "%s", r.out);
     free(r.out);
+}
+
+/* One parser for both tools: a value refused by one is refused by the other in the same words (the message after
+ * "PROGRAM: " and before " (see PROGRAM --help)"). */
+static char *usage_message(const char *tool, const char *args) {
+    run_result r = run_tool_stderr(tool, args);
+    cr_assert_eq(r.status, 2, "%s %s: status %d, want 2 (bad usage): %s", tool, args, r.status, r.out);
+    const char *from = strstr(r.out, ": "), *to = strstr(r.out, " (see ");
+    cr_assert(from != NULL && to != NULL && to > from, "%s %s: not a usage message: %s", tool, args, r.out);
+    char *m = strndup(from + 2, (size_t)(to - from - 2));
+    cr_assert_not_null(m);
+    free(r.out);
+    return m;
+}
+
+/* An option both tools take, with the prefix of arguments each needs to reach it. */
+static void check_same_refusal(const char *explain_args, const char *layout_args, const char *want) {
+    char *e = usage_message(TMA_EXPLAIN_PATH, explain_args), *l = usage_message(TMA_LAYOUT_PATH, layout_args);
+    cr_assert_str_eq(e, l, "tma-explain %s and tma-layout %s refuse differently", explain_args, layout_args);
+    cr_assert_not_null(strstr(e, want), "'%s' lacks '%s'", e, want);
+    free(e);
+    free(l);
+}
+
+#define EXPLAIN_DRAW "--mode im2col --dims 64,8,8 --coord 0,0,0 "
+#define LAYOUT_DRAW "--mode im2col --dims 64,8,8 "
+
+Test(cli, base_estrides_offset_swizzle_are_one_parser) {
+    /* --base: a number (past 32 bits is "too large", not "not an unsigned number"), at most 1 MiB, 128-aligned */
+    check_same_refusal(EXPLAIN_DRAW "--base 4294967296", "--base 4294967296",
+                       "'4294967296': too large: at most 1048576");
+    check_same_refusal(EXPLAIN_DRAW "--base 1048704", "--base 1048704", "'1048704': too large: at most 1048576");
+    check_same_refusal(EXPLAIN_DRAW "--base 99999999999999999999", "--base 99999999999999999999", "too large");
+    check_same_refusal(EXPLAIN_DRAW "--base 100", "--base 100", "--base 100: use a multiple of 128");
+    check_same_refusal(EXPLAIN_DRAW "--base 12x", "--base 12x", "'12x': not an unsigned number");
+    /* --estrides 0: libtma reads it as 1, the driver refuses it: on a command line it is refused, by position */
+    check_same_refusal("--dims 64,8,8 --estrides 1,0,1", LAYOUT_DRAW "--estrides 1,0,1",
+                       "--estrides '1,0,1': value 2 is 0: element strides are 1..8");
+    check_same_refusal("--mode im2col --dims 64,8,8 --estrides 0,1,1", LAYOUT_DRAW "--estrides 0,1,1", "value 1 is 0");
+    check_same_refusal(EXPLAIN_DRAW "--offset 70000", LAYOUT_DRAW "--offset 70000",
+                       "--offset '70000': value 1 = 70000 is too large: at most 65535");
+    check_same_refusal("--dims 64 --swizzle 16B", "--swizzle 16B", "--swizzle '16B': use none, 32B, 64B or 128B");
+    check_same_refusal("--dims 64 --mode conv", "--mode conv", "--mode 'conv': use tiled or im2col");
+    check_same_refusal("--mode im2col --dims 64,8,8 --channels 4294967296", LAYOUT_DRAW "--channels 4294967296",
+                       "--channels '4294967296': too large: at most 4294967295");
+    /* the largest --base is accepted by both (it only moves the drawing) */
+    static const exit_case explain_ok[] = {{EXPLAIN_DRAW "--base 1048576", 0, "valid descriptor and load"}};
+    check_exit_cases(TMA_EXPLAIN_PATH, explain_ok, 1);
+    static const exit_case layout_ok[] = {{"--base 1048576", 0, "8 rows x 8 slots printed"}};
+    check_exit_cases(TMA_LAYOUT_PATH, layout_ok, 1);
+}
+
+/* Every swizzle name is accepted by both tools, the compute capability 10.x ones too: the checker refuses those
+ * (exit 1) and says why, rather than the command line (exit 2). */
+Test(cli, swizzle_names_are_the_same_in_both_tools) {
+    static const char *const hopper[] = {"none", "32B", "64b", "TMA_SWIZZLE_128B"};
+    static const char *const sm100[] = {"128B_atom_32B", "128B_ATOM_32B_FLIP_8B", "tma_swizzle_128b_atom_64b"};
+    for (size_t i = 0; i < 4; i++) {
+        char args[128];
+        snprintf(args, sizeof args, "--dims 64,64 --dtype u8 --box 32,8 --swizzle %s", hopper[i]);
+        static exit_case c[1];
+        c[0] = (exit_case){args, 0, "valid descriptor"};
+        check_exit_cases(TMA_EXPLAIN_PATH, c, 1);
+        snprintf(args, sizeof args, "--dtype u8 --box 32,8 --swizzle %s", hopper[i]);
+        c[0] = (exit_case){args, 0, "printed"};
+        check_exit_cases(TMA_LAYOUT_PATH, c, 1);
+    }
+    for (size_t i = 0; i < 3; i++) {
+        char args[128];
+        snprintf(args, sizeof args, "--dims 64,64 --dtype u8 --box 32,8 --swizzle %s", sm100[i]);
+        static exit_case c[1];
+        c[0] = (exit_case){args, 1, "TMA_ERR_SWIZZLE_UNSUPPORTED"};
+        check_exit_cases(TMA_EXPLAIN_PATH, c, 1);
+        snprintf(args, sizeof args, "--dtype u8 --box 32,8 --swizzle %s", sm100[i]);
+        c[0] = (exit_case){args, 1, "TMA_ERR_SWIZZLE_UNSUPPORTED"};
+        check_exit_cases(TMA_LAYOUT_PATH, c, 1);
+    }
+}
+
+/* Default (dense) strides of huge dimensions are refused instead of wrapping around to a small stride that the
+ * checker would call valid: 2^32 bf16 elements per row are 2^33 bytes, times 2^32 rows is 2^65. */
+Test(cli, default_strides_do_not_wrap) {
+    static const exit_case explain[] = {
+        {"--dims 4294967296,4294967296,4294967296", 2, "the default stride of dimension 2 (dense rows of 2-byte"},
+        {"--dims 18446744073709551615,2", 2, "the default stride of dimension 1"},
+        {"--dims 4294967296,4294967296,4294967296", 2, "is past 2^64 - 1 bytes: give --strides"},
+        /* given strides need no default: the checker judges them (a stride past 2^40) */
+        {"--dims 4294967296,4294967296,4294967296 --strides 0x200000000,0x10000000000", 1, "TMA_ERR_GLOBAL_STRIDE"},
+        /* dense strides past 2^40 but inside 64 bits reach the checker too */
+        {"--dims 4294967296,4294967296", 1, "invalid descriptor"},
+    };
+    check_exit_cases(TMA_EXPLAIN_PATH, explain, sizeof explain / sizeof explain[0]);
+    static const exit_case layout[] = {
+        {"--mode im2col --dims 4294967296,4294967296,4294967296,4294967296", 2,
+         "the default stride of dimension 2 (dense rows of 2-byte elements, each row rounded up to 16 bytes) is past "
+         "2^64 - 1 bytes: use smaller --dims"},
+    };
+    check_exit_cases(TMA_LAYOUT_PATH, layout, sizeof layout / sizeof layout[0]);
+    /* the stride the tool shows for a large but representable tensor is the exact product */
+    run_result r = run_tool(TMA_EXPLAIN_PATH, "--dims 4294967296,4294967296 --json");
+    cr_assert_not_null(strstr(r.out, "\"global_stride\":[8589934592]"), "%s", r.out);
+    free(r.out);
+}
+
+/* Counts read as English: "1 value", "1 byte", "1 row", never "1 values". */
+Test(cli, plurals) {
+    static const exit_case explain[] = {
+        {"--dims 64,64 --box 64", 2, "--box has 1 value; --dims has 2"},
+        {"--dims 64,64 --box 64,64,64", 2, "--box has 3 values; --dims has 2"},
+        {"--dims 64,64,64 --strides 128", 2, "--strides has 1 value; a rank-3 tensor needs 2"},
+        {"--mode im2col --dims 64,8,8 --lower 1,2", 2, "--lower has 2 values; a rank-3 tensor has 1 spatial dimension"},
+        {"--mode im2col --dims 64,8,8 --coord 0", 2, "--coord has 1 value; --dims has 3"},
+    };
+    check_exit_cases(TMA_EXPLAIN_PATH, explain, sizeof explain / sizeof explain[0]);
+    static const exit_case layout[] = {
+        {"--box 64,1", 0, "tma-layout: 1 row x 8 slots printed"},
+        {"--mode im2col --dims 64,8,8,2 --coord 0", 2, "--coord has 1 value; a rank-4 image (--dims) needs 4"},
+        {"--mode im2col --dims 16,8,8,2 --dtype u8 --channels 16 --pixels 1 --swizzle none", 0,
+         "im2col load of 1 row x 1 slot drawn"},
+    };
+    check_exit_cases(TMA_LAYOUT_PATH, layout, sizeof layout / sizeof layout[0]);
+    run_result r = run_tool(TMA_EXPLAIN_PATH, "--dims 64,1 --dtype u8 --box 64,1");
+    cr_assert_eq(r.status, 0);
+    cr_assert_not_null(strstr(r.out, "  dtype          u8 (1 byte)\n"), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "= 1 row x 64-byte pitch"), "%s", r.out);
+    free(r.out);
+    r = run_tool(TMA_LAYOUT_PATH, "--dtype u8 --box 16,1 --swizzle none");
+    cr_assert_not_null(strstr(r.out, "box 16 cols x 1 row,"), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "row pitch 16 bytes: 1 slot of 16 bytes per row"), "%s", r.out);
+    free(r.out);
+    r = run_tool(TMA_LAYOUT_PATH, "--mode im2col --dims 16,8,8,2 --dtype u8 --channels 16 --pixels 1 --swizzle none");
+    cr_assert_not_null(strstr(r.out, "one load: 16 channels x 1 pixel,"), "%s", r.out);
+    free(r.out);
+    check_same_refusal("--dims 1,2,3,4,5,6", "--mode im2col --dims 1,2,3,4,5,6", "'1,2,3,4,5,6': at most 5 values");
+}
+
+/* A report that cannot be written is an error (exit 2, and why on stderr), never the verdict's 0 or 1: a script
+ * that reads the report must not take a lost one for a valid descriptor. /dev/full fails every write with ENOSPC. */
+Test(cli, a_report_that_cannot_be_written_exits_2) {
+    static const struct {
+        const char *tool, *args;
+    } cases[] = {
+        {TMA_EXPLAIN_PATH, VALID_ARGS},
+        {TMA_EXPLAIN_PATH, VALID_ARGS " --json"},
+        {TMA_EXPLAIN_PATH, INVALID2_ARGS},
+        {TMA_EXPLAIN_PATH, IM2COL_DRAW_ARGS},
+        {TMA_EXPLAIN_PATH, "--help"},
+        {TMA_EXPLAIN_PATH, "--version"},
+        {TMA_LAYOUT_PATH, "--swizzle 128B --dtype bf16 --box 64,256"}, /* larger than stdio's buffer */
+        {TMA_LAYOUT_PATH, "--json"},
+        {TMA_LAYOUT_PATH, "--swizzle 128B --dtype bf16 --box 128,8"},
+        {TMA_LAYOUT_PATH, "--svg -"},
+        {TMA_LAYOUT_PATH, "--requests -"},
+        {TMA_LAYOUT_PATH, LAYOUT_IM2COL_ARGS},
+        {TMA_LAYOUT_PATH, "--help"},
+        {TMA_LAYOUT_PATH, "--version"},
+        {TMA_LAYOUT_PATH, "--svg /dev/full"},
+    };
+    cr_assert_eq(access("/dev/full", W_OK), 0, "/dev/full is needed to test a full disk");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd, "'%s' %s 2>&1 >/dev/full", cases[i].tool, cases[i].args);
+        run_result r = run_cmd(cmd);
+        cr_assert_eq(r.status, 2, "%s: status %d with stdout on /dev/full, want 2 (stderr: %s)", cmd, r.status, r.out);
+        cr_assert_not_null(strstr(r.out, "cannot write"), "%s: stderr does not say so: '%s'", cmd, r.out);
+        cr_assert_not_null(strstr(r.out, "No space left on device"), "%s: stderr lacks the reason: '%s'", cmd, r.out);
+        free(r.out);
+    }
+}
+
+/* A pipe whose reader has gone: with SIGPIPE at its default the tool dies of it (as cat does); with SIGPIPE ignored
+ * (as Python and many daemons leave it for their children) every write fails with EPIPE and the tool must say so
+ * and exit 2. The read end is closed before the tool starts, so no write can succeed. */
+static int run_into_closed_pipe(const char *tool, char *const argv[], bool ignore_sigpipe, char *err, size_t cap) {
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0, "pipe");
+    close(fds[0]);
+    char err_path[1024];
+    snprintf(err_path, sizeof err_path, "%s/closed_pipe.err", TMA_TOOLS_TMPDIR);
+    const pid_t pid = fork();
+    cr_assert_geq(pid, 0, "fork");
+    if (pid == 0) {
+        signal(SIGPIPE, ignore_sigpipe ? SIG_IGN : SIG_DFL); /* kept across exec */
+        const int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (e < 0 || dup2(fds[1], 1) < 0 || dup2(e, 2) < 0)
+            _exit(126);
+        execv(tool, argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    int st = 0;
+    cr_assert_eq(waitpid(pid, &st, 0), pid, "waitpid");
+    size_t n = 0;
+    char *text = read_file(err_path, &n);
+    snprintf(err, cap, "%s", text ? text : "");
+    free(text);
+    return st;
+}
+
+Test(cli, a_closed_pipe_is_not_success) {
+    char *const explain[] = {"tma-explain", "--dims", "4096,4096", "--swizzle", "128B", "--box", "64,64", NULL};
+    char *const layout[] = {"tma-layout", "--box", "64,64", NULL};
+    const struct {
+        const char *tool;
+        char *const *argv;
+    } cases[] = {{TMA_EXPLAIN_PATH, explain}, {TMA_LAYOUT_PATH, layout}};
+    for (size_t i = 0; i < 2; i++) {
+        char err[1024];
+        int st = run_into_closed_pipe(cases[i].tool, cases[i].argv, true, err, sizeof err);
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 2, "%s, SIGPIPE ignored: wait status 0x%x, want exit 2 (%s)",
+                  cases[i].tool, (unsigned)st, err);
+        cr_assert_not_null(strstr(err, "cannot write the report to stdout: Broken pipe"), "%s: '%s'", cases[i].tool,
+                           err);
+        st = run_into_closed_pipe(cases[i].tool, cases[i].argv, false, err, sizeof err);
+        cr_assert(!(WIFEXITED(st) && (WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == 1)),
+                  "%s, SIGPIPE default: wait status 0x%x reads as a verdict", cases[i].tool, (unsigned)st);
+        cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGPIPE, "%s: wait status 0x%x, want death by SIGPIPE",
+                  cases[i].tool, (unsigned)st);
+    }
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tma/detail/rules.h" /* tma_rule_round_up (libtma's internals: tools ship with it) */
+
 /* The host tensor the tool is willing to build. */
 #define MAX_TENSOR_BYTES (256u << 20)
 
@@ -132,8 +134,8 @@ static void print_dim(int64_t v) {
 
 /* The logical chunk each physical 16-byte slot of row `row` holds: its number, f (fill), . (untouched). */
 static void print_slots(const model_run *m, uint32_t row, uint32_t pitch, int32_t c0) {
-    const uint32_t per_slot = 16u / m->esize;
-    for (uint32_t s = 0; s < pitch / 16u; s++) {
+    const uint32_t per_slot = TMA_SWIZZLE_CHUNK_BYTES / m->esize; /* a slot is one 16-byte chunk of the swizzle */
+    for (uint32_t s = 0; s < pitch / TMA_SWIZZLE_CHUNK_BYTES; s++) {
         const cell *c = &m->cells[(row * pitch) / m->esize + s * per_slot];
         if (c->kind != HOLDS_DATA) {
             printf(" %2s", c->kind == HOLDS_FILL ? "f" : ".");
@@ -187,7 +189,8 @@ static void print_rows(const model_run *m, const int32_t coord[5], const uint16_
     printf(", shared memory at %u\n", m->base);
     printf("each row: the input pixel (n, d, h, w) and the channels it holds (+k: k channels filled); then the\n"
            "logical 16-byte chunk of the row in each physical slot (f: filled, .: untouched), from the model\n\n");
-    printf(" row   addr    n    d    h    w  channels         | slots 0..%u\n", b.row_pitch / 16u - 1u);
+    printf(" row   addr    n    d    h    w  channels         | slots 0..%u\n",
+           b.row_pitch / TMA_SWIZZLE_CHUNK_BYTES - 1u);
     for (uint32_t r = 0; r < b.rows; r++)
         print_row(m, r, b.row_pitch, coord[0]);
 }
@@ -225,8 +228,8 @@ tma_status im2col_rows_print(const tma_im2col_desc *d, const int32_t coord[5], c
     if (extent == 0)
         return unsupported(diag, "the tensor is larger than 256 MiB: too large to draw on the host");
     m.smem_bytes = base + tma_im2col_smem_bytes(d);
-    m.tensor = aligned_alloc(128, (extent + 127u) / 128u * 128u);
-    m.smem = aligned_alloc(128, (m.smem_bytes + 127u) / 128u * 128u);
+    m.tensor = aligned_alloc(TMA_SMEM_ALIGN, tma_rule_round_up(extent, TMA_SMEM_ALIGN));
+    m.smem = aligned_alloc(TMA_SMEM_ALIGN, tma_rule_round_up(m.smem_bytes, TMA_SMEM_ALIGN));
     m.cells = calloc(tma_im2col_smem_bytes(d) / m.esize, sizeof *m.cells);
     m.d.global_address = m.tensor;
     tma_status run = m.tensor && m.smem && m.cells ? run_passes(&m, coord, offset) : unsupported(diag, "out of memory");

@@ -7,7 +7,8 @@
  * the fix), and for a valid one whether loads and stores may go through it (a view in which two coordinates reach
  * the same bytes is read from, never written through; no copy goes through a template) and the facts a kernel
  * must keep in step with it. --json prints the same as one JSON object.
- * Exit status: 0 valid, 1 invalid, 2 bad usage; each with a one-line message on stderr. No GPU needed. */
+ * Exit status: 0 valid, 1 invalid, 2 bad usage or a report that cannot be written; each with a one-line message on
+ * stderr. No GPU needed. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -39,7 +40,7 @@ static const char *const usage_text =
     "                     rounded up to 16 bytes)\n"
     "  --box B0,B1,...    box dimensions in elements, one per dimension (default: min(D, 64) each, and\n"
     "                     B0 at most one swizzle span)\n"
-    "  --estrides E0,...  element strides, one per dimension (default 1,...)\n"
+    "  --estrides E0,...  element strides, one per dimension, 1..8 (default 1,...)\n"
     "  --swizzle MODE     none 32B 64B 128B (also 128B_atom_32B 128B_atom_32B_flip_8B 128B_atom_64B,\n"
     "                     which Hopper lacks) (default none)\n"
     "  --interleave MODE  none 16B 32B (default none)\n"
@@ -60,14 +61,16 @@ static const char *const usage_text =
     "  --coord C,W,...    also draw the load at these coordinates (one per dimension, channels first): the\n"
     "                     input pixel and channels of every shared-memory row, from the CPU model (text only)\n"
     "  --offset O0,...    the load's im2col offsets, one per spatial dimension, W first (default 0,...)\n"
-    "  --base OFFSET      shared address of the drawn load, a multiple of 128; sets the swizzle phase (default 0)\n"
+    "  --base OFFSET      shared address of the drawn load, a multiple of 128 up to 1048576; sets the swizzle\n"
+    "                     phase (default 0)\n"
     "  --json             print one JSON object instead of text\n"
     "  --help             this text\n"
     "  --version          print the version of tma-explain (libtma's)\n"
     "  --                 end of the options (tma-explain takes no other arguments)\n"
     "Numbers are decimal, or hexadecimal after 0x (a leading 0 is still decimal).\n"
     "\n"
-    "exit status: 0 valid, 1 invalid (every broken rule is listed, each with its fix), 2 bad usage\n"
+    "exit status: 0 valid, 1 invalid (every broken rule is listed, each with its fix), 2 bad usage or a report\n"
+    "that cannot be written (a full disk, a closed pipe)\n"
     "\n"
     "examples:\n"
     "  tma-explain --dtype bf16 --dims 4096,4096 --box 64,128 --swizzle 128B\n"
@@ -80,7 +83,6 @@ static const char *const usage_text =
 static const char *const interleave_names[] = {"none", "16B", "32B"};
 static const char *const l2_names[] = {"none", "64B", "128B", "256B"};
 static const char *const oob_names[] = {"zero", "nan"};
-static const char *const mode_names[] = {"tiled", "im2col"};
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* ---------------------------------------------------------------------------------------------
@@ -173,27 +175,20 @@ static int mode_arg(const char *opt, const char *v, const char *prefix, const ch
     return mode;
 }
 
-static uint32_t u32_arg(const char *opt, const char *v) {
-    uint32_t n;
-    if (!cli_parse_u32(v, &n))
-        cli_bad_usage("%s '%s': not an unsigned 32-bit number", opt, v);
-    return n;
-}
-
 static void set_im2col_option(explain_options *o, int id, const char *v) {
     switch (id) {
-    case OPT_MODE: o->im2col = mode_arg("--mode", v, "", mode_names, COUNT(mode_names), "tiled or im2col") == 1; break;
+    case OPT_MODE: o->im2col = cli_im2col_mode_arg(v); break;
     case OPT_LOWER: o->nlower = cli_parse_i32_list("--lower", v, o->lower, MAX_SPATIAL); break;
     case OPT_UPPER: o->nupper = cli_parse_i32_list("--upper", v, o->upper, MAX_SPATIAL); break;
     case OPT_CHANNELS:
-        o->channels = u32_arg("--channels", v);
+        o->channels = cli_u32_arg("--channels", v);
         o->has_channels = true;
         break;
-    case OPT_PIXELS: o->pixels = u32_arg("--pixels", v); break;
+    case OPT_PIXELS: o->pixels = cli_u32_arg("--pixels", v); break;
     case OPT_COORD: o->ncoord = cli_parse_i32_list("--coord", v, o->coord, TMA_MAX_RANK); break;
-    case OPT_OFFSET: o->noffset = cli_parse_list("--offset", v, o->offset, MAX_SPATIAL); break;
+    case OPT_OFFSET: o->noffset = cli_offsets_arg(v, o->offset, MAX_SPATIAL); break;
     case OPT_BASE:
-        o->base = u32_arg("--base", v);
+        o->base = cli_base_arg(v);
         o->has_base = true;
         break;
     }
@@ -201,8 +196,8 @@ static void set_im2col_option(explain_options *o, int id, const char *v) {
 
 static void set_option(explain_options *o, int id, const char *v) {
     switch (id) {
-    case OPT_HELP: fputs(usage_text, stdout); exit(0);
-    case OPT_VERSION: cli_print_version(); exit(0);
+    case OPT_HELP: cli_print_help(usage_text);
+    case OPT_VERSION: cli_print_version();
     case OPT_JSON: o->json = true; break;
     case OPT_ALLOW_OVERLAP: o->flags |= TMA_DESC_ALLOW_OVERLAP; break;
     case OPT_STORE: o->flags |= TMA_DESC_STORE; break;
@@ -211,21 +206,15 @@ static void set_option(explain_options *o, int id, const char *v) {
     case OPT_DIMS: o->ndims = cli_parse_list("--dims", v, o->dims, TMA_MAX_RANK); break;
     case OPT_STRIDES: o->nstrides = cli_parse_list("--strides", v, o->strides, TMA_MAX_RANK - 1); break;
     case OPT_BOX: o->nbox = cli_parse_list("--box", v, o->box, TMA_MAX_RANK); break;
-    case OPT_ESTRIDES: o->nestrides = cli_parse_list("--estrides", v, o->estrides, TMA_MAX_RANK); break;
-    case OPT_SWIZZLE:
-        o->swizzle = mode_arg("--swizzle", v, "TMA_SWIZZLE_", cli_swizzle_names, COUNT(cli_swizzle_names),
-                              "none, 32B, 64B or 128B");
-        break;
+    case OPT_ESTRIDES: o->nestrides = cli_estrides_arg(v, o->estrides, TMA_MAX_RANK); break;
+    case OPT_SWIZZLE: o->swizzle = (int)cli_swizzle_arg(v); break;
     case OPT_INTERLEAVE:
         o->interleave = mode_arg("--interleave", v, "TMA_INTERLEAVE_", interleave_names, COUNT(interleave_names),
                                  "none, 16B or 32B");
         break;
     case OPT_L2: o->l2 = mode_arg("--l2", v, "TMA_L2_", l2_names, COUNT(l2_names), "none, 64B, 128B or 256B"); break;
     case OPT_OOB: o->oob = mode_arg("--oob", v, "TMA_OOB_", oob_names, COUNT(oob_names), "zero or nan"); break;
-    case OPT_ADDRESS:
-        if (!cli_parse_u64(v, &o->address))
-            cli_bad_usage("--address '%s': not an unsigned number (e.g. 0x7f0000000000)", v);
-        break;
+    case OPT_ADDRESS: o->address = cli_u64_arg("--address", v, UINT64_MAX, ""); break;
     default: set_im2col_option(o, id, v); break;
     }
 }
@@ -236,12 +225,12 @@ static void check_list_lengths(const explain_options *o) {
     if (rank == 0)
         cli_bad_usage("--dims is required (e.g. --dims 4096,4096, dimension 0 first)");
     if (o->nstrides != 0 && o->nstrides != rank - 1)
-        cli_bad_usage("--strides has %u values; a rank-%u tensor needs %u (dimensions 1..%u)", o->nstrides, rank,
-                      rank - 1, rank - 1);
+        cli_bad_usage("--strides has %u value%s; a rank-%u tensor needs %u (dimensions 1..%u)", o->nstrides,
+                      cli_plural(o->nstrides), rank, rank - 1, rank - 1);
     if (o->nbox != 0 && o->nbox != rank)
-        cli_bad_usage("--box has %u values; --dims has %u", o->nbox, rank);
+        cli_bad_usage("--box has %u value%s; --dims has %u", o->nbox, cli_plural(o->nbox), rank);
     if (o->nestrides != 0 && o->nestrides != rank)
-        cli_bad_usage("--estrides has %u values; --dims has %u", o->nestrides, rank);
+        cli_bad_usage("--estrides has %u value%s; --dims has %u", o->nestrides, cli_plural(o->nestrides), rank);
 }
 
 /* The options of the other mode are refused, by name. */
@@ -260,22 +249,18 @@ static void check_mode_options(const explain_options *o, const bool *given) {
 static void check_corner_length(const char *opt, uint32_t n, uint32_t rank) {
     const uint32_t spatial = rank > 2 ? rank - 2 : 0;
     if (n != 0 && spatial != 0 && n != spatial)
-        cli_bad_usage("%s has %u values; a rank-%u tensor has %u spatial dimensions", opt, n, rank, spatial);
+        cli_bad_usage("%s has %u value%s; a rank-%u tensor has %u spatial dimension%s", opt, n, cli_plural(n), rank,
+                      spatial, cli_plural(spatial));
 }
 
 /* --coord: one per dimension, text only; --offset only with it. */
 static void check_drawing(const explain_options *o) {
     if ((o->noffset != 0 || o->has_base) && o->ncoord == 0)
         cli_bad_usage("%s needs --coord (the load to draw)", o->has_base ? "--base" : "--offset");
-    if (o->base % TMA_SMEM_ALIGN != 0 || o->base > (1u << 20))
-        cli_bad_usage("--base %u: use a multiple of %u (TMA_SMEM_ALIGN), at most 1 MiB", o->base, TMA_SMEM_ALIGN);
     if (o->ncoord != 0 && o->ncoord != o->ndims)
-        cli_bad_usage("--coord has %u values; --dims has %u", o->ncoord, o->ndims);
+        cli_bad_usage("--coord has %u value%s; --dims has %u", o->ncoord, cli_plural(o->ncoord), o->ndims);
     if (o->ncoord != 0 && o->json)
         cli_bad_usage("--coord draws text: leave out --json");
-    for (uint32_t i = 0; i < o->noffset; i++)
-        if (o->offset[i] > UINT16_MAX)
-            cli_bad_usage("--offset: %llu does not fit in 16 bits", (unsigned long long)o->offset[i]);
 }
 
 static explain_options parse_options(int argc, char **argv) {
@@ -296,28 +281,19 @@ static explain_options parse_options(int argc, char **argv) {
     return o;
 }
 
-/* Dense rows, each row rounded up to TMA's stride granule (16 bytes). */
-static void default_strides(explain_options *o, uint64_t esize) {
-    uint64_t st = tma_rule_round_up(o->dims[0] * esize, TMA_GLOBAL_ALIGN);
-    for (uint32_t i = 0; i + 1 < o->ndims; i++) {
-        o->strides[i] = st;
-        st *= o->dims[i + 1] ? o->dims[i + 1] : 1u;
-    }
-}
-
-/* min(D, 64) per dimension (at least 1), and B0 at most one swizzle span. */
+/* min(D, 64) per dimension (at least 1), and B0 at most one swizzle span (tma_box_dim_max). */
 static void default_box(explain_options *o, uint64_t esize) {
-    const uint32_t span = tma_swizzle_span((tma_swizzle)o->swizzle);
+    const uint32_t cap0 = tma_box_dim_max((uint32_t)esize, (tma_swizzle)o->swizzle, 0);
     for (uint32_t i = 0; i < o->ndims; i++)
         o->box[i] = o->dims[i] < 64u ? (o->dims[i] ? o->dims[i] : 1u) : 64u;
-    if (span != 0 && o->box[0] * esize > span)
-        o->box[0] = span / esize;
+    if (esize != 0 && o->box[0] > cap0)
+        o->box[0] = cap0;
 }
 
 static void fill_defaults(explain_options *o) {
     const uint64_t esize = tma_dtype_size(o->dtype);
-    if (o->nstrides == 0)
-        default_strides(o, esize);
+    if (o->nstrides == 0) /* dense rows, each rounded up to TMA's stride granule */
+        cli_dense_strides(o->dims, o->ndims, esize, o->strides, "give --strides (TMA takes strides below 2^40)");
     if (o->nbox == 0 && !o->im2col)
         default_box(o, esize);
     if (!o->has_channels)
@@ -566,8 +542,8 @@ static void text_list(const uint64_t *v, uint32_t n, const char *sep) {
 static void print_text_descriptor_head(const explain_options *o) {
     const uint32_t rank = o->ndims;
     printf("descriptor\n");
-    printf("  dtype          %s (%llu bytes)\n", tma_dtype_name(o->dtype),
-           (unsigned long long)tma_dtype_size(o->dtype));
+    printf("  dtype          %s (%llu byte%s)\n", tma_dtype_name(o->dtype),
+           (unsigned long long)tma_dtype_size(o->dtype), cli_plural(tma_dtype_size(o->dtype)));
     printf("  rank           %u\n", rank);
     printf("  global_address 0x%llx%s\n", (unsigned long long)o->address,
            o->address == DEFAULT_ADDRESS ? " (stand-in)" : "");
@@ -622,7 +598,8 @@ static void print_text_errors(const verdict *v) {
 
 static void print_text_facts(const tma_tiled_desc *d, const box_facts *f) {
     printf("transaction bytes    %zu per box copy (tma_box_tx_bytes)\n", f->tx);
-    printf("shared memory        %zu bytes = %zu rows x %zu-byte pitch", f->smem, f->rows, f->pitch);
+    printf("shared memory        %zu bytes = %zu row%s x %zu-byte pitch", f->smem, f->rows, cli_plural(f->rows),
+           f->pitch);
     if (f->pitch > f->row_bytes)
         printf(" (box row %zu bytes, padded by %zu to the %u-byte swizzle span)", f->row_bytes,
                f->pitch - f->row_bytes, tma_swizzle_span(d->swizzle));
@@ -648,8 +625,8 @@ static void print_text_checklist(const tma_tiled_desc *d, const box_facts *f) {
         printf(", %u-byte aligned for phase 0", f->period);
     printf("\n");
     printf("  - wgmma shared-memory descriptors over this tile: %s\n", f->wgmma);
-    printf("  - coord[0] of every copy: a multiple of %u %s elements (%u bytes; tma_check_coords)\n", f->coord_mult,
-           tma_dtype_name(d->dtype), TMA_COORD0_ALIGN_BYTES);
+    printf("  - coord[0] of every copy: a multiple of %u %s element%s (%u bytes; tma_check_coords)\n", f->coord_mult,
+           tma_dtype_name(d->dtype), cli_plural(f->coord_mult), TMA_COORD0_ALIGN_BYTES);
     printf("  - element (row, col) of the box at smem_base: tma_swizzle_elem(%s, smem_base, %zu, %llu, row, col)\n",
            tma_swizzle_name(d->swizzle), f->pitch, (unsigned long long)f->esize);
 }
@@ -686,8 +663,10 @@ static const char *copies_note(const copies *c) {
                                        : "";
 }
 
-/* The one-line summary on stderr (note follows a valid one's); returns the exit status. */
+/* The one-line summary on stderr (note follows a valid one's), once the report is written; returns the exit
+ * status. */
 static int summarize(const verdict *v, size_t tx, const char *note) {
+    cli_flush_stdout();
     if (v->status == TMA_OK) {
         fprintf(stderr, "tma-explain: valid descriptor (%zu bytes per copy)%s\n", tx, note);
         return 0;
@@ -768,8 +747,8 @@ static void print_text_im2col_facts(const tma_im2col_desc *d) {
     const tma_box_info b = tma_im2col_box_info_of(d);
     const size_t row_bytes = (size_t)d->channels_per_pixel * tma_dtype_size(d->dtype);
     printf("transaction bytes    %zu per copy (tma_im2col_tx_bytes)\n", tma_im2col_tx_bytes(d));
-    printf("shared memory        %zu bytes = %u rows (pixels) x %u-byte pitch", tma_im2col_smem_bytes(d), b.rows,
-           b.row_pitch);
+    printf("shared memory        %zu bytes = %u row%s (pixel%s) x %u-byte pitch", tma_im2col_smem_bytes(d), b.rows,
+           cli_plural(b.rows), cli_plural(b.rows), b.row_pitch);
     if (b.row_pitch > row_bytes)
         printf(" (row %zu bytes, padded by %zu to the %u-byte swizzle span)", row_bytes, b.row_pitch - row_bytes,
                tma_swizzle_span(d->swizzle));
@@ -809,11 +788,13 @@ static int draw_im2col_load(const explain_options *o, const tma_im2col_desc *d) 
     printf("\n");
     const tma_status st = im2col_rows_print(d, o->coord, offset, o->base, &diag);
     if (st == TMA_OK) {
+        cli_flush_stdout();
         fprintf(stderr, "tma-explain: valid descriptor and load (%zu bytes per copy)\n", tma_im2col_tx_bytes(d));
         return 0;
     }
     const char *outcome = st == TMA_ERR_UNSUPPORTED ? "not drawn" : "INVALID";
     printf("load: %s\n  %s: %s\n", outcome, tma_status_name(st), diag.message);
+    cli_flush_stdout();
     fprintf(stderr, "tma-explain: valid descriptor, load %s: %s\n", outcome, tma_status_name(st));
     return 1;
 }
@@ -843,5 +824,7 @@ int main(int argc, char **argv) {
     cli_program = "tma-explain";
     explain_options o = parse_options(argc, argv);
     fill_defaults(&o);
-    return o.im2col ? explain_im2col(&o) : explain_tiled(&o);
+    const int status = o.im2col ? explain_im2col(&o) : explain_tiled(&o);
+    cli_flush_stdout();
+    return status;
 }

@@ -12,10 +12,8 @@
  * (the swizzle is its own inverse), pitch = tma_box_row_pitch. Then the bank model (bank_model.h)
  * counts wavefronts for named access patterns. No GPU needed. --json prints one JSON object instead, for an
  * invalid box too; --svg - (or --requests -) puts that output on stdout in place of the report.
- * Exit status: 0 printed, 1 the box is not a valid TMA box (the reasons are printed), 2 bad usage or an
- * output file that cannot be written. */
-#define _POSIX_C_SOURCE 200809L /* strerror with errno */
-#include <errno.h>
+ * Exit status: 0 printed, 1 the box is not a valid TMA box (the reasons are printed), 2 bad usage or output (the
+ * report, --svg, --requests) that cannot be written. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +22,7 @@
 #include "bank_model.h"
 #include "cli.h"
 #include "im2col_rows.h"
+#include "tma/detail/rules.h" /* tma_rule_round_up (libtma's internals: tools ship with it) */
 #include "tma/tma.h"
 
 #define STANDIN_ADDRESS 0x7f0000000000ull
@@ -45,12 +44,13 @@ static const char *const usage_text =
     "\n"
     "options (a value may follow as the next argument or after '=': --box 64,64 or --box=64,64):\n"
     "  --mode MODE      tiled im2col (default tiled)\n"
-    "  --swizzle MODE   none 32B 64B 128B (default 128B)\n"
+    "  --swizzle MODE   none 32B 64B 128B (default 128B); 128B_atom_32B 128B_atom_32B_flip_8B 128B_atom_64B\n"
+    "                   are refused with the reason (compute capability 10.x modes, which Hopper lacks)\n"
     "  --dtype T        u8 u16 u32 i32 u64 i64 f16 f32 f64 bf16 f32_ftz tf32 tf32_ftz (default bf16)\n"
     "  --box COLS,ROWS  box in elements: COLS along the contiguous dimension (default: one swizzle span\n"
     "                   of elements, 128 bytes for none; 8 rows)\n"
     "  --base OFFSET    shared-memory address (or offset from a 1024-byte aligned base) of the box; a\n"
-    "                   multiple of 128 (default 0). It sets the swizzle phase.\n"
+    "                   multiple of 128 up to 1048576 (default 0). It sets the swizzle phase.\n"
     "  --pitch BYTES    bytes between rows (default tma_box_row_pitch: the swizzle span, or the box row\n"
     "                   for none). A larger pitch models padded rows, or 32B/64B data with 128-byte rows.\n"
     "  --svg FILE       also draw the tile as SVG into FILE\n"
@@ -64,7 +64,7 @@ static const char *const usage_text =
     "  --upper U0,...   pixelBoxUpperCorner, likewise (default 0,...)\n"
     "  --channels C     channels per pixel (default min(C, one swizzle span of elements))\n"
     "  --pixels P       pixels per column: the rows of one load (default 8)\n"
-    "  --estrides E,... element strides, one per dimension (default 1,...)\n"
+    "  --estrides E,... element strides, one per dimension, 1..8 (default 1,...)\n"
     "  --coord C,W,...  the load's coordinates, channels first (default: channel 0, the box's lower\n"
     "                   corner, image 0)\n"
     "  --offset O0,...  the load's im2col offsets, one per spatial dimension, W first (default 0,...)\n"
@@ -76,7 +76,8 @@ static const char *const usage_text =
     "-, and not with --json.\n"
     "\n"
     "exit status: 0 printed, 1 not a valid TMA box (the broken rules are printed; im2col: an invalid\n"
-    "descriptor or load, or one the model does not draw), 2 bad usage or an output file that cannot be written\n"
+    "descriptor or load, or one the model does not draw), 2 bad usage or output that cannot be written (the\n"
+    "report, --svg, --requests: a full disk, a closed pipe)\n"
     "\n"
     "examples:\n"
     "  tma-layout --swizzle 128B --dtype bf16 --box 64,64\n"
@@ -177,62 +178,41 @@ static const char *output_file_arg(const char *opt, const char *v) {
     return v;
 }
 
-/* A count the descriptor's checker judges (0 included: it says why). */
-static uint32_t count_u32(const char *opt, const char *v) {
-    uint32_t n;
-    if (!cli_parse_u32(v, &n))
-        cli_bad_usage("%s '%s': not an unsigned 32-bit number", opt, v);
-    return n;
-}
-
+/* The counts are judged by the descriptor's checker (0 included: it says why). */
 static void set_im2col_option(im2col_options *m, int id, const char *v) {
-    static const char *const modes[] = {"tiled", "im2col"};
-    int mode;
     switch (id) {
-    case OPT_MODE:
-        mode = cli_parse_name(v, "", modes, 2);
-        if (mode < 0)
-            cli_bad_usage("--mode '%s': use tiled or im2col", v);
-        m->on = mode == 1;
-        break;
+    case OPT_MODE: m->on = cli_im2col_mode_arg(v); break;
     case OPT_DIMS: m->ndims = cli_parse_list("--dims", v, m->dims, TMA_MAX_RANK); break;
     case OPT_LOWER: m->nlower = cli_parse_i32_list("--lower", v, m->lower, MAX_SPATIAL); break;
     case OPT_UPPER: m->nupper = cli_parse_i32_list("--upper", v, m->upper, MAX_SPATIAL); break;
     case OPT_CHANNELS:
-        m->channels = count_u32("--channels", v);
+        m->channels = cli_u32_arg("--channels", v);
         m->has_channels = true;
         break;
     case OPT_PIXELS:
-        m->pixels = count_u32("--pixels", v);
+        m->pixels = cli_u32_arg("--pixels", v);
         m->has_pixels = true;
         break;
-    case OPT_ESTRIDES: m->nestrides = cli_parse_list("--estrides", v, m->estrides, TMA_MAX_RANK); break;
+    case OPT_ESTRIDES: m->nestrides = cli_estrides_arg(v, m->estrides, TMA_MAX_RANK); break;
     case OPT_COORD: m->ncoord = cli_parse_i32_list("--coord", v, m->coord, TMA_MAX_RANK); break;
-    case OPT_OFFSET: m->noffset = cli_parse_list("--offset", v, m->offset, MAX_SPATIAL); break;
+    case OPT_OFFSET: m->noffset = cli_offsets_arg(v, m->offset, MAX_SPATIAL); break;
     }
 }
 
 static void set_option(layout_options *o, int id, const char *v) {
-    int mode;
     switch (id) {
-    case OPT_HELP: fputs(usage_text, stdout); exit(0);
-    case OPT_VERSION: cli_print_version(); exit(0);
+    case OPT_HELP: cli_print_help(usage_text);
+    case OPT_VERSION: cli_print_version();
     case OPT_JSON: o->json = true; break;
-    case OPT_SWIZZLE:
-        mode = cli_parse_name(v, "TMA_SWIZZLE_", cli_swizzle_names, 4); /* the Hopper modes */
-        if (mode < 0)
-            cli_bad_usage("--swizzle '%s': use none, 32B, 64B or 128B", v);
-        o->mode = (tma_swizzle)mode;
-        break;
+    case OPT_SWIZZLE: o->mode = cli_swizzle_arg(v); break; /* the 10.x modes too: the box check says why not */
     case OPT_DTYPE: o->dtype = cli_dtype_arg(v); break;
     case OPT_BOX: parse_box(o, v); break;
-    case OPT_BASE:
-        if (!cli_parse_u32(v, &o->base))
-            cli_bad_usage("--base '%s': not an unsigned number", v);
-        break;
+    case OPT_BASE: o->base = cli_base_arg(v); break;
     case OPT_PITCH:
-        if (!cli_parse_u32(v, &o->pitch) || o->pitch == 0)
-            cli_bad_usage("--pitch '%s': not a positive number", v);
+        o->pitch = cli_u32_arg("--pitch", v);
+        if (o->pitch == 0)
+            cli_bad_usage("--pitch 0: give the bytes between rows (a multiple of 16 that holds the box row), or "
+                          "leave --pitch out for TMA's own");
         break;
     case OPT_SVG: o->svg = output_file_arg("--svg", v); break;
     case OPT_REQUESTS: o->requests = output_file_arg("--requests", v); break;
@@ -254,17 +234,10 @@ static void check_stdout_users(const layout_options *o) {
                       to_stdout(o->svg) ? "--svg -" : "--requests -");
 }
 
-static void check_base(const layout_options *o) {
-    if (o->base % TMA_SMEM_ALIGN != 0)
-        cli_bad_usage("--base %u: TMA writes boxes to %u-byte aligned shared addresses (TMA_SMEM_ALIGN); use a "
-                      "multiple of %u",
-                      o->base, TMA_SMEM_ALIGN, TMA_SMEM_ALIGN);
-}
-
-/* One swizzle span of elements, 128 bytes for none. */
+/* One swizzle span of elements, one 128-byte line for none. */
 static uint32_t default_cols(const layout_options *o) {
     const uint32_t span = tma_swizzle_span(o->mode);
-    return (span ? span : 128u) / (uint32_t)tma_dtype_size(o->dtype);
+    return (span ? span : TMA_SWIZZLE_LINE_BYTES) / (uint32_t)tma_dtype_size(o->dtype);
 }
 
 /* The options of the other mode are refused, by name. */
@@ -277,8 +250,8 @@ static void check_mode_options(const layout_options *o, const bool *given) {
     const size_t n = im2col ? sizeof tiled_only / sizeof tiled_only[0] : sizeof im2col_only / sizeof im2col_only[0];
     for (size_t i = 0; i < n; i++)
         if (given[other[i]])
-            cli_bad_usage("%s is not an option of --mode %s%s", option_table[other[i]].name, im2col ? "im2col" : "tiled",
-                          im2col ? " (it draws text)" : "");
+            cli_bad_usage("%s is not an option of --mode %s%s", option_table[other[i]].name,
+                          im2col ? "im2col" : "tiled", im2col ? " (it draws text)" : "");
 }
 
 /* One value per dimension (--coord, --estrides), per spatial dimension (--lower, --upper, --offset). */
@@ -293,11 +266,8 @@ static void check_im2col_lists(const im2col_options *m) {
                  {"--coord", m->ncoord, rank},    {"--estrides", m->nestrides, rank}};
     for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
         if (lists[i].given != 0 && spatial != 0 && lists[i].given != lists[i].want)
-            cli_bad_usage("%s has %u values; a rank-%u image (--dims) needs %u", lists[i].name, lists[i].given, rank,
-                          lists[i].want);
-    for (uint32_t i = 0; i < m->noffset; i++)
-        if (m->offset[i] > UINT16_MAX)
-            cli_bad_usage("--offset: %llu does not fit in 16 bits", (unsigned long long)m->offset[i]);
+            cli_bad_usage("%s has %u value%s; a rank-%u image (--dims) needs %u", lists[i].name, lists[i].given,
+                          cli_plural(lists[i].given), rank, lists[i].want);
 }
 
 static layout_options parse_options(int argc, char **argv) {
@@ -315,7 +285,6 @@ static layout_options parse_options(int argc, char **argv) {
     check_stdout_users(&o);
     if (!o.have_box)
         o.cols = default_cols(&o);
-    check_base(&o);
     return o;
 }
 
@@ -340,8 +309,8 @@ static uint32_t tile_addr(const tile *t, uint32_t row, uint32_t off) {
 /* The logical chunk stored in physical slot `slot` of row `row` (the swizzle is its own inverse and
  * keeps a chunk inside its span-aligned block, so inside its row: pitch is a multiple of the span). */
 static uint32_t slot_chunk(const tile *t, uint32_t row, uint32_t slot) {
-    uint32_t logical = tma_swizzle_addr(t->mode, t->base + row * t->pitch + slot * 16u);
-    return (logical - t->base - row * t->pitch) / 16u;
+    uint32_t logical = tma_swizzle_addr(t->mode, t->base + row * t->pitch + slot * TMA_SWIZZLE_CHUNK_BYTES);
+    return (logical - t->base - row * t->pitch) / TMA_SWIZZLE_CHUNK_BYTES;
 }
 
 /* Banks covered by the written bytes of a row: count per bank. */
@@ -349,7 +318,7 @@ static void row_banks(const tile *t, uint32_t row, uint32_t cover[BANK_COUNT]) {
     memset(cover, 0, BANK_COUNT * sizeof cover[0]);
     for (uint32_t c = 0; c < t->chunks; c++)
         for (uint32_t w = 0; w < 4u; w++)
-            cover[bank_of(tile_addr(t, row, c * 16u + w * 4u))]++;
+            cover[bank_of(tile_addr(t, row, c * TMA_SWIZZLE_CHUNK_BYTES + w * 4u))]++;
 }
 
 /* "0-31", "0-15", "0-7,16-23", "0-31 x2". */
@@ -406,7 +375,7 @@ static bank_cost pattern_rows16(const tile *t) {
     uint32_t total = t->rows * t->chunks;
     for (uint32_t i = 0; i < total; i++) {
         uint32_t lane = i % WARP_LANES;
-        req.addr[lane] = tile_addr(t, i / t->chunks, (i % t->chunks) * 16u);
+        req.addr[lane] = tile_addr(t, i / t->chunks, (i % t->chunks) * TMA_SWIZZLE_CHUNK_BYTES);
         req.active_mask |= 1u << lane;
         if (lane == WARP_LANES - 1)
             add_request(&sum, &req);
@@ -438,7 +407,7 @@ static bank_cost pattern_chunkcol16(const tile *t) {
     for (uint32_t c = 0; c < t->chunks; c++)
         for (uint32_t r0 = 0; r0 < t->rows; r0 += WARP_LANES) {
             for (uint32_t lane = 0; lane < WARP_LANES && r0 + lane < t->rows; lane++) {
-                req.addr[lane] = tile_addr(t, r0 + lane, c * 16u);
+                req.addr[lane] = tile_addr(t, r0 + lane, c * TMA_SWIZZLE_CHUNK_BYTES);
                 req.active_mask |= 1u << lane;
             }
             add_request(&sum, &req);
@@ -457,7 +426,7 @@ static bank_cost pattern_ldmatrix(const tile *t) {
                 uint32_t m = lane / 8u, row = r0 + (m % 2u) * 8u + lane % 8u, c = c0 + m / 2u;
                 if (row >= t->rows || c >= t->chunks)
                     continue;
-                req.addr[lane] = tile_addr(t, row, c * 16u);
+                req.addr[lane] = tile_addr(t, row, c * TMA_SWIZZLE_CHUNK_BYTES);
                 req.active_mask |= 1u << lane;
             }
             add_request(&sum, &req);
@@ -526,16 +495,19 @@ static uint32_t digits(uint32_t v) {
 
 static void print_text_caption(const tile *t) {
     const uint32_t period = tma_swizzle_period(t->mode);
-    printf("tile: %s, box %u cols x %u rows, %s, base %u", tma_dtype_name(t->dtype), t->cols, t->rows,
-           tma_swizzle_name(t->mode), t->base);
+    const uint32_t line = tma_swizzle_phase(t->mode, t->base) / TMA_SWIZZLE_LINE_BYTES; /* the phase, in lines */
+    printf("tile: %s, box %u col%s x %u row%s, %s, base %u", tma_dtype_name(t->dtype), t->cols, cli_plural(t->cols),
+           t->rows, cli_plural(t->rows), tma_swizzle_name(t->mode), t->base);
     if (t->mode != TMA_SWIZZLE_NONE)
-        printf(" (phase %u of the %u-byte pattern)", (t->base % period) / 128u, period);
+        printf(" (phase %u of the %u-byte pattern)", line, period);
     printf("\n");
-    printf("row pitch %u bytes: %u slots of 16 bytes per row, %u written (%u bytes = %u %s elements per row)\n",
-           t->pitch, t->slots, t->chunks, t->chunks * 16u, t->cols, tma_dtype_name(t->dtype));
+    printf("row pitch %u bytes: %u slot%s of 16 bytes per row, %u written (%u bytes = %u %s element%s per row)\n",
+           t->pitch, t->slots, cli_plural(t->slots), t->chunks, t->chunks * TMA_SWIZZLE_CHUNK_BYTES, t->cols,
+           tma_dtype_name(t->dtype), cli_plural(t->cols));
     printf("cell = logical row.chunk stored in that physical 16-byte slot (chunk k = elements %u*k .. %u*k+%u); "
            "'.' = never written\n\n",
-           16u / t->esize, 16u / t->esize, 16u / t->esize - 1u);
+           TMA_SWIZZLE_CHUNK_BYTES / t->esize, TMA_SWIZZLE_CHUNK_BYTES / t->esize,
+           TMA_SWIZZLE_CHUNK_BYTES / t->esize - 1u);
 }
 
 static void print_text_grid(const tile *t) {
@@ -555,7 +527,7 @@ static void print_text_grid(const tile *t) {
         printf("%*s %*s | ", (int)lw + 4, "bank", (int)aw, "");
         for (uint32_t s = 0; s < t->slots; s++) {
             char b[16];
-            uint32_t b0 = bank_of(t->base + s * 16u);
+            uint32_t b0 = bank_of(t->base + s * TMA_SWIZZLE_CHUNK_BYTES);
             snprintf(b, sizeof b, "%u-%u", b0, b0 + 3u);
             printf("%*s ", (int)cw, b);
         }
@@ -650,15 +622,16 @@ static void write_svg(const tile *t, FILE *f) {
     fprintf(f, "<style>.cell{stroke:#444;stroke-width:0.5}.c{text-anchor:middle}</style>\n");
     fprintf(f, "<title>%s %s box %u x %u at base %u, row pitch %u</title>\n", tma_swizzle_name(t->mode),
             tma_dtype_name(t->dtype), t->cols, t->rows, t->base, t->pitch);
-    fprintf(f, "<text x=\"4\" y=\"15\" font-size=\"13\">%s, %s, box %u cols x %u rows, base %u, pitch %u B</text>\n",
-            tma_swizzle_name(t->mode), tma_dtype_name(t->dtype), t->cols, t->rows, t->base, t->pitch);
+    fprintf(f, "<text x=\"4\" y=\"15\" font-size=\"13\">%s, %s, box %u col%s x %u row%s, base %u, pitch %u B</text>\n",
+            tma_swizzle_name(t->mode), tma_dtype_name(t->dtype), t->cols, cli_plural(t->cols), t->rows,
+            cli_plural(t->rows), t->base, t->pitch);
     fprintf(f, "<text x=\"4\" y=\"32\">cell = logical row.chunk stored in each physical 16-byte slot; colour = logical "
                "chunk; white = never written</text>\n");
     /* bank numbers along the top edge (the banks of each slot in row 0) */
     fprintf(f, "<text x=\"4\" y=\"%u\">banks (row 0)</text>\n", top - 26);
     fprintf(f, "<text x=\"4\" y=\"%u\">slot</text>\n", top - 8);
     for (uint32_t s = 0; s < t->slots; s++) {
-        uint32_t b0 = bank_of(t->base + s * 16u);
+        uint32_t b0 = bank_of(t->base + s * TMA_SWIZZLE_CHUNK_BYTES);
         fprintf(f, "<text class=\"c\" x=\"%u\" y=\"%u\">%u-%u</text>\n", left + s * cw + cw / 2, top - 26,
                 b0, b0 + 3u);
         fprintf(f, "<text class=\"c\" x=\"%u\" y=\"%u\">%u</text>\n", left + s * cw + cw / 2, top - 8, s);
@@ -738,6 +711,7 @@ static int report_invalid_box(const layout_options *o, const box_check *c) {
         print_invalid_json(o, c);
     else if (!stdout_taken(o))
         print_invalid_text(o, c);
+    cli_flush_stdout();
     fprintf(stderr, "tma-layout: invalid box: %zu broken rule%s, first %s\n", c->count, c->count == 1 ? "" : "s",
             tma_status_name(c->status));
     return 1;
@@ -748,13 +722,14 @@ static tile make_tile(const layout_options *o, const tma_tiled_desc *d) {
     const uint32_t esize = (uint32_t)tma_dtype_size(o->dtype);
     const uint32_t span = tma_swizzle_span(o->mode);
     const uint32_t pitch = o->pitch ? o->pitch : (uint32_t)tma_box_row_pitch(d);
-    if (pitch % 16u != 0 || pitch < o->cols * esize || (span && pitch % span != 0))
+    if (pitch % TMA_SWIZZLE_CHUNK_BYTES != 0 || pitch < o->cols * esize || (span && pitch % span != 0))
         cli_bad_usage("--pitch %u: use a multiple of 16%s%s that holds the %u-byte box row", pitch,
                       span ? " and of the swizzle span " : "", span ? cli_swizzle_names[o->mode] : "",
                       o->cols * esize);
     if ((uint64_t)o->rows * pitch > 4u * 1024u * 1024u)
         cli_bad_usage("--pitch %u x %u rows: too large", pitch, o->rows);
-    tile t = {o->mode, o->dtype, esize, o->cols, o->rows, o->base, pitch, o->cols * esize / 16u, pitch / 16u};
+    tile t = {o->mode, o->dtype, esize, o->cols, o->rows, o->base, pitch, o->cols * esize / TMA_SWIZZLE_CHUNK_BYTES,
+              pitch / TMA_SWIZZLE_CHUNK_BYTES};
     return t;
 }
 
@@ -762,36 +737,22 @@ static tile make_tile(const layout_options *o, const tma_tiled_desc *d) {
  * Output files
  * ------------------------------------------------------------------------------------------- */
 
-#if defined(__GNUC__)
-__attribute__((noreturn))
-#endif
-static void exit_cannot_write(const char *path) {
-    fprintf(stderr, "tma-layout: cannot write %s: %s\n", cli_is_stdout(path) ? "stdout" : path, strerror(errno));
-    exit(2);
-}
-
 /* The file of --svg or --requests, opened for writing (stdout for "-"); NULL where the option was not given. */
-static FILE *open_output(const char *path) {
-    if (path == NULL)
-        return NULL;
-    FILE *f = cli_open_output(path);
-    if (f == NULL)
-        exit_cannot_write(path);
-    return f;
-}
+static FILE *open_output(const char *path) { return path == NULL ? NULL : cli_open_output_or_exit(path); }
 
 static void close_output(FILE *f, const char *path) {
-    if (f != NULL && !cli_close_output(f))
-        exit_cannot_write(path);
+    if (f != NULL)
+        cli_close_output_or_exit(f, path);
 }
 
-/* The one-line summary on stderr. */
+/* The one-line summary on stderr, once the report is written. */
 static void summarize(const tile *t, const pattern_result *p, size_t np) {
     uint32_t conflicts = 0;
     for (size_t i = 0; i < np; i++)
         conflicts += p[i].cost.conflicts;
-    fprintf(stderr, "tma-layout: %u rows x %u slots printed; %u modelled bank conflicts over %zu patterns\n", t->rows,
-            t->slots, conflicts, np);
+    cli_flush_stdout();
+    fprintf(stderr, "tma-layout: %u row%s x %u slot%s printed; %u modelled bank conflict%s over %zu patterns\n",
+            t->rows, cli_plural(t->rows), t->slots, cli_plural(t->slots), conflicts, cli_plural(conflicts), np);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -807,14 +768,10 @@ static tma_im2col_desc im2col_descriptor(const layout_options *o) {
     const uint32_t span_cols = default_cols(o);
     d.channels_per_pixel = m->has_channels ? m->channels : m->dims[0] < span_cols ? (uint32_t)m->dims[0] : span_cols;
     d.pixels_per_column = m->has_pixels ? m->pixels : 8u;
-    uint64_t stride = tma_rule_round_up(m->dims[0] * esize, TMA_GLOBAL_ALIGN);
+    cli_dense_strides(m->dims, m->ndims, esize, d.global_stride, "use smaller --dims");
     for (uint32_t i = 0; i < m->ndims; i++) {
         d.global_dim[i] = m->dims[i];
         d.element_stride[i] = m->nestrides ? cli_to_u32("--estrides", m->estrides[i]) : 1u;
-        if (i + 1 < m->ndims) {
-            d.global_stride[i] = stride;
-            stride *= m->dims[i + 1] ? m->dims[i + 1] : 1u;
-        }
     }
     for (uint32_t i = 0; i < MAX_SPATIAL; i++) {
         d.pixel_box_lower[i] = m->lower[i];
@@ -837,10 +794,12 @@ static void print_corner(const char *what, const int32_t *v, uint32_t n) {
 }
 
 static int report_invalid_im2col(const tma_im2col_desc *d, const box_check *c) {
-    printf("im2col descriptor (%s, rank %u, %u channels x %u pixels, %s) is not valid:\n", tma_dtype_name(d->dtype),
-           d->rank, d->channels_per_pixel, d->pixels_per_column, tma_swizzle_name(d->swizzle));
+    printf("im2col descriptor (%s, rank %u, %u channel%s x %u pixel%s, %s) is not valid:\n",
+           tma_dtype_name(d->dtype), d->rank, d->channels_per_pixel, cli_plural(d->channels_per_pixel),
+           d->pixels_per_column, cli_plural(d->pixels_per_column), tma_swizzle_name(d->swizzle));
     for (size_t i = 0; i < shown_diags(c); i++)
         printf("  %zu. %s: %s\n", i + 1, tma_status_name(c->diags[i].status), c->diags[i].message);
+    cli_flush_stdout();
     fprintf(stderr, "tma-layout: invalid im2col descriptor: %zu broken rule%s, first %s\n", c->count,
             c->count == 1 ? "" : "s", tma_status_name(c->status));
     return 1;
@@ -867,15 +826,19 @@ static int layout_im2col(const layout_options *o) {
     print_corner(", box lower", d.pixel_box_lower, spatial);
     print_corner(" upper", d.pixel_box_upper, spatial);
     printf(" (W first)\n");
-    printf("one load: %u channels x %u pixels, %s, row pitch %u bytes, %zu bytes of shared memory (%zu transferred)%s\n",
-           d.channels_per_pixel, d.pixels_per_column, tma_swizzle_name(d.swizzle), b.row_pitch,
-           tma_im2col_smem_bytes(&d), tma_im2col_tx_bytes(&d), m->ncoord ? "" : "; --coord not given: the box's corner");
+    printf("one load: %u channel%s x %u pixel%s, %s, row pitch %u bytes, %zu bytes of shared memory (%zu transferred)%s"
+           "\n",
+           d.channels_per_pixel, cli_plural(d.channels_per_pixel), d.pixels_per_column,
+           cli_plural(d.pixels_per_column), tma_swizzle_name(d.swizzle), b.row_pitch,
+           tma_im2col_smem_bytes(&d), tma_im2col_tx_bytes(&d),
+           m->ncoord ? "" : "; --coord not given: the box's corner");
     printf("\n");
     tma_diag diag;
     const tma_status st = im2col_rows_print(&d, coord, offset, o->base, &diag);
     if (st != TMA_OK) {
         const char *outcome = st == TMA_ERR_UNSUPPORTED ? "not drawn" : "INVALID";
         printf("load: %s\n  %s: %s\n", outcome, tma_status_name(st), diag.message);
+        cli_flush_stdout();
         fprintf(stderr, "tma-layout: valid im2col descriptor, load %s: %s\n", outcome, tma_status_name(st));
         return 1;
     }
@@ -883,7 +846,7 @@ static int layout_im2col(const layout_options *o) {
      * pitch and swizzle: the bank patterns are those of that tile. */
     const uint32_t esize = (uint32_t)tma_dtype_size(d.dtype);
     const tile t = {d.swizzle, d.dtype, esize, d.channels_per_pixel, d.pixels_per_column, o->base, b.row_pitch,
-                    d.channels_per_pixel * esize / 16u, b.row_pitch / 16u};
+                    d.channels_per_pixel * esize / TMA_SWIZZLE_CHUNK_BYTES, b.row_pitch / TMA_SWIZZLE_CHUNK_BYTES};
     pattern_result results[NPATTERNS];
     model_patterns(&t, results, NULL);
     printf("\n");
@@ -891,8 +854,11 @@ static int layout_im2col(const layout_options *o) {
     uint32_t conflicts = 0;
     for (size_t i = 0; i < NPATTERNS; i++)
         conflicts += results[i].cost.conflicts;
-    fprintf(stderr, "tma-layout: im2col load of %u rows x %u slots drawn; %u modelled bank conflicts over %zu patterns\n",
-            t.rows, t.slots, conflicts, (size_t)NPATTERNS);
+    cli_flush_stdout();
+    fprintf(stderr, "tma-layout: im2col load of %u row%s x %u slot%s drawn; %u modelled bank conflict%s over %zu "
+            "patterns\n",
+            t.rows, cli_plural(t.rows), t.slots, cli_plural(t.slots), conflicts, cli_plural(conflicts),
+            (size_t)NPATTERNS);
     return 0;
 }
 

@@ -19,7 +19,7 @@
  * store, no store through a load-only map (TMA_BOX_LOAD_ONLY: two coordinates reach the same bytes), no copy
  * through a template map (TMA_BOX_TEMPLATE), the copy's rank equal to the map's, the copy's mode (tiled or
  * im2col) the map's, and for im2col loads a start inside the bounding box and offsets in range. They are the host's rules
- * (tma_rules_copy, tma/rules.h) with the host's messages: a violation prints the status, the message, the
+ * (tma_rules_copy, tma/detail/rules.h) with the host's messages: a violation prints the status, the message, the
  * block and the thread, then traps. Without TMA_CHECKED those checks are not compiled at all.
  *
  * ARCHITECTURES. The instructions here need sm_90 (TMA, mbarrier try_wait, clusters). In a build for several
@@ -37,6 +37,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "tma/detail/rules.h" /* checked mode: the predicates and the formatter (not API) */
 #include "tma/rules.h"
 #include "tma/swizzle.h"
 #include "tma/tensor.h"
@@ -64,6 +65,26 @@
 #define TMA_PTX_SM90A(...) asm volatile(__VA_ARGS__)
 #endif
 
+/* Said at compile time, not found at run time as "illegal instruction": a file whose device passes all target
+ * architectures below sm_90 (nvcc without -arch builds sm_75 in CUDA 13 and sm_52 in CUDA 12; or -arch=sm_80) gets
+ * kernels whose every TMA instruction is a trap. nvcc lists every architecture of the build in each pass
+ * (__CUDA_ARCH_LIST__, CUDA 11.5 on), so the sm_80 pass of a build that also targets sm_90a stays quiet: there the
+ * kernel is expected to take its TMA path only where TMA_DEVICE_ARCH_OK is 1 (see ARCHITECTURES). Without the list
+ * (another compiler) every pass below sm_90 warns. -DTMA_NO_ARCH_WARNING silences it. TMA_ARCH_LIST_HAS_SM90_
+ * reads up to 16 architectures. */
+#define TMA_ARCH_ANY_SM90_(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, ...)                                       \
+    ((a) >= 900 || (b) >= 900 || (c) >= 900 || (d) >= 900 || (e) >= 900 || (f) >= 900 || (g) >= 900 || (h) >= 900 || \
+     (i) >= 900 || (j) >= 900 || (k) >= 900 || (l) >= 900 || (m) >= 900 || (n) >= 900 || (o) >= 900 || (p) >= 900)
+#define TMA_ARCH_LIST_HAS_SM90_(...) TMA_ARCH_ANY_SM90_(__VA_ARGS__, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900 && !defined(TMA_NO_ARCH_WARNING)
+#if !defined(__CUDA_ARCH_LIST__) || !TMA_ARCH_LIST_HAS_SM90_(__CUDA_ARCH_LIST__)
+#warning "libtma: no device pass of this file targets sm_90 or newer, so every TMA instruction of tma/device.cuh \
+compiles to a trap (\"illegal instruction\" at run time). Compile with -arch=sm_90a (CMake: CUDA_ARCHITECTURES 90a; \
+nvcc's default is older). A multi-architecture build takes its TMA path where TMA_DEVICE_ARCH_OK is 1; \
+-DTMA_NO_ARCH_WARNING silences this."
+#endif
+#endif
+
 /* ---------------------------------------------------------------------------------------------
  * Addresses
  * ------------------------------------------------------------------------------------------- */
@@ -79,9 +100,9 @@ TMA_DEV uint32_t tma_smem_addr(const void *p) { return (uint32_t)__cvta_generic_
  *  path of checked mode, and for kernels that check with tma_builder_check and want to say why. */
 static __device__ __noinline__ void tma_print_violation(const tma_violation *v) {
     char msg[TMA_DIAG_MESSAGE_BYTES];
-    tma_rule_format(v, msg, sizeof msg);
+    tma_violation_format(v, msg, sizeof msg);
     printf("libtma checked mode: block (%d,%d,%d) thread %d: %s: %s\n", blockIdx.x, blockIdx.y, blockIdx.z,
-           threadIdx.x, tma_rule_status_name(tma_rule_status((tma_rule)v->rule)), msg);
+           threadIdx.x, tma_rule_status_name(tma_violation_status(v)), msg);
 }
 
 #ifdef TMA_CHECKED
@@ -102,12 +123,7 @@ TMA_DEV void tma_check_copy_(const tma_tensor *t, const void *smem, int rank, co
 #ifdef TMA_CHECKED
     tma_violation v;
     tma_rule_sink s = tma_rule_sink_make(&v, 1);
-    tma_copy_facts f;
-    f.rank = t->box.rank;
-    f.elem_bytes = t->box.elem_bytes;
-    f.interleaved = (t->box.flags & TMA_BOX_INTERLEAVED) != 0u;
-    f.load_only = (t->box.flags & TMA_BOX_LOAD_ONLY) != 0u;
-    f.is_template = (t->box.flags & TMA_BOX_TEMPLATE) != 0u;
+    const tma_copy_facts f = tma_rule_copy_facts_of_box(&t->box);
     if ((t->box.flags & TMA_BOX_IM2COL) != 0u) {
         TMA_VIOLATE(&s, MAP_IS_IM2COL, tma_arg_s(store ? "store" : "load"), tma_arg_u((uint32_t)rank));
         tma_checked_fail_(&v);

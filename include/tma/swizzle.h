@@ -36,23 +36,63 @@
 extern "C" {
 #endif
 
+/* ---------------------------------------------------------------------------------------------
+ * The geometry, named once (measured on an H200: docs/HARDWARE.md "Shared-memory image of a tiled load", rule 3;
+ * tests/test_swizzle.c proves every spelling below against it). Kernels size and align shared memory with these,
+ * never with a bare 16, 128 or 1024; the constants serve where a value must be a compile-time constant (array
+ * sizes, templates, static_assert), the functions for a mode known at run time.
+ * ------------------------------------------------------------------------------------------- */
+/** The unit the swizzle moves: a 16-byte chunk (address bits [4, 7)). A box's dimension 0 and a copy's
+ *  coordinate start are whole chunks too (TMA_BOX_INNER_ALIGN, TMA_COORD0_ALIGN_BYTES in rules.h). */
+#define TMA_SWIZZLE_CHUNK_BYTES 16u
+/** The XOR's source: the 128-byte line of the address (bits [7, 7+B)). A chunk never leaves its line, whatever the
+ *  mode; a box row of the 128B mode is one whole line. */
+#define TMA_SWIZZLE_LINE_BYTES 128u
+/** The 128B mode's span (tma_swizzle_span): the widest box row, box_dim[0] * elem, it takes (64 bf16, 32 f32). */
+#define TMA_SWIZZLE_SPAN_128B 128u
+/** The 128B mode's period (tma_swizzle_period), the longest of the four: 8 lines. A shared address that is a
+ *  multiple of it is at phase 0 in every mode (256 and 512 divide it), so a kernel aligns its dynamic shared memory
+ *  to it (tma_swizzle_phase0_pad) and reserves that many bytes more for the alignment. */
+#define TMA_SWIZZLE_PERIOD_128B 1024u
+
 /** Number of XORed bits B for a Hopper swizzle mode: 32B -> 1, 64B -> 2, 128B -> 3; 0 for NONE and
  *  for modes Hopper does not implement (which tma_check_tiled rejects before they get here). */
 TMA_HD uint32_t tma_swizzle_bits(tma_swizzle mode) {
     return (mode == TMA_SWIZZLE_32B || mode == TMA_SWIZZLE_64B || mode == TMA_SWIZZLE_128B) ? (uint32_t)mode : 0u;
 }
 
-/** Swizzle span in bytes: the widest box row the mode accepts (32, 64, 128); 0 for NONE. */
+/** Swizzle span in bytes: the widest box row the mode accepts, 2^B chunks (32, 64, 128); 0 for NONE. */
 TMA_HD uint32_t tma_swizzle_span(tma_swizzle mode) {
     uint32_t b = tma_swizzle_bits(mode);
-    return b ? (16u << b) : 0u;
+    return b ? (TMA_SWIZZLE_CHUNK_BYTES << b) : 0u;
 }
 
-/** Bytes after which the pattern repeats (256, 512, 1024); 16 for NONE. A tile whose base is a
- *  multiple of this sees the pattern from phase 0. */
+/** Bytes after which the pattern repeats, 2^B lines (256, 512, 1024); 16 (one chunk) for NONE. A tile whose base
+ *  is a multiple of this sees the pattern from phase 0. */
 TMA_HD uint32_t tma_swizzle_period(tma_swizzle mode) {
     uint32_t b = tma_swizzle_bits(mode);
-    return b ? (128u << b) : 16u;
+    return b ? (TMA_SWIZZLE_LINE_BYTES << b) : TMA_SWIZZLE_CHUNK_BYTES;
+}
+
+/** Where shared address `addr` falls in the mode's pattern: addr % period, 0 at its start. A box written at phase p
+ *  meets the pattern at line p / TMA_SWIZZLE_LINE_BYTES, not at line 0 (the copy engine swizzles the address, not an
+ *  offset into the box), so code that addresses a box by its offsets alone needs phase 0. */
+TMA_HD uint32_t tma_swizzle_phase(tma_swizzle mode, uint32_t addr) { return addr % tma_swizzle_period(mode); }
+
+/** Bytes from shared address `addr` up to the next address at phase 0 of the mode (0 if addr is one): a kernel's
+ *  dynamic shared memory `dyn` rounded up to the pattern is dyn + tma_swizzle_phase0_pad(TMA_SWIZZLE_128B,
+ *  tma_smem_addr(dyn)), and at most TMA_SWIZZLE_PERIOD_128B - 16 bytes are skipped (dynamic shared memory is 16-byte
+ *  aligned). */
+TMA_HD uint32_t tma_swizzle_phase0_pad(tma_swizzle mode, uint32_t addr) {
+    const uint32_t phase = tma_swizzle_phase(mode, addr);
+    return phase == 0u ? 0u : tma_swizzle_period(mode) - phase;
+}
+
+/** bytes (below 2^63) rounded up to whole periods of the mode: the stride of tiles stacked in shared memory that
+ *  each start at phase 0 when the first does. */
+TMA_HD uint64_t tma_swizzle_round_up(tma_swizzle mode, uint64_t bytes) {
+    const uint64_t period = tma_swizzle_period(mode);
+    return (bytes + period - 1u) / period * period;
 }
 
 /** CuTe's Swizzle<B, M, S> on an integer offset: bits [M, M+B) ^= bits [M+S, M+S+B).
@@ -74,9 +114,11 @@ TMA_HD uint32_t tma_swizzle_addr(tma_swizzle mode, uint32_t smem_byte_address) {
 /** Chunk-index form: logical 16-byte chunk index i (counted from a 1024-byte aligned base) to the
  *  physical chunk index, for a swizzle span of 32, 64 or 128 bytes (any other span: identity). */
 TMA_HD uint32_t tma_swizzle_chunk(uint32_t span_bytes, uint32_t i) {
-    uint32_t cols = (span_bytes == 32u || span_bytes == 64u || span_bytes == 128u) ? span_bytes / 16u : 1u;
-    uint32_t line = i / 8u, column = i % 8u;
-    return line * 8u + (column ^ (line % cols));
+    const uint32_t per_line = TMA_SWIZZLE_LINE_BYTES / TMA_SWIZZLE_CHUNK_BYTES; /* 8 */
+    const int known = span_bytes == 32u || span_bytes == 64u || span_bytes == 128u;
+    uint32_t cols = known ? span_bytes / TMA_SWIZZLE_CHUNK_BYTES : 1u;
+    uint32_t line = i / per_line, column = i % per_line;
+    return line * per_line + (column ^ (line % cols));
 }
 
 /** Physical shared-memory address of element (row, col) of a box that TMA wrote at tile_base.

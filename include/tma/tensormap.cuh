@@ -49,8 +49,21 @@
 
 #include <stdint.h>
 
+#include "tma/detail/rules.h" /* the edits' operand encodings and the rules on the device (not API) */
 #include "tma/device.cuh"
 #include "tma/rules.h"
+
+/* Said at compile time (as device.cuh does below sm_90): tensormap.replace and its release copy exist only in the
+ * arch-specific sm_90a target, and in a device pass for sm_90 or newer without it (-arch=sm_90, compute capability
+ * 10.x) they compile to traps. -DTMA_NO_ARCH_WARNING silences it, for a kernel that takes this path only where
+ * __CUDA_ARCH_FEAT_SM90_ALL is defined. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !defined(__CUDA_ARCH_FEAT_SM90_ALL) && \
+    !defined(TMA_NO_ARCH_WARNING)
+#warning "libtma: tma/tensormap.cuh is compiled for sm_90 or newer without the arch-specific sm_90a target, so \
+tensormap.replace and its release copy compile to traps (\"illegal instruction\" at run time). Compile with \
+-arch=sm_90a (-gencode=arch=compute_90a,code=sm_90a; CMake: CUDA_ARCHITECTURES 90a); -DTMA_NO_ARCH_WARNING \
+silences this."
+#endif
 
 /* The CUDA version this file is compiled with (major * 1000 + minor * 10): the stride operand's encoding
  * depends on it (tma_rule_edit_operand). */
@@ -162,7 +175,7 @@ TMA_DEV void tma_map_encode_desc(tma_map *m, const tma_tiled_desc *d) {
         if (i > 0)
             tma_map_apply_edit(m, tma_edit(TMA_FIELD_GLOBAL_STRIDE, i, d->global_stride[i - 1]));
         tma_map_apply_edit(m, tma_edit(TMA_FIELD_BOX_DIM, i, d->box_dim[i]));
-        tma_map_apply_edit(m, tma_edit(TMA_FIELD_ELEMENT_STRIDE, i, d->element_stride[i] ? d->element_stride[i] : 1u));
+        tma_map_apply_edit(m, tma_edit(TMA_FIELD_ELEMENT_STRIDE, i, tma_rule_estride_value(d->element_stride[i])));
     }
     tma_map_apply_edit(m, tma_edit(TMA_FIELD_DTYPE, 0, (uint64_t)d->dtype));
     tma_map_apply_edit(m, tma_edit(TMA_FIELD_INTERLEAVE, 0, (uint64_t)d->interleave));

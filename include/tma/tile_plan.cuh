@@ -2,8 +2,9 @@
  *
  *     __global__ void k(const __grid_constant__ tma_tensor t,          // encoded from plan.box_desc
  *                       const __grid_constant__ tma_tile_plan plan, int32_t x, int32_t y) {
- *         extern __shared__ uint8_t dyn[];                              // >= plan.smem_bytes + 1023
- *         uint8_t *tile = ... dyn rounded up to 1024 ...;               // 128 is the rule; 1024 = swizzle phase 0
+ *         extern __shared__ uint8_t dyn[];                    // >= plan.smem_bytes + TMA_SWIZZLE_PERIOD_128B
+ *         uint8_t *tile = dyn + tma_swizzle_phase0_pad(TMA_SWIZZLE_128B, tma_smem_addr(dyn)); // 128 is the
+ *                                                             // rule; a period of the swizzle is its phase 0
  *         __shared__ uint64_t bar;
  *         if (threadIdx.x == 0) { tma_mbar_init(&bar, 1); tma_fence_mbar_init(); }
  *         __syncthreads();
@@ -25,6 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "tma/detail/tile_plan.h" /* checked mode's refusals (not API) */
 #include "tma/device.cuh"
 #include "tma/tile_plan.h"
 

@@ -16,9 +16,9 @@
  *     // a tile larger than shared memory streams through a window: tma_tile_load_range(..., first, n)
  *
  * THE SUB-BOXES. Each tile dimension i is cut into grid[i] = tile_dim[i] / box_dim[i] equal pieces: box_dim[i] is
- * the largest divisor of tile_dim[i] within the hardware's limits (TMA_MAX_BOX_DIM; in dimension 0 also
- * box_dim[0] * elem a multiple of TMA_BOX_INNER_ALIGN and at most the swizzle span), and within max_box[i] if the
- * caller gives one. If the sub-box would occupy more shared memory than a block can have, the outermost dimensions
+ * the largest divisor of tile_dim[i] within the hardware's limits (tma_box_dim_max, rules.h: TMA_MAX_BOX_DIM, and in
+ * dimension 0 at most the swizzle span, in steps of tma_box_dim0_unit), and within max_box[i] if the caller gives
+ * one. If the sub-box would occupy more shared memory than a block can have, the outermost dimensions
  * take smaller divisors until it fits. Sub-box i has the index digits k[d] (sub-box k[d] along dimension d) with
  * dimension 1 fastest, then 2 .. rank-1, and dimension 0 SLOWEST:
  *     i = k[1] + grid[1] * (k[2] + grid[2] * (... + grid[rank-1] * k[0]))
@@ -32,7 +32,7 @@
  * tile_dim[1] rows would have at that address: the swizzle acts on the shared address (swizzle.h), not on a box's
  * own offsets, so splitting the rows changes nothing. A 128B-swizzled bf16 tile becomes 64-column K-major panels,
  * rows at a 128-byte pitch, 8-row atoms 1024 bytes apart: the layout wgmma's 128B K-major operands read, when the
- * tile starts 1024-byte aligned (the swizzle's phase 0).
+ * tile starts at phase 0 of the swizzle (a multiple of TMA_SWIZZLE_PERIOD_128B, swizzle.h).
  *
  * NOT DONE: interleaved layouts and element strides other than 1 are refused (TMA_ERR_UNSUPPORTED); stores of a
  * planned tile (tma_store per sub-box works; there is no helper or model of the whole yet).
@@ -75,165 +75,44 @@ typedef struct tma_tile_plan {
 } tma_tile_plan;
 
 /* ---------------------------------------------------------------------------------------------
- * Refusals: what cannot be planned or issued, each with its status and a message that names the field, the
- * value, the limit and a fix ({n}: argument n, as in TMA_RULE_TABLE; {D}: the sub-box dimensions). The limits
- * in the messages are rules.h's values, passed as arguments.
+ * Refusals: what cannot be planned or issued. Each is a row of libtma's one rule table (the TILE_ rows of
+ * TMA_RULE_TABLE, tma/detail/rules.h), with its status and a message that names the field, the value, the limit
+ * and a fix, formatted by the same formatter as every descriptor rule. The limits in the messages are rules.h's
+ * values, passed as arguments.
  * ------------------------------------------------------------------------------------------- */
-#define TMA_TILE_RULE_TABLE(X)                                                                                   \
-    X(NULL_ARG, ERR_NULL_ARG, "{0} = NULL: pass {1}")                                                            \
-    /* the tile's own descriptor breaks a rule the plan needs (dtype, rank); the rule's status and message */   \
-    X(TILE_DESC, ERR_UNSUPPORTED, "tile plan: the tile's descriptor breaks a rule: ")                            \
-    X(INTERLEAVE, ERR_UNSUPPORTED,                                                                               \
-      "interleave = {0}: tile plans of interleaved layouts are not done (their copies are neither modelled nor " \
-      "verified on hardware): use TMA_INTERLEAVE_NONE, or issue the boxes by hand")                               \
-    X(TILE_DIM_ZERO, ERR_BOX_DIM,                                                                                \
-      "tile box_dim[{0}] = 0: every dimension of the tile needs at least one element; use 1 for a dimension "   \
-      "the tile does not extend in")                                                                             \
-    X(ELEMENT_STRIDE, ERR_UNSUPPORTED,                                                                           \
-      "element_stride[{0}] = {1}: tile plans of strided tiles are not done (each sub-box would have to start "   \
-      "on the stride's grid and hold ceil(box / stride) elements): use element_stride[{0}] = 1 and step in the " \
-      "kernel, or split a strided tile by hand")                                                                 \
-    X(INNER_BYTES, ERR_BOX_INNER_BYTES,                                                                          \
-      "tile box_dim[0] = {0} {1} elements = {2} bytes is not a multiple of {3} bytes, so no sub-box width "      \
-      "divides it (a box's dimension 0 must be a multiple of {3} bytes): use a tile width that is a multiple "   \
-      "of {4} elements (e.g. {5})")                                                                              \
-    X(MAX_BOX_INNER, ERR_ARG,                                                                                    \
-      "max_box[0] = {0} is below the narrowest sub-box, {1} {2} elements ({3} bytes): use max_box[0] >= {1}, "   \
-      "or 0 for the hardware's limit")                                                                           \
-    X(TOO_MANY, ERR_ARG,                                                                                         \
-      "tile box_dim[{0}] = {1} splits into {2} sub-boxes of {3} (its largest divisor within the limit of {4}), " \
-      "and the whole tile into {5} sub-boxes, more than the {6} a plan may have: give each tile dimension a "   \
-      "large divisor <= {4} (a multiple of 64, say), or plan a smaller tile")                                    \
-    /* the descriptor with the sub-box as box_dim breaks a rule of tma_check_tiled; the rule's message follows */ \
-    X(BOX_DESC, ERR_UNSUPPORTED, "tile plan: the descriptor with box_dim = {D} (the sub-box) breaks a rule: ")   \
-    X(RANGE, ERR_ARG,                                                                                            \
-      "sub-boxes [{0}, {0} + {1}) of a plan of {2}: use first + n <= plan.count (and n >= 1)")                   \
-    X(WINDOW_SMEM, ERR_SMEM_BOUNDS,                                                                              \
-      "{0} sub-boxes of {1} bytes need {2} bytes of shared memory, more than the {3} a Hopper block can have: "  \
-      "load the tile in windows of at most {4} sub-boxes (tma_tile_plan_window)")                                \
-    X(RANK, ERR_RANK, "tile load of rank {0} through a plan of rank {1}: use tma_tile_load<{1}>")                \
-    X(MAP_MISMATCH, ERR_ARG,                                                                                     \
-      "the tensor's box (box_dim[{0}] = {1}, {2} bytes a copy) is not the plan's sub-box (box_dim[{0}] = {3}, " \
-      "{4} bytes): encode plan.box_desc (tma_tensor_make(&t, &plan.box_desc, ...)), not the tile's descriptor")
-
-typedef enum tma_tile_rule {
-#define TMA_TILE_RULE_ENUM_(id, status, text) TMA_TILE_RULE_##id,
-    TMA_TILE_RULE_TABLE(TMA_TILE_RULE_ENUM_)
-#undef TMA_TILE_RULE_ENUM_
-    TMA_TILE_RULE_COUNT_
-} tma_tile_rule;
 
 /** Why a tile was not planned, or a range not issued. */
 typedef struct tma_tile_refusal {
-    uint32_t rule;                        /**< a tma_tile_rule */
-    tma_rule_arg arg[TMA_RULE_MAX_ARGS];  /**< {0}..{9} of the rule's message */
-    tma_violation desc;                   /**< TILE_DESC, BOX_DESC: the descriptor rule broken (rules.h) */
-    uint32_t rank;                        /**< BOX_DESC: the sub-box's rank ... */
-    uint32_t box_dim[5];                  /**< ... and dimensions, for {D} */
+    tma_violation why;    /**< the refusal: a tile-plan rule and the values its message quotes */
+    tma_violation cause;  /**< with has_cause: the descriptor rule broken (by the tile's own descriptor, or by the one
+                               with the sub-box as box_dim), whose status the refusal reports and whose message
+                               follows its own */
+    uint32_t has_cause;   /**< 1 when cause holds a rule */
 } tma_tile_refusal;
-
-TMA_HD const char *tma_tile_rule_text(tma_tile_rule r) {
-    switch (r) {
-#define TMA_TILE_RULE_TEXT_(id, status, text)                                                                    \
-    case TMA_TILE_RULE_##id:                                                                                     \
-        return text;
-        TMA_TILE_RULE_TABLE(TMA_TILE_RULE_TEXT_)
-#undef TMA_TILE_RULE_TEXT_
-    default: return "unknown tile-plan rule";
-    }
-}
-
-/** The status a rule of the table reports (TILE_DESC and BOX_DESC: see tma_tile_refusal_status). */
-TMA_HD tma_status tma_tile_rule_status(tma_tile_rule r) {
-    switch (r) {
-#define TMA_TILE_RULE_STATUS_(id, status, text)                                                                  \
-    case TMA_TILE_RULE_##id:                                                                                     \
-        return TMA_##status;
-        TMA_TILE_RULE_TABLE(TMA_TILE_RULE_STATUS_)
-#undef TMA_TILE_RULE_STATUS_
-    default: return TMA_ERR_UNSUPPORTED;
-    }
-}
 
 /** The status of a refusal: its rule's, or, for a broken descriptor rule, that rule's (TMA_ERR_RANK, ...). */
 TMA_HD tma_status tma_tile_refusal_status(const tma_tile_refusal *r) {
-    if (r->rule == (uint32_t)TMA_TILE_RULE_TILE_DESC || r->rule == (uint32_t)TMA_TILE_RULE_BOX_DESC)
-        return tma_rule_status((tma_rule)r->desc.rule);
-    return tma_tile_rule_status((tma_tile_rule)r->rule);
+    return tma_violation_status(r->has_cause ? &r->cause : &r->why);
 }
 
 /** A refusal's message into out[0..cap) (terminated when cap > 0, truncated if it must be), formatted as the
- *  rules' messages are (tma_rule_format, whose helpers it shares). @return the length of the whole message */
+ *  rules' messages are (tma_violation_format): the refusal's, then its cause's. @return the length of the whole
+ *  message */
 TMA_HD size_t tma_tile_refusal_format(const tma_tile_refusal *r, char *out, size_t cap) {
-    size_t n = 0;
-    for (const char *t = tma_tile_rule_text((tma_tile_rule)r->rule); *t; t++) {
-        if (t[0] == '{' && t[1] == 'D' && t[2] == '}') {
-            for (uint32_t i = 0; i < r->rank && i < (uint32_t)TMA_MAX_RANK; i++) {
-                n = tma_fmt_str_(out, cap, n, i == 0 ? "{" : ", ");
-                n = tma_fmt_uint_(out, cap, n, r->box_dim[i], 10u);
-            }
-            n = tma_fmt_char_(out, cap, n, '}');
-            t += 2;
-        } else if (t[0] == '{' && t[1] >= '0' && t[1] <= '9' && t[2] == '}') {
-            n = tma_fmt_arg_(out, cap, n, &r->arg[t[1] - '0']);
-            t += 2;
-        } else {
-            n = tma_fmt_char_(out, cap, n, *t);
-        }
-    }
-    if (r->rule == (uint32_t)TMA_TILE_RULE_TILE_DESC || r->rule == (uint32_t)TMA_TILE_RULE_BOX_DESC) {
-        char *rest = cap > n + 1 ? out + n : 0; /* the rule's message after the prefix */
-        n += tma_rule_format(&r->desc, rest, rest ? cap - n : 0);
-    }
-    if (cap > 0)
-        out[n < cap ? n : cap - 1] = '\0';
-    return n;
+    return tma_rule_format_text(tma_rule_text((tma_rule)r->why.rule), r->why.arg, r->has_cause ? &r->cause : 0, out,
+                                cap);
 }
 
-TMA_HD void tma_tile_refuse_(tma_tile_refusal *w, tma_tile_rule rule, const tma_rule_arg *args) {
-    w->rule = (uint32_t)rule;
-    for (int i = 0; i < TMA_RULE_MAX_ARGS; i++)
-        w->arg[i] = args[i];
+#ifdef __cplusplus
 }
+#endif
 
-/* Refuse with rule ID and the message values that follow; evaluates to the refusal's status. */
-#define TMA_TILE_REFUSE_(W, ID, ...)                                                                             \
-    do {                                                                                                         \
-        const tma_rule_arg tma_targs_[TMA_RULE_MAX_ARGS] = {__VA_ARGS__};                                        \
-        tma_tile_refuse_((W), TMA_TILE_RULE_##ID, tma_targs_);                                                   \
-    } while (0)
+/* The planner's helpers (not API). */
+#include "tma/detail/tile_plan.h"
 
-TMA_HD void tma_tile_refusal_clear_(tma_tile_refusal *w) {
-    w->rule = (uint32_t)TMA_TILE_RULE_COUNT_;
-    for (int i = 0; i < TMA_RULE_MAX_ARGS; i++) {
-        w->arg[i] = tma_arg_u(0);
-        w->desc.arg[i] = tma_arg_u(0);
-    }
-    w->desc.rule = 0;
-    w->rank = 0;
-    for (int i = 0; i < 5; i++)
-        w->box_dim[i] = 0;
-}
-
-/* The largest divisor of n that is at most lim and, when unit > 1, a multiple of unit (0 if none). At most
- * TMA_MAX_BOX_DIM trials: lim never exceeds it. */
-TMA_HD uint32_t tma_tile_divisor_(uint32_t n, uint32_t lim, uint32_t unit) {
-    for (uint32_t d = lim < n ? lim : n; d >= 1u; d--)
-        if (n % d == 0u && d % unit == 0u)
-            return d;
-    return 0u;
-}
-
-/* The limit of sub-box dimension i: the box rule's, the swizzle span's in dimension 0, and max_box[i] (0: none). */
-TMA_HD uint32_t tma_tile_box_limit_(const tma_tiled_desc *d, const uint32_t *max_box, uint32_t i) {
-    uint32_t lim = TMA_MAX_BOX_DIM;
-    const uint32_t span = tma_swizzle_span(d->swizzle), es = tma_rule_dtype_bytes(d->dtype);
-    if (i == 0u && span != 0u && span / es < lim)
-        lim = span / es;
-    if (max_box != 0 && max_box[i] != 0u && max_box[i] < lim)
-        lim = max_box[i];
-    return lim;
-}
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /** Plan the tile `tile->box_dim` (any size) of the tensor `tile` describes as a grid of sub-boxes (see the top
  *  of this file). max_box: optional per-dimension upper bounds on the sub-box (0 or NULL: the hardware's), e.g.
@@ -252,18 +131,17 @@ TMA_HD tma_status tma_tile_plan_compute(const tma_tiled_desc *tile, const uint32
             bytes[b] = 0u;
     }
     if (tile == 0) {
-        TMA_TILE_REFUSE_(w, NULL_ARG, tma_arg_s("tile"), tma_arg_s("the tile's descriptor (box_dim = the tile)"));
+        TMA_TILE_REFUSE_(w, NULL_TILE, tma_arg_u(0));
         return tma_tile_refusal_status(w);
     }
     if (plan == 0) {
-        TMA_TILE_REFUSE_(w, NULL_ARG, tma_arg_s("plan"), tma_arg_s("the tma_tile_plan to fill"));
+        TMA_TILE_REFUSE_(w, NULL_PLAN, tma_arg_u(0));
         return tma_tile_refusal_status(w);
     }
     const uint32_t es = tma_rule_dtype_bytes(tile->dtype), rank = tile->rank;
     if (es == 0u || rank < 1u || rank > (uint32_t)TMA_MAX_RANK) { /* the planner reads both: the rules say what */
-        tma_rule_sink s = tma_rule_sink_make(&w->desc, 1);
-        tma_rules_tiled(tile, &s);
-        w->rule = (uint32_t)TMA_TILE_RULE_TILE_DESC;
+        const tma_rule_arg none[TMA_RULE_MAX_ARGS] = {tma_arg_u(0)};
+        tma_tile_refuse_cause_(w, TMA_RULE_TILE_DESC, none, tile); /* the dtype or rank rule: always one */
         return tma_tile_refusal_status(w);
     }
     if (tile->interleave == TMA_INTERLEAVE_16B || tile->interleave == TMA_INTERLEAVE_32B) {
@@ -272,7 +150,7 @@ TMA_HD tma_status tma_tile_plan_compute(const tma_tiled_desc *tile, const uint32
     }
     for (uint32_t i = 0; i < rank; i++) {
         if (tile->box_dim[i] == 0u) {
-            TMA_TILE_REFUSE_(w, TILE_DIM_ZERO, tma_arg_u(i));
+            TMA_TILE_REFUSE_(w, DIM_ZERO, tma_arg_u(i));
             return tma_tile_refusal_status(w);
         }
         if (tile->element_stride[i] > 1u) {
@@ -280,7 +158,7 @@ TMA_HD tma_status tma_tile_plan_compute(const tma_tiled_desc *tile, const uint32
             return tma_tile_refusal_status(w);
         }
     }
-    const uint32_t unit0 = TMA_BOX_INNER_ALIGN / es; /* the narrowest legal dimension 0, in elements */
+    const uint32_t unit0 = tma_box_dim0_unit(es); /* the narrowest legal dimension 0, in elements */
     const uint64_t inner = (uint64_t)tile->box_dim[0] * es;
     if (inner % TMA_BOX_INNER_ALIGN != 0u) {
         TMA_TILE_REFUSE_(w, INNER_BYTES, tma_arg_u(tile->box_dim[0]), tma_arg_s(tma_rule_dtype_name(tile->dtype)),
@@ -299,7 +177,9 @@ TMA_HD tma_status tma_tile_plan_compute(const tma_tiled_desc *tile, const uint32
     tma_tiled_desc bd = *tile;
     uint32_t lim[5] = {0u, 0u, 0u, 0u, 0u};
     for (uint32_t i = 0; i < rank; i++) {
-        lim[i] = tma_tile_box_limit_(tile, max_box, i);
+        lim[i] = tma_box_dim_max(es, tile->swizzle, i); /* the box rule's, and the swizzle span's in dimension 0 */
+        if (max_box != 0 && max_box[i] != 0u && max_box[i] < lim[i])
+            lim[i] = max_box[i];
         bd.box_dim[i] = tma_tile_divisor_(tile->box_dim[i], lim[i], i == 0u ? unit0 : 1u);
     }
     /* A sub-box that outgrows a block's shared memory (rank >= 3, or wide unswizzled f64 rows) takes smaller
@@ -330,14 +210,9 @@ TMA_HD tma_status tma_tile_plan_compute(const tma_tiled_desc *tile, const uint32
     }
 
     {
-        tma_rule_sink s = tma_rule_sink_make(&w->desc, 1);
-        if (tma_rules_tiled(&bd, &s) != TMA_OK) {
-            w->rule = (uint32_t)TMA_TILE_RULE_BOX_DESC;
-            w->rank = rank;
-            for (uint32_t i = 0; i < rank; i++)
-                w->box_dim[i] = bd.box_dim[i];
+        const tma_rule_arg sub[TMA_RULE_MAX_ARGS] = {tma_arg_box(bd.box_dim, rank)};
+        if (tma_tile_refuse_cause_(w, TMA_RULE_TILE_BOX_DESC, sub, &bd))
             return tma_tile_refusal_status(w);
-        }
     }
 
     plan->box_desc = bd;
@@ -404,10 +279,10 @@ TMA_HD tma_status tma_tile_plan_check_range(const tma_tile_plan *p, uint32_t fir
     tma_tile_refusal *w = why ? why : &local;
     tma_tile_refusal_clear_(w);
     if (p == 0) {
-        TMA_TILE_REFUSE_(w, NULL_ARG, tma_arg_s("plan"), tma_arg_s("a plan from tma_tile_plan_compute"));
+        TMA_TILE_REFUSE_(w, NULL_RANGE_PLAN, tma_arg_u(0));
         return tma_tile_refusal_status(w);
     }
-    if (n == 0u || first > p->count || n > p->count - first) {
+    if (!tma_tile_range_valid_(p, first, n)) {
         TMA_TILE_REFUSE_(w, RANGE, tma_arg_u(first), tma_arg_u(n), tma_arg_u(p->count));
         return tma_tile_refusal_status(w);
     }

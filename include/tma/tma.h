@@ -6,7 +6,8 @@
  * ask what a kernel must keep in step with it (tma_box_tx_bytes, tma_box_smem_bytes). The CPU model
  * (tma_model_load_tiled / tma_model_store_tiled) writes exactly the bytes a TMA copy writes.
  *
- * The rules themselves, their numbers and their messages live in tma/rules.h (shared with the device code);
+ * The rules themselves, their numbers and their messages are shared with the device code: their public half (the
+ * limits, the geometry, violations) in tma/rules.h, the rule table and the predicates in tma/detail/rules.h (not API);
  * this header is the host library's interface to them. No CUDA header is needed: the driver's
  * CUtensorMap is only ever passed by address (struct CUtensorMap_st *, which a CUtensorMap * is).
  *
@@ -179,8 +180,8 @@ tma_status tma_model_reduce_tiled(const tma_tiled_desc *d, const int32_t coord[5
 
 /* ---------------------------------------------------------------------------------------------
  * 1-D bulk copies (cp.async.bulk, cp.reduce.async.bulk, cp.async.bulk.prefetch.L2): a byte count and two
- * addresses, no tensor map. Rules (tma/rules.h, tma_rules_bulk): size a multiple of 16 bytes and at most a block's
- * shared memory; global and shared addresses 16-byte aligned. Nothing bounds-checks the copy itself.
+ * addresses, no tensor map. Rules (tma_rules_bulk, tma/detail/rules.h): size a multiple of 16 bytes and at most a
+ * block's shared memory; global and shared addresses 16-byte aligned. Nothing bounds-checks the copy itself.
  * ------------------------------------------------------------------------------------------- */
 
 /** Check a 1-D bulk copy before issuing it.
@@ -240,7 +241,7 @@ tma_status tma_model_bulk_reduce_cluster(void *dst, size_t dst_bytes, uint32_t d
 
 /* ---------------------------------------------------------------------------------------------
  * im2col maps (cuTensorMapEncodeIm2col): gather, for a column of output pixels, the input pixels under one filter
- * tap, channels innermost. The rules, the walk and their evidence: tma/rules.h ("im2col maps") and
+ * tap, channels innermost. The rules, the walk and their evidence: tma/detail/rules.h ("im2col maps") and
  * docs/HARDWARE.md "im2col (ours)".
  * ------------------------------------------------------------------------------------------- */
 
@@ -292,7 +293,7 @@ tma_status tma_tensor_make_im2col(tma_tensor *t, const tma_im2col_desc *d, tma_d
 
 /** Write into smem[dst_offset ...] exactly the bytes an im2col load at `coord` with im2col offsets `offset` (rank - 2
  *  of them, innermost spatial dimension first) writes, and touch no other byte: pixels_per_column rows, the walk and
- *  fills of tma/rules.h ("im2col maps"), the swizzle and TF32 rounding of tiled loads. The destination rules are
+ *  fills of tma/detail/rules.h ("im2col maps"), the swizzle and TF32 rounding of tiled loads. The destination rules are
  *  those of tma_model_load_tiled. Interleaved im2col maps are not modelled (TMA_ERR_UNSUPPORTED).
  *  @return TMA_OK, a descriptor or per-copy status, TMA_ERR_SMEM_ALIGN (dst_offset % 128), TMA_ERR_SMEM_BOUNDS */
 tma_status tma_model_load_im2col(const tma_im2col_desc *d, const int32_t coord[5], const uint16_t offset[3],

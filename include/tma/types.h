@@ -187,7 +187,7 @@ typedef struct tma_tiled_desc {
 /* ---------------------------------------------------------------------------------------------
  * Descriptor of an im2col tensor map (cuTensorMapEncodeIm2col): an image tensor, channels innermost,
  * from which one copy gathers pixels_per_column pixels of channels_per_pixel channels each, walking the
- * image inside the bounding box (tma/rules.h, "im2col", says how). Loads only: TMA has no im2col store.
+ * image inside the bounding box (tma/detail/rules.h, "im2col maps", says how). Loads only: TMA has no im2col store.
  * ------------------------------------------------------------------------------------------- */
 typedef struct tma_im2col_desc {
     tma_dtype dtype;              /**< element type */
