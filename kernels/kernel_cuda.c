@@ -1,26 +1,42 @@
 /* The kernels' CUDA-side reporting (kernel_diag.h): a failed runtime call, the device check. */
 #include "kernel_diag.h"
 
+/* kd_no_gpu_reason's words for e, with the versions it needs; false for any other error. */
+static bool no_gpu_reason(cudaError_t e, char *out, size_t cap) {
+    int driver = 0, runtime = 0;
+    (void)cudaDriverGetVersion(&driver); /* 0 when no driver is installed: what tells "none" from "too old" */
+    (void)cudaRuntimeGetVersion(&runtime);
+    return kd_no_gpu_reason(e, driver, runtime, out, cap);
+}
+
 tma_status kd_cuda(tma_diag *diag, cudaError_t e, const char *what) {
     if (e == cudaSuccess)
         return TMA_OK;
+    char why[TMA_DIAG_MESSAGE_BYTES];
+    if (no_gpu_reason(e, why, sizeof why))
+        return kd_fail(diag, TMA_ERR_CUDA, "%s failed: %s", what, why);
     return kd_fail(diag, TMA_ERR_CUDA, "%s failed: %s: %s", what, cudaGetErrorName(e), cudaGetErrorString(e));
 }
 
 tma_status kd_require_sm90(tma_diag *diag, const char *who, int *sms) {
-    int dev = 0, major = 0;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) {
-        (void)cudaGetLastError();
-        return kd_fail(diag, TMA_ERR_DEVICE, "%s: no CUDA device (%s): the kernel needs a Hopper (sm_90) GPU", who,
-                       cudaGetErrorString(e));
+    int dev = 0, major = 0, count = 0;
+    /* cudaGetDeviceCount says why there is no device (cudaGetDevice may not, the runtime initialising lazily). */
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e == cudaSuccess && count == 0)
+        e = cudaErrorNoDevice;
+    char why[TMA_DIAG_MESSAGE_BYTES];
+    if (e != cudaSuccess && no_gpu_reason(e, why, sizeof why)) {
+        (void)cudaGetLastError(); /* not sticky: clear it for the caller's next call */
+        return kd_fail(diag, TMA_ERR_DEVICE, "%s needs a Hopper (sm_90) GPU: %s", who, why);
     }
+    if (e == cudaSuccess)
+        e = cudaGetDevice(&dev);
     if (e == cudaSuccess)
         e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
     if (e == cudaSuccess)
         e = cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, dev);
     if (e != cudaSuccess)
-        return kd_cuda(diag, e, "cudaGetDevice / cudaDeviceGetAttribute");
+        return kd_cuda(diag, e, "cudaGetDeviceCount / cudaGetDevice / cudaDeviceGetAttribute");
     if (major != 9)
         return kd_fail(diag, TMA_ERR_DEVICE,
                        "%s: device %d has compute capability %d.x; the kernel is built for Hopper (sm_90a): run it "

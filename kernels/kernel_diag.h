@@ -1,9 +1,12 @@
 /* Private to libtma_kernels: how the kernels' host code reports a refused argument or a failed CUDA call
  * (a tma_status and, when the caller gave one, a tma_diag message), and the device check they share.
- * kd_fail and kd_ok (kernel_diag.c) need no CUDA library and serve the CPU-model pipelines too; kd_cuda and
- * kd_require_sm90 (kernel_cuda.c) call the CUDA runtime. */
+ * kd_fail, kd_ok and kd_no_gpu_reason (kernel_diag.c) need no CUDA library and serve the CPU-model pipelines and
+ * the cpu tests too; kd_cuda and kd_require_sm90 (kernel_cuda.c) call the CUDA runtime. */
 #ifndef KERNELS_KERNEL_DIAG_H
 #define KERNELS_KERNEL_DIAG_H
+
+#include <stdbool.h>
+#include <stddef.h>
 
 #include <cuda_runtime.h>
 
@@ -19,16 +22,44 @@ __attribute__((format(printf, 3, 4)))
 #endif
 tma_status kd_fail(tma_diag *diag, tma_status status, const char *fmt, ...);
 
-/** TMA_OK for cudaSuccess; otherwise TMA_ERR_CUDA with "<what> failed: <CUDA error name>: <string>". */
+/** TMA_OK for cudaSuccess; otherwise TMA_ERR_CUDA with "<what> failed: <CUDA error name>: <string>", or, for an
+ *  error that means there is no GPU to run on (kd_no_gpu_reason), "<what> failed: <that reason>". */
 tma_status kd_cuda(tma_diag *diag, cudaError_t e, const char *what);
 
 /** TMA_OK when the current device is compute capability 9.x (Hopper), with its multiprocessor count in *sms;
- *  TMA_ERR_DEVICE (no device, another architecture) or TMA_ERR_CUDA otherwise. `who` names the caller. */
+ *  TMA_ERR_DEVICE (no GPU or no driver, in kd_no_gpu_reason's words; another architecture) or TMA_ERR_CUDA
+ *  otherwise. `who` names the caller. */
 tma_status kd_require_sm90(tma_diag *diag, const char *who, int *sms);
+
+/** Why the CUDA runtime found no GPU to run on, into out[0..cap), for the errors that mean that: no NVIDIA driver
+ *  (cudaErrorInsufficientDriver with driver = 0), a driver older than the runtime (the same error, driver > 0), no
+ *  device (cudaErrorNoDevice, naming CUDA_VISIBLE_DEVICES when it is set), every device busy, a driver half updated,
+ *  ... `driver` and `runtime` are cudaDriverGetVersion's and cudaRuntimeGetVersion's (1000 * major + 10 * minor).
+ *  Plain C and no CUDA call, so the CPU tests can check every wording. False (out untouched) for any other error.
+ *  Hard to learn: without a driver the runtime says cudaErrorInsufficientDriver, "CUDA driver version is
+ *  insufficient for CUDA runtime version", which reads as "upgrade your driver" on a machine that has none; only
+ *  cudaDriverGetVersion's 0 tells the two apart. */
+bool kd_no_gpu_reason(cudaError_t e, int driver, int runtime, char *out, size_t cap);
 
 /** TMA's stride rule for a GEMM argument: rows of `count` bf16 elements (the size named `name`) must be a multiple
  *  of TMA_GLOBAL_ALIGN bytes. `rows_of` names the matrices, `pad` how to pad them. TMA_OK or TMA_ERR_ARG. */
 tma_status kd_check_bf16_rows(tma_diag *diag, const char *name, int count, const char *rows_of, const char *pad);
+
+/** A renaming of a message: every `from` becomes `to` (kd_rename). */
+typedef struct kd_term {
+    const char *from, *to;
+} kd_term;
+
+/** Rename, in diag->message (diag optional), every `from` of terms[0..n) to its `to`, one term after the other. A
+ *  `from` that begins or ends with a letter, digit or '_' matches only there as a whole word ("tma_permute" is not
+ *  the start of "tma_permute_plan_make"). A longer message is cut at the tma_diag's size. How a kernel that is a
+ *  special case of another speaks in its own terms without checking anything twice (tma_transpose_restate). */
+void kd_rename(tma_diag *diag, const kd_term *terms, size_t n);
+
+/** A refusal of the permute of a tma_transpose_desc(...) in the transpose's terms (tma_transpose's): rows, cols, in,
+ *  out, in_pitch and out_pitch for the permute's src_dims, src, dst and its maps' fields. Only names change: the rule,
+ *  the value, the limit and the fix are the permute's (transpose.c). @return st */
+tma_status kd_transpose_restate(tma_status st, tma_diag *diag);
 
 /** Clear diag (optional) and return TMA_OK. */
 tma_status kd_ok(tma_diag *diag);

@@ -477,3 +477,9 @@ extern "C" tma_status tma_permute(const tma_permute_desc *desc, tma_stream strea
     tma_status st = tma_permute_plan_make(&p, desc, diag);
     return st == TMA_OK ? tma_permute_run(&p, stream, diag) : st;
 }
+
+extern "C" tma_status tma_transpose(uint32_t elem_bytes, const void *in, void *out, uint32_t rows, uint32_t cols,
+                                    size_t in_pitch, size_t out_pitch, tma_stream stream, tma_diag *diag) {
+    const tma_permute_desc d = tma_transpose_desc(elem_bytes, in, out, rows, cols, in_pitch, out_pitch);
+    return kd_transpose_restate(tma_permute(&d, stream, diag), diag); /* in the transpose's terms */
+}

@@ -6,6 +6,13 @@
 #ifndef TMA_HD_H
 #define TMA_HD_H
 
+/* libtma's headers are C11 (or C++, nvcc included): _Alignas below, and C99 is the last standard without it. A
+ * C99 compiler may accept _Alignas as an extension and a stricter one fail on it far from here; say it here. */
+#if !defined(__cplusplus) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L)
+#error "libtma's headers need C11 or later (or C++): compile with -std=c11 (gcc and clang default to C17; CMake: \
+C_STANDARD 11, which tma::tma requests)"
+#endif
+
 #if defined(__CUDACC__)
 #define TMA_HD static __host__ __device__ __forceinline__
 #else

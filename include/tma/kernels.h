@@ -385,14 +385,11 @@ tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_fac
 tma_permute_desc tma_transpose_desc(uint32_t elem_bytes, const void *in, void *out, uint32_t rows, uint32_t cols,
                                     size_t in_pitch, size_t out_pitch);
 
-/** out = in^T in one call, asynchronous on `stream`: tma_permute of tma_transpose_desc(...), whose rules it
- *  has (up to 15 bytes past the last element of each out row may be written). @return as tma_permute */
-static inline tma_status tma_transpose(uint32_t elem_bytes, const void *in, void *out, uint32_t rows,
-                                       uint32_t cols, size_t in_pitch, size_t out_pitch, tma_stream stream,
-                                       tma_diag *diag) {
-    const tma_permute_desc d = tma_transpose_desc(elem_bytes, in, out, rows, cols, in_pitch, out_pitch);
-    return tma_permute(&d, stream, diag);
-}
+/** out = in^T in one call, asynchronous on `stream`: tma_permute of tma_transpose_desc(...), whose rules it has (up
+ *  to 15 bytes past the last element of each out row may be written); a refusal speaks of rows, cols, in, out and
+ *  the pitches, not of the permute's dimensions and maps. @return as tma_permute */
+tma_status tma_transpose(uint32_t elem_bytes, const void *in, void *out, uint32_t rows, uint32_t cols, size_t in_pitch,
+                         size_t out_pitch, tma_stream stream, tma_diag *diag);
 
 #ifdef __cplusplus
 }

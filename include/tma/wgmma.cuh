@@ -16,6 +16,17 @@
 #include "tma/device.cuh"
 #include "tma/wgmma.h"
 
+/* Said at compile time (as device.cuh does below sm_90): wgmma and setmaxnreg exist only in the arch-specific
+ * sm_90a target, and in a device pass for sm_90 or newer without it (-arch=sm_90, compute capability 10.x) they
+ * compile to traps. -DTMA_NO_ARCH_WARNING silences it, for a kernel that takes this path only where
+ * __CUDA_ARCH_FEAT_SM90_ALL is defined. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !defined(__CUDA_ARCH_FEAT_SM90_ALL) && \
+    !defined(TMA_NO_ARCH_WARNING)
+#warning "libtma: tma/wgmma.cuh is compiled for sm_90 or newer without the arch-specific sm_90a target, so wgmma \
+and setmaxnreg compile to traps (\"illegal instruction\" at run time). Compile with -arch=sm_90a \
+(-gencode=arch=compute_90a,code=sm_90a; CMake: CUDA_ARCHITECTURES 90a); -DTMA_NO_ARCH_WARNING silences this."
+#endif
+
 /* wgmma and setmaxnreg exist only in the arch-specific sm_90a target: TMA_PTX_SM90A (device.cuh) traps elsewhere. */
 
 /** wgmma.fence.sync.aligned: order prior register/shared accesses before the next wgmma.mma_async. */
