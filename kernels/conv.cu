@@ -57,7 +57,7 @@ struct ConvOps : GmDenseTiles, ConvArgs {
         const int32_t wc[5] = {(int32_t)c0, (int32_t)s, (int32_t)r, (int32_t)k0, 0};
         if (CL == 2)
             tma_load_multicast<4>(sw + rank * (GmShape<TBN>::B_BYTES / 2u), &w, bar, {wc[0], wc[1], wc[2], wc[3], 0},
-                                  (uint16_t)0x3);
+                                  tma_cluster_mask_all(2));
         else
             tma_load<4>(sw, &w, bar, {wc[0], wc[1], wc[2], wc[3], 0});
     }

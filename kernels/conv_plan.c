@@ -305,8 +305,9 @@ tma_status conv_model_tiles(const tma_conv2d_shape *shape, const void *x, const 
     if (st != TMA_OK)
         return st;
     const uint32_t bm = (uint32_t)block_m;
-    uint8_t *sa = aligned_alloc(1024, (size_t)bm * CONV_BK * 2u);
-    uint8_t *sb = aligned_alloc(1024, (size_t)bn * CONV_BK * 2u);
+    /* phase 0 of the 128B swizzle, as the kernel's stages (the boxes are whole periods) */
+    uint8_t *sa = aligned_alloc(TMA_SWIZZLE_PERIOD_128B, (size_t)bm * CONV_BK * 2u);
+    uint8_t *sb = aligned_alloc(TMA_SWIZZLE_PERIOD_128B, (size_t)bn * CONV_BK * 2u);
     float *acc = malloc(sizeof(float) * bm * (size_t)bn);
     if (sa == NULL || sb == NULL || acc == NULL)
         st = kd_fail(diag, TMA_ERR_ARG, "out of host memory for the model's buffers");

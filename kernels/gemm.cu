@@ -41,7 +41,7 @@ struct GemmOps : GmDenseTiles {
         if (CL == 2)
             tma_load_multicast<2>(sb + rank * (B_BYTES / 2), &b, bar,
                                   {(int32_t)(kb * BK), (int32_t)(t.tn * BN + rank * (BN / 2)), 0, 0, 0},
-                                  (uint16_t)0x3);
+                                  tma_cluster_mask_all(2));
         else
             tma_load_2d(sb, &b, bar, (int32_t)(kb * BK), (int32_t)(t.tn * BN));
     }

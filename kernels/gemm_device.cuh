@@ -31,11 +31,13 @@ template <uint32_t TBN>
 struct GmShape {
     static constexpr uint32_t A_BYTES = BM * BK * 2u, B_BYTES = TBN * BK * 2u;
     /* alignment slack, epilogue boxes, full + empty barriers (at most 8 stages) and stream-K's two fixup barriers */
-    static constexpr uint32_t FIXED = 1024u + 2u * EPI_BUFS * EPI_BYTES + (2u * 8u + 2u) * (uint32_t)sizeof(uint64_t);
+    static constexpr uint32_t FIXED =
+        TMA_SWIZZLE_PERIOD_128B + 2u * EPI_BUFS * EPI_BYTES + (2u * 8u + 2u) * (uint32_t)sizeof(uint64_t);
     static constexpr uint32_t FIT = (TMA_MAX_SMEM_PER_BLOCK - FIXED) / (A_BYTES + B_BYTES);
     static constexpr uint32_t STAGES = FIT < 8u ? FIT : 8u;
     static constexpr size_t SMEM_BYTES =
-        1024 + STAGES * (A_BYTES + B_BYTES) + 2u * EPI_BUFS * EPI_BYTES + (2u * STAGES + 2u) * sizeof(uint64_t);
+        TMA_SWIZZLE_PERIOD_128B + STAGES * (A_BYTES + B_BYTES) + 2u * EPI_BUFS * EPI_BYTES +
+        (2u * STAGES + 2u) * sizeof(uint64_t);
     /* stream-K's owner reads a helper's partial half tile (64 x TBN fp32) into its warpgroup's half of the stages */
     static_assert(STAGES * (A_BYTES + B_BYTES) / 2u >= 64u * TBN * 4u, "a partial half tile fits half the stages");
     static_assert(SMEM_BYTES <= TMA_MAX_SMEM_PER_BLOCK, "over the 227 KiB a block may have on sm_90");
@@ -622,7 +624,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     using Shape = GmShape<Ops::BN>;
     constexpr uint32_t TBN = Ops::BN, NSTAGES = Shape::STAGES;
     extern __shared__ uint8_t dyn[];
-    uint8_t *base = dyn + ((1024u - tma_smem_addr(dyn) % 1024u) % 1024u);
+    uint8_t *base = dyn + tma_swizzle_phase0_pad(TMA_SWIZZLE_128B, tma_smem_addr(dyn));
     uint8_t *sa = base;                             /* NSTAGES A boxes */
     uint8_t *sb = base + NSTAGES * Shape::A_BYTES;  /* NSTAGES B tiles (one box, or two half boxes with CL = 2) */
     uint8_t *se = sb + NSTAGES * Shape::B_BYTES;    /* 2 consumers x EPI_BUFS epilogue boxes */

@@ -44,7 +44,7 @@ constexpr uint32_t BUILD_WARPS = 4; /* groups per block of gg_build_kernel */
 /* Record the first error of a run (the host reads and clears it). Rare: not inlined, to keep the hot code small. */
 static __device__ __noinline__ void gg_record_violation(gg_error *e, uint32_t g, uint32_t which,
                                                         const tma_violation *v) {
-    if (atomicCAS(&e->status, 0, (int32_t)tma_rule_status((tma_rule)v->rule)) != 0)
+    if (atomicCAS(&e->status, 0, (int32_t)tma_violation_status(v)) != 0)
         return;
     e->group = (int32_t)g;
     gg_format_violation(e->message, sizeof e->message, g, which, v);

@@ -11,6 +11,7 @@
 
 #include "tma/hd.h"
 #include "tma/kernels.h"
+#include "tma/detail/rules.h" /* the formatter (gg_format_violation) */
 #include "tma/rules.h"
 
 /** The three maps of a group. */

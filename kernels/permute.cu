@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
     __shared__ int32_t crd[S][5]; /* the coordinates of the tile in each stage */
     if (threadIdx.x != 0)
         return;
-    uint8_t *base = dyn + ((1024u - tma_smem_addr(dyn) % 1024u) % 1024u);
+    uint8_t *base = dyn + tma_swizzle_phase0_pad(TMA_SWIZZLE_128B, tma_smem_addr(dyn));
     const uint64_t G = gridDim.x;
     tma_prefetch_desc(&tin);
     tma_prefetch_desc(&tout);
@@ -188,7 +188,7 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / 128, 1) pm_tr
     extern __shared__ uint8_t dyn[];
     __shared__ uint64_t full[S];
     /* 1024-byte aligned: every tile starts the swizzle pattern at phase 0, which the lane map assumes. */
-    uint8_t *base = dyn + ((1024u - tma_smem_addr(dyn) % 1024u) % 1024u);
+    uint8_t *base = dyn + tma_swizzle_phase0_pad(TMA_SWIZZLE_128B, tma_smem_addr(dyn));
     uint8_t *in_buf = base, *out_buf = base + S * TILE;
     const uint32_t tid = threadIdx.x;
     const uint64_t G = gridDim.x;
@@ -401,11 +401,11 @@ extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permu
             !pm_tile_fits(L.grid.box[0], L.grid.box[1], L.grid.box[2], e, pm_tall(&L.grid, e)))
             return kd_fail(diag, TMA_ERR_UNSUPPORTED, "tma_permute: the tensor maps disagree with the kernel's "
                                                       "shared-memory layout (a libtma defect: please report it)");
-        p->smem = (size_t)(PM_TR_STAGES + PM_TR_OUT_BUFFERS) * br * 128u + 1024u;
+        p->smem = (size_t)(PM_TR_STAGES + PM_TR_OUT_BUFFERS) * br * TMA_SWIZZLE_LINE_BYTES + TMA_SWIZZLE_PERIOD_128B;
         p->block = 64u * br / w;
     } else {
-        const size_t stage = (p->load_map.box.smem_bytes + 1023u) / 1024u * 1024u;
-        p->smem = PM_COPY_STAGES * stage + 1024u;
+        const size_t stage = tma_swizzle_round_up(TMA_SWIZZLE_128B, p->load_map.box.smem_bytes);
+        p->smem = PM_COPY_STAGES * stage + TMA_SWIZZLE_PERIOD_128B;
         p->block = 32u;
     }
     const pm_grid pg = pm_grid_of(p);
@@ -415,8 +415,9 @@ extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permu
      * made later with a smaller box cannot lower it under an earlier plan's (its launch would then fail with
      * cudaErrorInvalidValue: seen on an H200 when the sample made a large copy plan and then a small one). */
     const size_t smem_max = p->transpose ? (size_t)(PM_TR_STAGES + PM_TR_OUT_BUFFERS) *
-                                                   PM_MAX_LINES(e, pm_tall(&pg, e)) * 128u + 1024u
-                                         : (size_t)PM_COPY_STAGES * PM_COPY_BOX_BYTES + 1024u;
+                                                   PM_MAX_LINES(e, pm_tall(&pg, e)) * TMA_SWIZZLE_LINE_BYTES +
+                                                   TMA_SWIZZLE_PERIOD_128B
+                                         : (size_t)PM_COPY_STAGES * PM_COPY_BOX_BYTES + TMA_SWIZZLE_PERIOD_128B;
     if (p->smem > smem_max)
         return kd_fail(diag, TMA_ERR_UNSUPPORTED, "tma_permute: a plan needs %zu bytes of shared memory, more than "
                        "the kernel's %zu (a libtma defect: please report it)", p->smem, smem_max);
@@ -462,7 +463,7 @@ extern "C" tma_status tma_permute_run(const tma_permute_plan *p, tma_stream stre
     cudaStream_t s = (cudaStream_t)stream;
     uint8_t *dst = (uint8_t *)p->desc.dst;
     if (!p->transpose) {
-        const uint32_t stage = (uint32_t)((p->load_map.box.smem_bytes + 1023u) / 1024u * 1024u);
+        const uint32_t stage = (uint32_t)tma_swizzle_round_up(TMA_SWIZZLE_128B, p->load_map.box.smem_bytes);
         pm_copy_kernel<<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles, stage);
     } else {
         const pm_transpose_fn fn = pm_transpose_of(e, g.src_keep, (uint32_t)pm_tall(&g, e), g.tstore);

@@ -29,7 +29,8 @@ static void pm_resolve_strides(uint32_t e, uint32_t rank, const uint64_t *dims, 
                                uint64_t *out) {
     out[0] = e;
     for (uint32_t i = 1; i < rank; i++) {
-        uint64_t dense = dims[i - 1] != 0 && out[i - 1] > UINT64_MAX / dims[i - 1] ? UINT64_MAX : out[i - 1] * dims[i - 1];
+        const uint64_t dense =
+            dims[i - 1] != 0 && out[i - 1] > UINT64_MAX / dims[i - 1] ? UINT64_MAX : out[i - 1] * dims[i - 1];
         out[i] = given[i - 1] ? given[i - 1] : dense;
     }
 }
@@ -173,7 +174,7 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
     ld->oob_fill = TMA_OOB_ZERO;
     if (!L->transpose && n == 1) {
         /* A dense run: view it as rows of c elements where a power of two divides it, so a box is many rows. */
-        for (uint64_t c = 256; c * e >= 16u; c /= 2)
+        for (uint64_t c = TMA_MAX_BOX_DIM; c >= tma_box_dim0_unit(e); c /= 2)
             if (v[0].n % c == 0 && v[0].n > c) {
                 v[1] = (pm_dim){v[0].n / c, v[0].ss * c, v[0].ts * c, v[0].first, v[0].mask};
                 v[0].n = c;
@@ -237,8 +238,8 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
         /* COPY box: dimension 0 up to 256 elements (a 16-byte multiple), then doubling, in turn, src's next
          * dimension and dst's most contiguous one (both streams stay long), then the others, up to
          * PM_COPY_BOX_BYTES. */
-        uint64_t b0 = ld->global_dim[0] < 256u ? ld->global_dim[0] : 256u;
-        const uint64_t q = 16u / e > 1u ? 16u / e : 1u;
+        uint64_t b0 = ld->global_dim[0] < TMA_MAX_BOX_DIM ? ld->global_dim[0] : TMA_MAX_BOX_DIM;
+        const uint64_t q = tma_box_dim0_unit(e);
         b0 = (b0 + q - 1) / q * q;
         ld->box_dim[0] = (uint32_t)b0;
         for (uint32_t k = 1; k < n; k++)
@@ -256,7 +257,7 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
                 const uint32_t cnt = phase == 0 ? np : n - 1u;
                 for (uint32_t i = 0; i < cnt; i++) {
                     const uint32_t k = phase == 0 ? pref[i] : i + 1u;
-                    const uint64_t cap = ld->global_dim[k] < 256u ? ld->global_dim[k] : 256u;
+                    const uint64_t cap = ld->global_dim[k] < TMA_MAX_BOX_DIM ? ld->global_dim[k] : TMA_MAX_BOX_DIM;
                     uint64_t nb = 2u * ld->box_dim[k];
                     nb = nb < cap ? nb : cap;
                     if (nb > ld->box_dim[k] && rows / ld->box_dim[k] * nb <= budget) {
@@ -333,8 +334,9 @@ tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_fac
     const uint32_t e = L.elem_bytes, w = tr_box_cols(e), v = 16u / e > 1u ? 16u / e : 1u;
     const size_t in_bytes = tma_box_smem_bytes(&L.ld);
     const size_t out_bytes = L.transpose ? in_bytes : 0u; /* the tile's lines / W boxes of W lines */
-    uint8_t *tin = aligned_alloc(1024, (in_bytes + 1023u) / 1024u * 1024u);
-    uint8_t *tout = out_bytes ? aligned_alloc(1024, out_bytes) : NULL;
+    uint8_t *tin = aligned_alloc(TMA_SWIZZLE_PERIOD_128B, tma_swizzle_round_up(TMA_SWIZZLE_128B, in_bytes));
+    uint8_t *tout =
+        out_bytes ? aligned_alloc(TMA_SWIZZLE_PERIOD_128B, tma_swizzle_round_up(TMA_SWIZZLE_128B, out_bytes)) : NULL;
     if (!tin || (out_bytes && !tout)) {
         free(tin), free(tout);
         return kd_fail(diag, TMA_ERR_UNSUPPORTED, "tma_permute_model: out of host memory (%zu bytes)",

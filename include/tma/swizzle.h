@@ -84,8 +84,8 @@ TMA_HD uint32_t tma_swizzle_phase(tma_swizzle mode, uint32_t addr) { return addr
  *  tma_smem_addr(dyn)), and at most TMA_SWIZZLE_PERIOD_128B - 16 bytes are skipped (dynamic shared memory is 16-byte
  *  aligned). */
 TMA_HD uint32_t tma_swizzle_phase0_pad(tma_swizzle mode, uint32_t addr) {
-    const uint32_t phase = tma_swizzle_phase(mode, addr);
-    return phase == 0u ? 0u : tma_swizzle_period(mode) - phase;
+    const uint32_t period = tma_swizzle_period(mode); /* branch-free: the kernels' prologues compute it */
+    return (period - addr % period) % period;
 }
 
 /** bytes (below 2^63) rounded up to whole periods of the mode: the stride of tiles stacked in shared memory that
