@@ -1,6 +1,6 @@
 # PyTorch's permute(...).contiguous() on tma-permute's rank-5 tensor, against PyTorch's own copy (clone), for
-# docs/PERMUTE.md ("The rank-5 case"). Not part of the build; needs a CUDA GPU and PyTorch:
-#     python3 samples/permute/torch_rank5.py
+# docs/lab/permute.md ("What limits the rest", the rank-5 case). Not part of the build; needs a CUDA GPU and PyTorch:
+#     python3 samples/bench/permute/torch_rank5.py
 # x has libtma's src dimensions {256, 128, 64, 32, 16} (innermost first), so its PyTorch shape is reversed; libtma's
 # perm {1, 3, 0, 4, 2} (dst dimension i = src dimension perm[i], innermost first) is x.permute(2, 0, 4, 1, 3).
 import statistics, sys, torch

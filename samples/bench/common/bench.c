@@ -8,7 +8,7 @@
 
 #include <cuda_runtime.h>
 
-#include "cuda_check.h"
+#include "../../common/cuda_check.h"
 
 static int cmp_float(const void *x, const void *y) {
     float a = *(const float *)x, b = *(const float *)y;
