@@ -333,7 +333,7 @@ static tma_conv2d_shape conv_random_shape(uint64_t *s) {
     }
 }
 
-/* Whether a shape keeps to the im2col map's ranges that tma_conv2d documents (docs/CONV.md, "What it refuses"):
+/* Whether a shape keeps to the im2col map's ranges that tma_conv2d documents (docs/guide/conv.md, "What it refuses"):
  * the bounding box's corners -pad and pad - dil (filter - 1) in -128..127, and the last tap's offset dil (filter - 1)
  * at most 255 (a rank-4 map and copy). Outside them the plan must refuse, with the corner's or the offset's status. */
 static int conv_in_im2col_ranges(const tma_conv2d_shape *sh) {

@@ -538,7 +538,7 @@ TMA_DEV void tma_store(const tma_tensor *t, const void *smem, const int32_t (&c)
 
 /** The same store with an L2 cache-policy hint (a 64-bit policy from createpolicy: tma_l2_policy_*), the
  *  .L2::cache_hint form (PTX ISA 8.0, sm_90). The bytes written are tma_store's; the hint only says how long L2
- *  should keep them (tma_permute stores output it never reads again with evict_first, docs/PERMUTE.md). */
+ *  should keep them (tma_permute stores output it never reads again with evict_first, docs/guide/permute.md). */
 template <int Rank>
 TMA_DEV void tma_store_hint(const tma_tensor *t, const void *smem, const int32_t (&c)[5], uint64_t policy) {
     static_assert(Rank >= 1 && Rank <= 5, "TMA rank is 1..5");
