@@ -8,6 +8,8 @@
 #include "conv_plan.h"
 #include "gemm_device.cuh"
 #include "kernel_diag.h"
+#include "kernel_maps.h"
+#include "launch_record.h"
 
 /* The convolution's operands for gm_pipeline_kernel: tiles of TBM output pixels x TBN output channels.
  * Pixel-major (TBM = 128): the pixels are the product's rows (wgmma's A, two warpgroups of 64), the filters its TBN
@@ -249,12 +251,13 @@ static const struct conv_tile {
  * whole tiles first among equals. fm_ok: whether the filter-major tile is a candidate (its maps pass, and the
  * epilogue is the TMA store's: from registers, y^T's elements would be stored one by one). */
 static void conv_default_tiles(const tma_conv2d_plan *p, bool fm_ok, int *block_m, int *block_n,
-                               tma_conv2d_schedule *schedule) {
+                               tma_conv2d_schedule *schedule, long *split_parts) {
     static const tma_conv2d_schedule order[] = {TMA_CONV2D_SCHEDULE_TILES, TMA_CONV2D_SCHEDULE_STREAM_K,
                                                 TMA_CONV2D_SCHEDULE_SPLIT_K};
     const long workers = conv_blocks(p);
     double best = -1.0;
     int best_bm = CONV_BM, best_bn = 256;
+    long best_parts = 0;
     tma_conv2d_schedule best_schedule = TMA_CONV2D_SCHEDULE_TILES;
     for (size_t t = 0; t < sizeof conv_tile_list / sizeof conv_tile_list[0]; t++) {
         const int bm = conv_tile_list[t].bm, bn = conv_tile_list[t].bn;
@@ -274,17 +277,18 @@ static void conv_default_tiles(const tma_conv2d_plan *p, bool fm_ok, int *block_
                 continue;
             const double est = conv_estimate_us(p, bm, bn, s, workers, parts);
             if (best < 0.0 || est < best)
-                best = est, best_bm = bm, best_bn = bn, best_schedule = s;
+                best = est, best_bm = bm, best_bn = bn, best_schedule = s, best_parts = parts;
         }
         if (best < 0.0) /* no schedule fits this tile (only where one was asked for): keep it, the caller refuses */
-            best_bm = bm, best_bn = bn;
+            best_bm = bm, best_bn = bn, best_parts = parts;
     }
     *block_m = best_bm;
     *block_n = best_bn;
     *schedule = *schedule != TMA_CONV2D_SCHEDULE_AUTO ? *schedule : best_schedule;
+    *split_parts = best_parts; /* conv_split_parts of the tile chosen, where split-K was a candidate; else 0 */
 }
 
-/* The blocks of a stream-K run of the plan (gm_launch_config's count without clusters: a unit's stages its shares).
+/* The blocks of a stream-K run of the plan (gm_grid_blocks' count without clusters: a unit's stages its shares).
  * What the workspace is sized for at plan time and checked against before a launch. */
 static int conv_workspace_blocks(const tma_conv2d_plan *p) {
     const long work = conv_units(p, p->block_m, p->block_n) * p->stages;
@@ -308,97 +312,64 @@ static tma_status conv_make_workspace(tma_conv2d_plan *p, tma_diag *diag) {
     return kd_cuda(diag, cudaMemset((uint8_t *)p->workspace + slots, 0, flags), "cudaMemset of the stream-K flags");
 }
 
-extern "C" tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_m, int block_n,
-                                            tma_conv2d_schedule schedule, tma_diag *diag) {
-    if (p == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_conv2d_plan_make");
-    if (schedule != TMA_CONV2D_SCHEDULE_AUTO && schedule != TMA_CONV2D_SCHEDULE_TILES &&
-        schedule != TMA_CONV2D_SCHEDULE_STREAM_K && schedule != TMA_CONV2D_SCHEDULE_SPLIT_K)
-        return kd_fail(diag, TMA_ERR_ARG, "schedule = %d: use TMA_CONV2D_SCHEDULE_AUTO, _TILES, _STREAM_K or _SPLIT_K",
-                       (int)schedule);
-    if (schedule == TMA_CONV2D_SCHEDULE_SPLIT_K && block_n == 64)
-        return kd_fail(diag, TMA_ERR_ARG, "block_n = 64 with SPLIT_K: split-K runs at widths 128 and 256 (or 0: the "
-                       "plan's choice)");
-    conv_descs d;
-    conv_geom g;
-    int bm = block_m, bn = block_n;
-    /* the caller's tile checked (conv_prepare's messages), and the stages, which do not depend on it */
-    tma_status st = conv_prepare(&p->shape, p->x, p->w, p->y, &d, &g, bm != 0 ? bm : (int)CONV_BM, &bn, diag);
-    if (st != TMA_OK)
-        return st;
-    p->stages = (int)g.stages;
-    if (block_m == 0 || block_n == 0 || schedule == TMA_CONV2D_SCHEDULE_AUTO) {
-        int fm_bn = 0;
-        const bool fm_ok = p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE && p->y_map.box.tx_bytes != 0 &&
-                           conv_prepare(&p->shape, p->x, p->w, p->y, &d, &g, CONV_FM_PIXELS, &fm_bn, NULL) == TMA_OK;
-        bm = block_m, bn = block_n;
-        conv_default_tiles(p, fm_ok, &bm, &bn, &schedule);
-    }
-    if ((st = conv_prepare(&p->shape, p->x, p->w, p->y, &d, &g, bm, &bn, diag)) != TMA_OK)
-        return st;
-    const long parts = schedule == TMA_CONV2D_SCHEDULE_SPLIT_K ? conv_split_parts(p, bm, bn) : 0;
-    if (schedule == TMA_CONV2D_SCHEDULE_SPLIT_K && parts < 2)
-        return kd_fail(diag, TMA_ERR_ARG, "SPLIT_K on %d x %d tiles: %ld tiles on %ld blocks leave fewer than two "
-                       "blocks per tile; use STREAM_K or TILES", bm, bn, conv_units(p, bm, bn), conv_blocks(p));
-    if ((st = tma_conv2d_plan_free(p, diag)) != TMA_OK ||
-        (st = tma_tensor_make_im2col(&p->x_map, &d.x, diag)) != TMA_OK ||
-        (st = tma_tensor_make(&p->w_map, &d.w, diag)) != TMA_OK ||
-        (st = tma_tensor_make(&p->w_half, &d.w_half, diag)) != TMA_OK ||
-        (st = kd_cuda(diag, conv_set_smem(bm, bn), "cudaFuncSetAttribute")) != TMA_OK)
-        return st;
-    p->block_m = bm;
-    p->block_n = bn;
-    p->smem = conv_smem(bm, bn);
-    p->schedule = schedule;
-    p->split_parts = (int)parts;
-    if (schedule == TMA_CONV2D_SCHEDULE_STREAM_K && (st = conv_make_workspace(p, diag)) != TMA_OK) {
-        tma_conv2d_plan_free(p, NULL);
-        return st;
-    }
-    return kd_ok(diag);
+/* ---------------------------------------------------------------------------------------------
+ * The launch record (tma_launch_record): the instance, the grid, the schedule and the copies' integers, made by
+ * tma_conv2d_plan_make, tma_conv2d_plan_tiles and tma_conv2d_plan_tune from the plan's fields (conv_inputs), taken as
+ * it is by run while they stay as they were. The shape's part (conv_shape_inputs) also tells tma_conv2d_plan_tiles
+ * that the shape was checked: it checks only the tile's maps then.
+ * ------------------------------------------------------------------------------------------- */
+
+/* The plan fields a record is made from: the shape's (checked by conv_shape_check), then the choices'. */
+struct conv_shape_inputs {
+    uint64_t x, w, y, n, h, wd, c, k, r, s, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
+};
+struct conv_choice_inputs {
+    uint64_t p, q, block_m, block_n, cluster, group_m, sms, grid_blocks, epilogue, smem, stages, schedule,
+        split_parts, workspace, workspace_blocks, x_tx, x_rows, y_tx;
+};
+struct conv_inputs {
+    conv_shape_inputs shape;
+    conv_choice_inputs choice;
+};
+
+struct conv_launch {
+    GmLaunch gm;          /* the kernel instance, grid, cluster, shared memory, schedule */
+    conv_geom g;          /* ConvArgs' integers */
+    size_t flags_offset;  /* stream-K: where the flags follow the slots in the workspace */
+};
+
+struct conv_record {
+    uint32_t mark; /* KD_RECORD_CONV */
+    conv_launch launch;
+    conv_inputs from;
+};
+
+static conv_shape_inputs conv_shape_inputs_of(const tma_conv2d_plan *p) {
+    const tma_conv2d_shape *sh = &p->shape;
+    conv_shape_inputs in;
+    in.x = (uint64_t)(uintptr_t)p->x, in.w = (uint64_t)(uintptr_t)p->w, in.y = (uint64_t)(uintptr_t)p->y;
+    in.n = (uint64_t)sh->n, in.h = (uint64_t)sh->h, in.wd = (uint64_t)sh->w, in.c = (uint64_t)sh->c;
+    in.k = (uint64_t)sh->k, in.r = (uint64_t)sh->r, in.s = (uint64_t)sh->s;
+    in.stride_h = (uint64_t)sh->stride_h, in.stride_w = (uint64_t)sh->stride_w;
+    in.pad_h = (uint64_t)sh->pad_h, in.pad_w = (uint64_t)sh->pad_w;
+    in.dilation_h = (uint64_t)sh->dilation_h, in.dilation_w = (uint64_t)sh->dilation_w;
+    return in;
 }
 
-extern "C" tma_status tma_conv2d_plan_free(tma_conv2d_plan *p, tma_diag *diag) {
-    if (p == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL");
-    cudaError_t e = cudaSuccess;
-    if (p->workspace)
-        e = cudaFree(p->workspace);
-    p->workspace = NULL;
-    p->workspace_blocks = 0;
-    p->schedule = TMA_CONV2D_SCHEDULE_TILES;
-    return e == cudaSuccess ? kd_ok(diag) : kd_cuda(diag, e, "cudaFree of the stream-K workspace");
+static conv_inputs conv_inputs_of(const tma_conv2d_plan *p) {
+    conv_inputs in;
+    in.shape = conv_shape_inputs_of(p);
+    conv_choice_inputs &c = in.choice;
+    c.p = (uint64_t)p->p, c.q = (uint64_t)p->q, c.block_m = (uint64_t)p->block_m, c.block_n = (uint64_t)p->block_n;
+    c.cluster = (uint64_t)p->cluster, c.group_m = (uint64_t)p->group_m, c.sms = (uint64_t)p->sms;
+    c.grid_blocks = (uint64_t)p->grid_blocks, c.epilogue = (uint64_t)p->epilogue, c.smem = (uint64_t)p->smem;
+    c.stages = (uint64_t)p->stages, c.schedule = (uint64_t)p->schedule, c.split_parts = (uint64_t)p->split_parts;
+    c.workspace = (uint64_t)(uintptr_t)p->workspace, c.workspace_blocks = (uint64_t)p->workspace_blocks;
+    c.x_tx = p->x_map.box.tx_bytes, c.x_rows = p->x_map.box.rows, c.y_tx = p->y_map.box.tx_bytes;
+    return in;
 }
 
-extern "C" tma_status tma_conv2d_plan_make(tma_conv2d_plan *p, const tma_conv2d_shape *shape, const void *x,
-                                           const void *w, void *y, tma_diag *diag) {
-    if (p == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass the address of a tma_conv2d_plan");
-    memset(p, 0, sizeof *p);
-    if (x == NULL || w == NULL || y == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "%s = NULL: pass device addresses of x, w and y",
-                       x == NULL ? "x" : w == NULL ? "w" : "y");
-    conv_descs d;
-    conv_geom g;
-    int bn = 0;
-    tma_status st = conv_prepare(shape, x, w, y, &d, &g, CONV_BM, &bn, diag);
-    if (st != TMA_OK)
-        return st;
-    p->shape = *shape;
-    tma_conv2d_out_size(shape, &p->p, &p->q);
-    p->x = x, p->w = w, p->y = y;
-    p->group_m = TMA_GEMM_GROUP_M;
-    p->epilogue = d.y_tma ? TMA_GEMM_EPILOGUE_TMA_STORE : TMA_GEMM_EPILOGUE_DIRECT;
-    /* No clusters: measured on an H200 (docs/CONV.md), clusters of two sharing the filter tile were 3-11% slower on
-     * every ResNet-50 layer, the GEMM's rule (pairs where blocks have several tiles) notwithstanding. */
-    p->cluster = 1;
-    if ((st = kd_require_sm90(diag, "tma_conv2d", &p->sms)) != TMA_OK ||
-        (d.y_tma && (st = tma_tensor_make(&p->y_map, &d.y, diag)) != TMA_OK))
-        return st;
-    return tma_conv2d_plan_tiles(p, 0, 0, TMA_CONV2D_SCHEDULE_AUTO, diag);
-}
-
-/* The fields a caller may change, checked before a launch. */
+/* The fields a caller may change, checked before a launch is derived. */
 static tma_status conv_check_plan(const tma_conv2d_plan *p, tma_diag *diag) {
     bool tile_known = false;
     for (size_t t = 0; t < sizeof conv_tile_list / sizeof conv_tile_list[0]; t++)
@@ -446,28 +417,13 @@ static tma_status conv_check_plan(const tma_conv2d_plan *p, tma_diag *diag) {
     return TMA_OK;
 }
 
-/* The kernel arguments of a plan (the plan keeps the shape, checked when it was made; conv_geom is private). */
-static ConvArgs conv_args(const tma_conv2d_plan *p) {
-    ConvArgs a;
-    a.g = conv_geom_of(&p->shape);
-    a.x = p->x_map;
-    a.w = p->cluster == 2 ? p->w_half : p->w_map;
-    a.k = (uint32_t)p->shape.k;
-    return a;
-}
-
-extern "C" tma_status tma_conv2d_run(const tma_conv2d_plan *p, tma_stream stream, tma_diag *diag) {
-    if (p == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_conv2d_plan_make");
-    tma_status st = conv_check_plan(p, diag);
-    if (st != TMA_OK)
-        return st;
+/* The launch of a plan that conv_check_plan accepted, g its copies' integers: the instance of its choices, the grid
+ * (an occupancy query with clusters), the schedule. */
+static tma_status conv_launch_of(const tma_conv2d_plan *p, const conv_geom &g, conv_launch *l, tma_diag *diag) {
     const int sched_kind = p->schedule == TMA_CONV2D_SCHEDULE_STREAM_K  ? GM_SCHED_STREAM_K
                            : p->schedule == TMA_CONV2D_SCHEDULE_SPLIT_K ? GM_SCHED_SPLIT_K
                                                                         : GM_SCHED_TILES;
     const long parts = sched_kind == GM_SCHED_SPLIT_K ? p->split_parts : 1;
-    cudaLaunchConfig_t cfg;
-    cudaLaunchAttribute attr[1];
     /* split-K's blocks store their slices from registers: its instances have the direct epilogue only */
     const bool tma_epi = p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE && sched_kind != GM_SCHED_SPLIT_K;
     const conv_instance *inst = conv_instance_of(p->block_m, p->block_n, p->cluster, tma_epi, sched_kind);
@@ -476,42 +432,269 @@ extern "C" tma_status tma_conv2d_run(const tma_conv2d_plan *p, tma_stream stream
                        p->block_m, p->block_n, p->cluster, tma_epi ? "TMA-store" : "direct", (int)p->schedule);
     /* the co-residency query of clusters (pixel-major tiles only) */
     const conv_instance *pair = conv_instance_of(128, p->block_n, 2, true, GM_SCHED_TILES);
-    const void *probe = pair ? pair->kernel : NULL;
     const long units = conv_units(p, p->block_m, p->block_n);
     long tiles_m, tiles_n;
     conv_grid(p, &tiles_m, &tiles_n);
-    const int blocks = gm_launch_config(tiles_m, tiles_n, p->cluster, p->sms,
-                                        sched_kind == GM_SCHED_SPLIT_K ? (int)(units * parts) : p->grid_blocks,
-                                        p->smem, probe, &cfg, attr,
-                                        sched_kind == GM_SCHED_STREAM_K ? p->stages : parts);
-    if (sched_kind == GM_SCHED_SPLIT_K)
-        attr[0].val.clusterDim.x = (unsigned)parts; /* a tile's parts are one cluster (gm_split_reduce) */
-    gm_sched sched = sched_kind == GM_SCHED_SPLIT_K
-                         ? gm_sched_split((uint32_t)units, (uint32_t)p->stages, (uint32_t)parts)
-                         : gm_launch_sched(tiles_m, tiles_n, p->cluster, blocks, (uint32_t)p->stages,
-                                           sched_kind == GM_SCHED_STREAM_K);
-    cfg.stream = (cudaStream_t)stream;
-    uint32_t group = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M, no_store = 0u;
-    GmPartials partials = {};
-    if (sched_kind == GM_SCHED_STREAM_K) {
-        partials.slots = (float4 *)p->workspace;
-        partials.flags =
-            (uint32_t *)((uint8_t *)p->workspace + conv_slots_bytes(p->workspace_blocks, p->block_m, p->block_n));
+    const int blocks = gm_grid_blocks(tiles_m, tiles_n, p->cluster, p->sms,
+                                      sched_kind == GM_SCHED_SPLIT_K ? (int)(units * parts) : p->grid_blocks, p->smem,
+                                      pair ? pair->kernel : NULL,
+                                      sched_kind == GM_SCHED_STREAM_K ? p->stages : parts);
+    l->gm.kernel = inst->kernel;
+    l->gm.blocks = (uint32_t)blocks;
+    l->gm.cluster = sched_kind == GM_SCHED_SPLIT_K ? (uint32_t)parts /* a tile's parts are one cluster */
+                                                   : (uint32_t)p->cluster;
+    l->gm.smem = p->smem;
+    l->gm.sched = sched_kind == GM_SCHED_SPLIT_K
+                      ? gm_sched_split((uint32_t)units, (uint32_t)p->stages, (uint32_t)parts)
+                      : gm_launch_sched(tiles_m, tiles_n, p->cluster, blocks, (uint32_t)p->stages,
+                                        sched_kind == GM_SCHED_STREAM_K);
+    l->gm.group = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
+    l->g = g;
+    l->flags_offset = sched_kind == GM_SCHED_STREAM_K
+                          ? conv_slots_bytes(p->workspace_blocks, p->block_m, p->block_n)
+                          : 0u;
+    return TMA_OK;
+}
+
+/* The record of a plan whose fields conv_check_plan accepts; none (run derives and refuses) where it does not. */
+static tma_status conv_record_make(tma_conv2d_plan *p, const conv_geom &g, tma_diag *diag) {
+    conv_record r;
+    memset(&r, 0, sizeof r);
+    if (conv_check_plan(p, NULL) == TMA_OK) {
+        const tma_status st = conv_launch_of(p, g, &r.launch, diag);
+        if (st != TMA_OK)
+            return st;
+        r.mark = KD_RECORD_CONV;
+        r.from = conv_inputs_of(p);
     }
-    ConvArgs args = conv_args(p);
+    kd_record_put(p->launch, r);
+    return TMA_OK;
+}
+
+/* The copies' integers of the plan's shape: the record's where the shape is the one it was made for (checked then),
+ * else the shape checked again (a field changed by hand), as plan_make checks it. */
+static tma_status conv_geom_of_plan(const tma_conv2d_plan *p, conv_geom *g, tma_diag *diag) {
+    const conv_record r = kd_record_get<conv_record>(p->launch);
+    if (r.mark == KD_RECORD_CONV && kd_same_inputs(r.from.shape, conv_shape_inputs_of(p))) {
+        *g = r.launch.g;
+        return TMA_OK;
+    }
+    conv_shape_facts f;
+    const tma_status st = conv_shape_check(&p->shape, p->x, p->w, p->y, &f, diag);
+    if (st == TMA_OK)
+        *g = f.g;
+    return st;
+}
+
+/* The launch run makes: the record where the plan's fields are those it was made from; else every field checked and
+ * the launch derived again (a field changed by hand). */
+static tma_status conv_launch_for_run(const tma_conv2d_plan *p, conv_launch *l, tma_diag *diag) {
+    const conv_record r = kd_record_get<conv_record>(p->launch);
+    if (r.mark == KD_RECORD_CONV && kd_same_inputs(r.from, conv_inputs_of(p))) {
+        *l = r.launch;
+        return TMA_OK;
+    }
+    const tma_status st = conv_check_plan(p, diag);
+    return st != TMA_OK ? st : conv_launch_of(p, conv_geom_of(&p->shape), l, diag);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Choosing the tiles
+ * ------------------------------------------------------------------------------------------- */
+
+/* The maps of tile block_m x block_n: those already checked where `made` (tma_conv2d_plan_make's, for the 128-pixel
+ * tile of made_bn filters) or `fm_x` (the filter-major tile's x map, checked as a candidate) has them, else built and
+ * checked now. Each map is checked once per plan_make or plan_tiles. */
+static tma_status conv_tile_maps(const tma_conv2d_plan *p, const conv_descs *made, int made_bn,
+                                 const tma_im2col_desc *fm_x, int block_m, int block_n, conv_descs *d,
+                                 tma_diag *diag) {
+    tma_status st = TMA_OK;
+    if (made != NULL && block_m == (int)CONV_BM)
+        d->x = made->x;
+    else if (fm_x != NULL && conv_filter_major(block_m))
+        d->x = *fm_x;
+    else
+        st = conv_x_map(&p->shape, p->x, (uint32_t)block_m, &d->x, diag);
+    if (st != TMA_OK)
+        return st;
+    if (made != NULL && block_n == made_bn) {
+        d->w = made->w, d->w_half = made->w_half;
+        return TMA_OK;
+    }
+    return conv_w_maps(&p->shape, p->w, (uint32_t)block_n, &d->w, &d->w_half, diag);
+}
+
+/* tma_conv2d_plan_tiles on a plan whose shape is checked (g its copies' integers); `made`: tma_conv2d_plan_make's
+ * checked maps for the 128-pixel tile of made_bn filters, or NULL. whole_tiles (tma_conv2d): the tile AUTO chooses,
+ * run whole (no workspace: the launch may outlive the plan). */
+static tma_status conv_tiles_apply(tma_conv2d_plan *p, const conv_geom &g, const conv_descs *made, int made_bn,
+                                   int block_m, int block_n, tma_conv2d_schedule schedule, bool whole_tiles,
+                                   tma_diag *diag) {
+    /* the caller's tile checked first (the same messages whatever is chosen after) */
+    int bn_arg = block_n;
+    tma_status st = conv_tile_check(block_m != 0 ? block_m : (int)CONV_BM, &bn_arg, p->shape.k, diag);
+    if (st != TMA_OK)
+        return st;
+    p->stages = (int)g.stages;
+    int bm = block_m, bn = block_n;
+    long parts = 0;
+    tma_im2col_desc fm_x;
+    bool fm_checked = false;
+    if (block_m == 0 || block_n == 0 || schedule == TMA_CONV2D_SCHEDULE_AUTO) {
+        /* the filter-major tile is a candidate where its maps pass and the epilogue is the TMA store's (from
+         * registers, y^T's elements would be stored one by one) */
+        const bool fm_asked = (block_m == 0 || conv_filter_major(block_m)) &&
+                              (block_n == 0 || block_n == (int)CONV_FM_FILTERS);
+        fm_checked = fm_asked && p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE && p->y_map.box.tx_bytes != 0 &&
+                     conv_x_map(&p->shape, p->x, CONV_FM_PIXELS, &fm_x, NULL) == TMA_OK;
+        conv_default_tiles(p, fm_checked, &bm, &bn, &schedule, &parts);
+    }
+    if (whole_tiles)
+        schedule = TMA_CONV2D_SCHEDULE_TILES;
+    conv_descs d;
+    if ((st = conv_tile_maps(p, made, made_bn, fm_checked ? &fm_x : NULL, bm, bn, &d, diag)) != TMA_OK)
+        return st;
+    if (schedule == TMA_CONV2D_SCHEDULE_SPLIT_K && parts == 0)
+        parts = conv_split_parts(p, bm, bn); /* the caller's tile: not a candidate above */
+    if (schedule != TMA_CONV2D_SCHEDULE_SPLIT_K)
+        parts = 0;
+    else if (parts < 2)
+        return kd_fail(diag, TMA_ERR_ARG, "SPLIT_K on %d x %d tiles: %ld tiles on %ld blocks leave fewer than two "
+                       "blocks per tile; use STREAM_K or TILES", bm, bn, conv_units(p, bm, bn), conv_blocks(p));
+    if ((st = tma_conv2d_plan_free(p, diag)) != TMA_OK ||
+        (st = tma_tensor_make_im2col_prechecked_(&p->x_map, &d.x, diag)) != TMA_OK ||
+        (st = tma_tensor_make_prechecked_(&p->w_map, &d.w, diag)) != TMA_OK ||
+        (st = tma_tensor_make_prechecked_(&p->w_half, &d.w_half, diag)) != TMA_OK ||
+        (st = kd_cuda(diag, conv_set_smem(bm, bn), "cudaFuncSetAttribute")) != TMA_OK)
+        return st;
+    p->block_m = bm;
+    p->block_n = bn;
+    p->smem = conv_smem(bm, bn);
+    p->schedule = schedule;
+    p->split_parts = (int)parts;
+    if (schedule == TMA_CONV2D_SCHEDULE_STREAM_K && (st = conv_make_workspace(p, diag)) != TMA_OK) {
+        tma_conv2d_plan_free(p, NULL);
+        return st;
+    }
+    st = conv_record_make(p, g, diag);
+    return st == TMA_OK ? kd_ok(diag) : st;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The C API
+ * ------------------------------------------------------------------------------------------- */
+
+extern "C" tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_m, int block_n,
+                                            tma_conv2d_schedule schedule, tma_diag *diag) {
+    if (p == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_conv2d_plan_make");
+    if (schedule != TMA_CONV2D_SCHEDULE_AUTO && schedule != TMA_CONV2D_SCHEDULE_TILES &&
+        schedule != TMA_CONV2D_SCHEDULE_STREAM_K && schedule != TMA_CONV2D_SCHEDULE_SPLIT_K)
+        return kd_fail(diag, TMA_ERR_ARG, "schedule = %d: use TMA_CONV2D_SCHEDULE_AUTO, _TILES, _STREAM_K or _SPLIT_K",
+                       (int)schedule);
+    if (schedule == TMA_CONV2D_SCHEDULE_SPLIT_K && block_n == 64)
+        return kd_fail(diag, TMA_ERR_ARG, "block_n = 64 with SPLIT_K: split-K runs at widths 128 and 256 (or 0: the "
+                       "plan's choice)");
+    conv_geom g;
+    const tma_status st = conv_geom_of_plan(p, &g, diag);
+    return st != TMA_OK ? st : conv_tiles_apply(p, g, NULL, 0, block_m, block_n, schedule, false, diag);
+}
+
+extern "C" tma_status tma_conv2d_plan_free(tma_conv2d_plan *p, tma_diag *diag) {
+    if (p == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_conv2d_plan_make");
+    cudaError_t e = cudaSuccess;
+    if (p->workspace)
+        e = cudaFree(p->workspace);
+    p->workspace = NULL;
+    p->workspace_blocks = 0;
+    p->schedule = TMA_CONV2D_SCHEDULE_TILES;
+    return e == cudaSuccess ? kd_ok(diag) : kd_cuda(diag, e, "cudaFree of the stream-K workspace");
+}
+
+/* tma_conv2d_plan_make; whole_tiles: tma_conv2d's plan (the tile AUTO chooses, every tile whole). */
+static tma_status conv_plan_make(tma_conv2d_plan *p, const tma_conv2d_shape *shape, const void *x, const void *w,
+                                 void *y, bool whole_tiles, tma_diag *diag) {
+    if (p == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass the address of a tma_conv2d_plan");
+    memset(p, 0, sizeof *p);
+    if (x == NULL || w == NULL || y == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "%s = NULL: pass device addresses of x, w and y",
+                       x == NULL ? "x" : w == NULL ? "w" : "y");
+    /* tma_conv2d_check's rules, in its order, before the device is asked for: the shape, then the maps of the
+     * 128-pixel tile (kept: the tile chosen below is usually that one) */
+    conv_shape_facts f;
+    conv_descs made;
+    int bn = 0;
+    tma_status st = conv_prepare(shape, x, w, y, &made, &f, CONV_BM, &bn, diag);
+    if (st != TMA_OK)
+        return st;
+    p->shape = *shape;
+    p->p = f.p, p->q = f.q;
+    p->x = x, p->w = w, p->y = y;
+    p->group_m = TMA_GEMM_GROUP_M;
+    p->epilogue = f.y_tma ? TMA_GEMM_EPILOGUE_TMA_STORE : TMA_GEMM_EPILOGUE_DIRECT;
+    /* No clusters: measured on an H200 (docs/CONV.md), clusters of two sharing the filter tile were 3-11% slower on
+     * every ResNet-50 layer, the GEMM's rule (pairs where blocks have several tiles) notwithstanding. */
+    p->cluster = 1;
+    if ((st = kd_require_sm90(diag, "tma_conv2d", &p->sms)) != TMA_OK ||
+        (f.y_tma && (st = tma_tensor_make_prechecked_(&p->y_map, &f.y, diag)) != TMA_OK))
+        return st;
+    return conv_tiles_apply(p, f.g, &made, bn, 0, 0, TMA_CONV2D_SCHEDULE_AUTO, whole_tiles, diag);
+}
+
+extern "C" tma_status tma_conv2d_plan_make(tma_conv2d_plan *p, const tma_conv2d_shape *shape, const void *x,
+                                           const void *w, void *y, tma_diag *diag) {
+    return conv_plan_make(p, shape, x, w, y, false, diag);
+}
+
+extern "C" tma_status tma_conv2d_plan_tune(tma_conv2d_plan *p, int cluster, tma_gemm_epilogue epilogue, int group_m,
+                                           int grid_blocks, tma_diag *diag) {
+    if (p == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_conv2d_plan_make");
+    tma_conv2d_plan q = *p;
+    q.cluster = cluster, q.epilogue = epilogue, q.group_m = group_m, q.grid_blocks = grid_blocks;
+    conv_geom g;
+    tma_status st = conv_check_plan(&q, diag);
+    if (st == TMA_OK)
+        st = conv_geom_of_plan(&q, &g, diag);
+    if (st == TMA_OK)
+        st = conv_record_make(&q, g, diag);
+    if (st != TMA_OK)
+        return st;
+    *p = q;
+    return kd_ok(diag);
+}
+
+extern "C" tma_status tma_conv2d_run(const tma_conv2d_plan *p, tma_stream stream, tma_diag *diag) {
+    if (p == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_conv2d_plan_make");
+    conv_launch l;
+    tma_status st = conv_launch_for_run(p, &l, diag);
+    if (st != TMA_OK)
+        return st;
+    ConvArgs args;
+    args.g = l.g;
+    args.x = p->x_map;
+    args.w = p->cluster == 2 ? p->w_half : p->w_map;
+    args.k = (uint32_t)p->shape.k;
+    GmPartials partials = {};
+    if (p->schedule == TMA_CONV2D_SCHEDULE_STREAM_K) {
+        partials.slots = (float4 *)p->workspace;
+        partials.flags = (uint32_t *)((uint8_t *)p->workspace + l.flags_offset);
+    }
     tma_tensor y_map = p->y_map;
     void *y = p->y;
-    void *params[] = {&args, &y_map, &y, &group, &no_store, &sched, &partials};
-    st = kd_cuda(diag, cudaLaunchKernelExC(&cfg, inst->kernel, params),
-                 "tma_conv2d kernel launch (cudaLaunchKernelExC)");
+    uint32_t no_store = 0u;
+    void *params[] = {&args, &y_map, &y, &l.gm.group, &no_store, &l.gm.sched, &partials};
+    st = kd_cuda(diag, gm_launch(l.gm, (cudaStream_t)stream, params), "tma_conv2d kernel launch (cudaLaunchKernelExC)");
     return st == TMA_OK ? kd_ok(diag) : st;
 }
 
 extern "C" tma_status tma_conv2d(const tma_conv2d_shape *shape, const void *x, const void *w, void *y,
                                  tma_stream stream, tma_diag *diag) {
     tma_conv2d_plan p;
-    tma_status st = tma_conv2d_plan_make(&p, shape, x, w, y, diag);
-    if (st == TMA_OK) /* whole tiles: no workspace, since the launch may outlive this call */
-        st = tma_conv2d_plan_tiles(&p, p.block_m, p.block_n, TMA_CONV2D_SCHEDULE_TILES, diag);
+    /* whole tiles: no workspace, since the launch may outlive this call */
+    const tma_status st = conv_plan_make(&p, shape, x, w, y, true, diag);
     return st == TMA_OK ? tma_conv2d_run(&p, stream, diag) : st;
 }

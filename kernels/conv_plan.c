@@ -30,8 +30,29 @@ void tma_conv2d_out_size(const tma_conv2d_shape *sh, int *p, int *q) {
         *q = qq > INT32_MAX ? 0 : (int)qq;
 }
 
-/* The shape's own rules (no maps yet), each with its message. */
-static tma_status check_shape(const tma_conv2d_shape *sh, tma_diag *diag) {
+/* The copies' integers of a shape whose output is p x q. */
+static conv_geom geom_make(const tma_conv2d_shape *sh, int p, int q) {
+    conv_geom g;
+    g.m = (uint32_t)sh->n * (uint32_t)p * (uint32_t)q;
+    g.pq = (uint32_t)p * (uint32_t)q;
+    g.q = (uint32_t)q;
+    g.s = (uint32_t)sh->s;
+    g.c_blocks = ((uint32_t)sh->c + CONV_BK - 1u) / CONV_BK;
+    g.stages = (uint32_t)sh->r * (uint32_t)sh->s * g.c_blocks;
+    g.stride_h = sh->stride_h, g.stride_w = sh->stride_w;
+    g.pad_h = sh->pad_h, g.pad_w = sh->pad_w;
+    g.dil_h = (uint32_t)sh->dilation_h, g.dil_w = (uint32_t)sh->dilation_w;
+    return g;
+}
+
+conv_geom conv_geom_of(const tma_conv2d_shape *sh) {
+    int p, q;
+    tma_conv2d_out_size(sh, &p, &q);
+    return geom_make(sh, p, q);
+}
+
+/* The shape's own rules (no maps yet), each with its message; the output size into *p, *q. */
+static tma_status check_shape(const tma_conv2d_shape *sh, int *p, int *q, tma_diag *diag) {
     const struct { const char *name; int value; } sizes[] = {
         {"n", sh->n}, {"h", sh->h}, {"w", sh->w}, {"c", sh->c}, {"k", sh->k}, {"r", sh->r}, {"s", sh->s},
     };
@@ -52,10 +73,9 @@ static tma_status check_shape(const tma_conv2d_shape *sh, tma_diag *diag) {
     if (sh->dilation_h < 1 || sh->dilation_w < 1)
         return kd_fail(diag, TMA_ERR_ARG, "shape.dilation_%s = %d: dilation must be >= 1 (1: none)",
                        sh->dilation_h < 1 ? "h" : "w", sh->dilation_h < 1 ? sh->dilation_h : sh->dilation_w);
-    int p, q;
-    tma_conv2d_out_size(sh, &p, &q);
-    if (p < 1 || q < 1) {
-        const int rows = p < 1;
+    tma_conv2d_out_size(sh, p, q);
+    if (*p < 1 || *q < 1) {
+        const int rows = *p < 1;
         return kd_fail(diag, TMA_ERR_ARG,
                        "the filter (%s = %d, dilation_%s = %d) is larger than the padded input (%s = %d, pad_%s = %d): "
                        "no output %s; pad more or use a smaller filter",
@@ -63,7 +83,7 @@ static tma_status check_shape(const tma_conv2d_shape *sh, tma_diag *diag) {
                        rows ? "h" : "w", rows ? sh->h : sh->w, rows ? "h" : "w", rows ? sh->pad_h : sh->pad_w,
                        rows ? "rows" : "columns");
     }
-    const uint64_t m = (uint64_t)sh->n * (uint64_t)p * (uint64_t)q;
+    const uint64_t m = (uint64_t)sh->n * (uint64_t)*p * (uint64_t)*q;
     if (m > INT32_MAX)
         return kd_fail(diag, TMA_ERR_ARG,
                        "N * P * Q = %llu output pixels: at most 2^31 - 1 (the kernel indexes pixels in 32 bits): "
@@ -150,59 +170,25 @@ static tma_tiled_desc w_desc(const tma_conv2d_shape *sh, const void *w, uint32_t
     return d;
 }
 
-/* A map's refusal, said in the convolution's terms: which map, from which fields, then the map rule's message. */
-static tma_status map_refused(tma_diag *diag, tma_status st, const char *map, const char *from, const tma_diag *why) {
-    return kd_fail(diag, st, "%s (made from %s) is refused: %s", map, from, why->message);
-}
-
-static tma_status check_maps(const tma_conv2d_shape *sh, conv_descs *d, tma_diag *diag) {
-    tma_diag why;
-    tma_status st = tma_check_im2col(&d->x, &why);
-    if (st != TMA_OK)
-        return map_refused(diag, st, "x's im2col map", "pixel_box_lower = -pad, pixel_box_upper = pad - dilation * "
-                           "(filter - 1), strides, x's sizes", &why);
-    /* The farthest tap's offsets, from the first tile's start: the offset range of a rank-4 im2col copy. */
-    const long far_w = (long)sh->dilation_w * (sh->s - 1), far_h = (long)sh->dilation_h * (sh->r - 1);
-    if (far_w > UINT16_MAX || far_h > UINT16_MAX)
-        return kd_fail(diag, TMA_ERR_IM2COL_OFFSET,
-                       "dilation_%s * (%s - 1) = %ld: the im2col offset of the last filter tap is past a rank-4 copy's "
-                       "offset range 0..255: use a smaller dilation or filter", far_w > UINT16_MAX ? "w" : "h",
-                       far_w > UINT16_MAX ? "s" : "r", far_w > UINT16_MAX ? far_w : far_h);
-    const int32_t start[5] = {0, -sh->pad_w, -sh->pad_h, 0, 0};
-    const uint16_t far[3] = {(uint16_t)far_w, (uint16_t)far_h, 0};
-    if ((st = tma_check_im2col_coords_diag(&d->x, start, far, &why)) != TMA_OK)
-        return map_refused(diag, st, "the last filter tap's im2col load", "dilation * (filter - 1) as the offset",
-                           &why);
-    if ((st = tma_check_tiled(&d->w, &why)) != TMA_OK || (st = tma_check_tiled(&d->w_half, &why)) != TMA_OK)
-        return map_refused(diag, st, "w's tiled map", "w as {C, S, R, K}", &why);
-    if (d->y_tma && (st = tma_check_tiled(&d->y, &why)) != TMA_OK)
-        d->y_tma = 0; /* the epilogue stores from registers instead: any y */
+tma_status conv_shape_check(const tma_conv2d_shape *sh, const void *x, const void *w, const void *y,
+                            conv_shape_facts *f, tma_diag *diag) {
+    if (sh == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "shape = NULL: pass the address of a tma_conv2d_shape");
+    tma_status st = check_shape(sh, &f->p, &f->q, diag);
+    if (st != TMA_OK || (st = check_pointers(x, w, y, diag)) != TMA_OK)
+        return st;
+    f->g = geom_make(sh, f->p, f->q);
+    const void *ya = y ? y : STANDIN_Y;
+    f->y = tma_desc_2d(TMA_DTYPE_BF16, (void *)(uintptr_t)ya, f->g.m, (uint64_t)sh->k, (uint64_t)sh->k * 2u,
+                       CONV_BM / 2u, 64u, TMA_SWIZZLE_128B);
+    /* where y's map fails a rule, the epilogue stores from registers instead: any y */
+    tma_violation why;
+    f->y_tma = (uint64_t)sh->k * 2u % TMA_GLOBAL_ALIGN == 0 && (uintptr_t)ya % TMA_GLOBAL_ALIGN == 0 &&
+               tma_rule_check_tiled(&f->y, &why) == TMA_OK;
     return TMA_OK;
 }
 
-conv_geom conv_geom_of(const tma_conv2d_shape *sh) {
-    conv_geom g;
-    int p, q;
-    tma_conv2d_out_size(sh, &p, &q);
-    g.m = (uint32_t)sh->n * (uint32_t)p * (uint32_t)q;
-    g.pq = (uint32_t)p * (uint32_t)q;
-    g.q = (uint32_t)q;
-    g.s = (uint32_t)sh->s;
-    g.c_blocks = ((uint32_t)sh->c + CONV_BK - 1u) / CONV_BK;
-    g.stages = (uint32_t)sh->r * (uint32_t)sh->s * g.c_blocks;
-    g.stride_h = sh->stride_h, g.stride_w = sh->stride_w;
-    g.pad_h = sh->pad_h, g.pad_w = sh->pad_w;
-    g.dil_h = (uint32_t)sh->dilation_h, g.dil_w = (uint32_t)sh->dilation_w;
-    return g;
-}
-
-tma_status conv_prepare(const tma_conv2d_shape *sh, const void *x, const void *w, const void *y, conv_descs *d,
-                        conv_geom *g, int block_m, int *block_n, tma_diag *diag) {
-    if (sh == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "shape = NULL: pass the address of a tma_conv2d_shape");
-    tma_status st = check_shape(sh, diag);
-    if (st != TMA_OK || (st = check_pointers(x, w, y, diag)) != TMA_OK)
-        return st;
+tma_status conv_tile_check(int block_m, int *block_n, int k, tma_diag *diag) {
     if (block_m != CONV_BM && block_m != CONV_FM_PIXELS)
         return kd_fail(diag, TMA_ERR_ARG, "block_m = %d: a tile is %u output pixels (by 64, 128 or 256 filters) or %u "
                        "(by %u filters: the filter-major tile)", block_m, CONV_BM, CONV_FM_PIXELS, CONV_FM_FILTERS);
@@ -213,31 +199,61 @@ tma_status conv_prepare(const tma_conv2d_shape *sh, const void *x, const void *w
     if (*block_n != 0 && *block_n != 64 && *block_n != 128 && *block_n != 256)
         return kd_fail(diag, TMA_ERR_ARG, "block_n = %d: the tile is 64, 128 or 256 output channels wide (the "
                        "m64n64k16, m64n128k16 and m64n256k16 wgmma forms)", *block_n);
-    int p, q;
-    tma_conv2d_out_size(sh, &p, &q);
-    const int bn = block_m == CONV_FM_PIXELS ? (int)CONV_FM_FILTERS : *block_n ? *block_n : pick_block_n(sh->k);
-    const uint64_t m = (uint64_t)sh->n * (uint64_t)p * (uint64_t)q;
-    memset(d, 0, sizeof *d);
-    d->x = x_desc(sh, x ? x : STANDIN_X, (uint32_t)block_m);
-    d->w = w_desc(sh, w ? w : STANDIN_W, (uint32_t)bn);
-    d->w_half = w_desc(sh, w ? w : STANDIN_W, (uint32_t)bn / 2u);
-    const void *ya = y ? y : STANDIN_Y;
-    d->y = tma_desc_2d(TMA_DTYPE_BF16, (void *)(uintptr_t)ya, m, (uint64_t)sh->k, (uint64_t)sh->k * 2u, CONV_BM / 2u,
-                       64u, TMA_SWIZZLE_128B);
-    d->y_tma = (uint64_t)sh->k * 2u % TMA_GLOBAL_ALIGN == 0 && (uintptr_t)ya % TMA_GLOBAL_ALIGN == 0;
-    if ((st = check_maps(sh, d, diag)) != TMA_OK)
-        return st;
-    *g = conv_geom_of(sh);
-    *block_n = bn;
-    return kd_ok(diag);
+    *block_n = block_m == CONV_FM_PIXELS ? (int)CONV_FM_FILTERS : *block_n ? *block_n : pick_block_n(k);
+    return TMA_OK;
+}
+
+tma_status conv_x_map(const tma_conv2d_shape *sh, const void *x, uint32_t pixels, tma_im2col_desc *d,
+                      tma_diag *diag) {
+    *d = x_desc(sh, x ? x : STANDIN_X, pixels);
+    tma_violation why;
+    if (tma_rule_check_im2col(d, &why) != TMA_OK)
+        return kd_fail_violation(diag, &why, "x's im2col map (made from pixel_box_lower = -pad, pixel_box_upper = pad "
+                                             "- dilation * (filter - 1), strides, x's sizes) is refused");
+    /* The farthest tap's offsets, from the first tile's start, against the offset range of a rank-4 im2col copy (the
+     * copy's rule, on the facts of the map just checked: the map is not checked again). They fit a copy's 16-bit
+     * offsets: the bounding box the map passed keeps dilation * (filter - 1) = pad - pixel_box_upper at most 128 + 128
+     * (pixel_box_lower = -pad and pixel_box_upper are >= -128 in a rank-4 map). */
+    const long far_w = (long)sh->dilation_w * (sh->s - 1), far_h = (long)sh->dilation_h * (sh->r - 1);
+    const int32_t start[5] = {0, -sh->pad_w, -sh->pad_h, 0, 0};
+    const uint16_t far[3] = {(uint16_t)(far_w < UINT16_MAX ? far_w : UINT16_MAX),
+                             (uint16_t)(far_h < UINT16_MAX ? far_h : UINT16_MAX), 0};
+    const tma_im2col_facts facts = tma_rule_im2col_facts(d);
+    tma_rule_sink sink = tma_rule_sink_make(&why, 1);
+    if (tma_rules_im2col_copy(&facts, d->rank, start, far, ~0u, &sink) != TMA_OK)
+        return kd_fail_violation(diag, &why, "the last filter tap's im2col load (made from dilation * (filter - 1) as "
+                                             "the offset) is refused");
+    return TMA_OK;
+}
+
+tma_status conv_w_maps(const tma_conv2d_shape *sh, const void *w, uint32_t filters, tma_tiled_desc *whole,
+                       tma_tiled_desc *half, tma_diag *diag) {
+    *whole = w_desc(sh, w ? w : STANDIN_W, filters);
+    *half = w_desc(sh, w ? w : STANDIN_W, filters / 2u);
+    tma_violation why;
+    if (tma_rule_check_tiled(whole, &why) != TMA_OK || tma_rule_check_tiled(half, &why) != TMA_OK)
+        return kd_fail_violation(diag, &why, "w's tiled map (made from w as {C, S, R, K}) is refused");
+    return TMA_OK;
+}
+
+tma_status conv_prepare(const tma_conv2d_shape *sh, const void *x, const void *w, const void *y, conv_descs *d,
+                        conv_shape_facts *f, int block_m, int *block_n, tma_diag *diag) {
+    tma_status st = conv_shape_check(sh, x, w, y, f, diag);
+    if (st == TMA_OK)
+        st = conv_tile_check(block_m, block_n, sh->k, diag);
+    if (st == TMA_OK)
+        st = conv_x_map(sh, x, (uint32_t)block_m, &d->x, diag);
+    if (st == TMA_OK)
+        st = conv_w_maps(sh, w, (uint32_t)*block_n, &d->w, &d->w_half, diag);
+    return st == TMA_OK ? kd_ok(diag) : st;
 }
 
 tma_status tma_conv2d_check(const tma_conv2d_shape *shape, const void *x, const void *w, const void *y,
                             tma_diag *diag) {
     conv_descs d;
-    conv_geom g;
+    conv_shape_facts f;
     int bn = 0;
-    return conv_prepare(shape, x, w, y, &d, &g, CONV_BM, &bn, diag);
+    return conv_prepare(shape, x, w, y, &d, &f, CONV_BM, &bn, diag);
 }
 
 /* bf16 <-> float on the host (round to nearest even; NaN stays NaN). */
@@ -299,11 +315,12 @@ tma_status conv_model_tiles(const tma_conv2d_shape *shape, const void *x, const 
     if (x == NULL || w == NULL || y == NULL)
         return kd_fail(diag, TMA_ERR_NULL_ARG, "%s = NULL: pass host memory", x == NULL ? "x" : w == NULL ? "w" : "y");
     conv_descs d;
-    conv_geom g;
+    conv_shape_facts f;
     int bn = block_n;
-    tma_status st = conv_prepare(shape, x, w, y, &d, &g, block_m, &bn, diag);
+    tma_status st = conv_prepare(shape, x, w, y, &d, &f, block_m, &bn, diag);
     if (st != TMA_OK)
         return st;
+    const conv_geom g = f.g;
     const uint32_t bm = (uint32_t)block_m;
     /* phase 0 of the 128B swizzle, as the kernel's stages (the boxes are whole periods) */
     uint8_t *sa = aligned_alloc(TMA_SWIZZLE_PERIOD_128B, (size_t)bm * CONV_BK * 2u);

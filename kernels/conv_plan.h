@@ -1,5 +1,9 @@
 /* Private to libtma_kernels: the convolution's argument rules and descriptors (conv_plan.c, plain C), used by the
- * kernel's host code (conv.cu), the CPU-model pipeline and the tests. Not installed. */
+ * kernel's host code (conv.cu), the CPU-model pipeline and the tests. Not installed.
+ *
+ * Each rule is checked once per plan: the shape's (conv_shape_check: the sizes, the output size, the pointers, y's
+ * map), the tile's arguments (conv_tile_check), and each map a tile needs, built and checked once through the rules
+ * of tma/detail/rules.h (conv_x_map, conv_w_maps), which the plan then encodes without checking again. */
 #ifndef KERNELS_CONV_PLAN_H
 #define KERNELS_CONV_PLAN_H
 
@@ -11,21 +15,44 @@
 extern "C" {
 #endif
 
-/** The maps a convolution needs: x (im2col), w (tiled, whole and half filter tiles), y (tiled, the TMA-store
- *  epilogue's boxes; only meaningful where y_tma is set). */
+/** The maps a tile needs: x (im2col, block_m pixels a load), w (tiled, whole and half filter tiles). */
 typedef struct conv_descs {
     tma_im2col_desc x;
-    tma_tiled_desc w, w_half, y;
-    int y_tma; /* 1 where TMA can describe y (K * 2 and y's address multiples of 16) */
+    tma_tiled_desc w, w_half;
 } conv_descs;
 
-/** Check `shape` and the pointers (tma_conv2d_check's rules) and, when they pass, fill the descriptors and the
- *  geometry for tiles of block_m output pixels (CONV_BM, or CONV_FM_PIXELS: the filter-major tile, whose x map
- *  gathers that many) by *block_n output channels (64, 128 or 256, CONV_FM_FILTERS with the filter-major tile; 0:
- *  the width that pads K the least, or the filter-major tile's, written back). NULL pointers become stand-in
- *  addresses. */
+/** What a checked shape fixes, whatever the tile: the output size, the copies' integers, and y's map. */
+typedef struct conv_shape_facts {
+    int p, q;         /**< output rows and columns */
+    conv_geom g;      /**< the copies' integers */
+    tma_tiled_desc y; /**< y as an (N P Q) x K matrix in the TMA-store epilogue's boxes (meaningful where y_tma) */
+    int y_tma;        /**< 1 where TMA can describe y: K * 2 and y's address multiples of 16, and y's map passes */
+} conv_shape_facts;
+
+/** The shape's rules and the pointers' (tma_conv2d_check's, but for the tile's maps): the sizes, the output size (P
+ *  and Q, computed once here), the output pixels, x's and w's alignment and y's, then y's map (checked once; where it
+ *  fails, y_tma is 0: the epilogue stores from registers). NULL pointers become stand-in addresses. */
+tma_status conv_shape_check(const tma_conv2d_shape *shape, const void *x, const void *w, const void *y,
+                            conv_shape_facts *f, tma_diag *diag);
+
+/** A tile's arguments: block_m output pixels (CONV_BM, or CONV_FM_PIXELS: the filter-major tile) by *block_n output
+ *  channels (64, 128 or 256; CONV_FM_FILTERS with the filter-major tile; 0: the width that pads k the least, or the
+ *  filter-major tile's, written back). */
+tma_status conv_tile_check(int block_m, int *block_n, int k, tma_diag *diag);
+
+/** x's im2col map for loads of `pixels` output pixels, built and checked once (the bounding box, the traversal
+ *  strides, the last filter tap's offsets), with the rule's message in the convolution's terms. */
+tma_status conv_x_map(const tma_conv2d_shape *shape, const void *x, uint32_t pixels, tma_im2col_desc *d,
+                      tma_diag *diag);
+
+/** w's tiled maps for tiles of `filters` filters (and the half tile a block of a cluster loads), built and checked
+ *  once. */
+tma_status conv_w_maps(const tma_conv2d_shape *shape, const void *w, uint32_t filters, tma_tiled_desc *whole,
+                       tma_tiled_desc *half, tma_diag *diag);
+
+/** All of the above for one tile (tma_conv2d_check's rules; the CPU model's maps): *block_n as conv_tile_check. */
 tma_status conv_prepare(const tma_conv2d_shape *shape, const void *x, const void *w, const void *y, conv_descs *d,
-                        conv_geom *g, int block_m, int *block_n, tma_diag *diag);
+                        conv_shape_facts *f, int block_m, int *block_n, tma_diag *diag);
 
 /** tma_conv2d_model on tiles of block_m x block_n (conv_prepare's; block_n 0: its choice): the same loads of the same
  *  maps as the kernel with that tile, so the CPU tests prove each tile's maps and coordinates. The result does not
@@ -33,7 +60,8 @@ tma_status conv_prepare(const tma_conv2d_shape *shape, const void *x, const void
 tma_status conv_model_tiles(const tma_conv2d_shape *shape, const void *x, const void *w, void *y, int block_m,
                             int block_n, tma_diag *diag);
 
-/** The copies' integers of a shape that conv_prepare accepted (pure arithmetic: no rule is checked again). */
+/** The copies' integers of a shape conv_shape_check accepted, its output size computed again (for a plan whose shape
+ *  was changed by hand since: conv_shape_check's facts are the ones to use otherwise). */
 conv_geom conv_geom_of(const tma_conv2d_shape *shape);
 
 #ifdef __cplusplus

@@ -15,6 +15,8 @@
 
 #include "gemm_device.cuh"
 #include "kernel_diag.h"
+#include "kernel_maps.h"
+#include "launch_record.h"
 
 #include "tma/wgmma.cuh"
 
@@ -99,6 +101,15 @@ static tma_status gm_check_args(const void *a, const void *b, const void *c, tma
     return TMA_OK;
 }
 
+/* One of the plan's maps: its descriptor checked once through the rules (`what` names it in a refusal), then encoded
+ * without a second check. */
+static tma_status gm_make_map(tma_tensor *t, const tma_tiled_desc *d, const char *what, tma_diag *diag) {
+    tma_violation why;
+    if (tma_rule_check_tiled(d, &why) != TMA_OK)
+        return kd_fail_violation(diag, &why, what);
+    return tma_tensor_make_prechecked_(t, d, diag);
+}
+
 /* The tensor maps of a plan: A and B for the loads, and C for the TMA-store epilogue where TMA can describe C
  * (row pitch and address multiples of 16 bytes), else the epilogue stores from registers. */
 static tma_status gm_make_maps(tma_gemm_plan *p, const void *a, const void *b, tma_diag *diag) {
@@ -113,19 +124,116 @@ static tma_status gm_make_maps(tma_gemm_plan *p, const void *a, const void *b, t
     tma_tiled_desc dbh = db;
     dbh.box_dim[1] = BN / 2;
     da.l2_promotion = db.l2_promotion = dbh.l2_promotion = TMA_L2_256B;
-    tma_status st = tma_tensor_make(&p->a, &da, diag);
+    tma_status st = gm_make_map(&p->a, &da, "A's map (boxes of 64 K x 128 rows)", diag);
     if (st == TMA_OK)
-        st = tma_tensor_make(&p->b, &db, diag);
+        st = gm_make_map(&p->b, &db, "B's map (boxes of 64 K x 256 rows)", diag);
     if (st == TMA_OK)
-        st = tma_tensor_make(&p->b_half, &dbh, diag);
+        st = gm_make_map(&p->b_half, &dbh, "B's half map (boxes of 64 K x 128 rows)", diag);
     if (st == TMA_OK && p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE) {
         tma_tiled_desc dc = tma_desc_2d(p->out == TMA_GEMM_OUT_F32 ? TMA_DTYPE_F32 : TMA_DTYPE_BF16, p->c,
                                         (uint64_t)p->m, (uint64_t)p->n, (uint64_t)p->n * eb, EPI_ROWS,
                                         (uint32_t)(EPI_ROW_BYTES / eb), EPI_SWIZZLE);
-        st = tma_tensor_make(&p->c_map, &dc, diag);
+        st = gm_make_map(&p->c_map, &dc, "C's map (the epilogue's boxes)", diag);
     }
     return st;
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * The launch record (tma_launch_record): what run launches, made by tma_gemm_plan_make and tma_gemm_plan_tune from
+ * the plan's fields (gm_inputs), taken as it is by run while those fields stay as they were.
+ * ------------------------------------------------------------------------------------------- */
+
+/* The plan fields a record is made from. */
+struct gm_inputs {
+    uint64_t c, out, m, n, k, sms, cluster, group_m, grid_blocks, epilogue, smem, a_tx, c_tx;
+};
+
+struct gm_record {
+    uint32_t mark; /* KD_RECORD_GEMM */
+    GmLaunch launch;
+    gm_inputs from;
+};
+
+static gm_inputs gm_inputs_of(const tma_gemm_plan *p) {
+    gm_inputs in;
+    in.c = (uint64_t)(uintptr_t)p->c, in.out = (uint64_t)p->out;
+    in.m = (uint64_t)p->m, in.n = (uint64_t)p->n, in.k = (uint64_t)p->k, in.sms = (uint64_t)p->sms;
+    in.cluster = (uint64_t)p->cluster, in.group_m = (uint64_t)p->group_m, in.grid_blocks = (uint64_t)p->grid_blocks;
+    in.epilogue = (uint64_t)p->epilogue, in.smem = (uint64_t)p->smem;
+    in.a_tx = p->a.box.tx_bytes, in.c_tx = p->c_map.box.tx_bytes;
+    return in;
+}
+
+static bool gm_nothing_to_launch(const tma_gemm_plan *p) { return p->m == 0 || p->n == 0 || p->k == 0; }
+
+/* The fields a caller may change: their values (a plan with nothing to launch has no maps to agree with). */
+static tma_status gm_check_choices(const tma_gemm_plan *p, tma_diag *diag) {
+    if (p->cluster != 1 && p->cluster != 2)
+        return kd_fail(diag, TMA_ERR_ARG, "plan.cluster = %d: use 1 (no clusters) or 2 (pairs sharing B)",
+                       p->cluster);
+    if (p->epilogue != TMA_GEMM_EPILOGUE_TMA_STORE && p->epilogue != TMA_GEMM_EPILOGUE_DIRECT)
+        return kd_fail(diag, TMA_ERR_ARG, "plan.epilogue = %d: use TMA_GEMM_EPILOGUE_TMA_STORE or _DIRECT",
+                       (int)p->epilogue);
+    return TMA_OK;
+}
+
+/* Every field of a plan with work to launch, checked before its launch is derived. */
+static tma_status gm_check_plan(const tma_gemm_plan *p, tma_diag *diag) {
+    tma_status st = gm_check_choices(p, diag);
+    if (st != TMA_OK)
+        return st;
+    if (p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE && p->c_map.box.tx_bytes == 0)
+        return kd_fail(diag, TMA_ERR_ARG, "plan.epilogue = TMA_GEMM_EPILOGUE_TMA_STORE, but TMA cannot describe C "
+                       "(N = %d times the element size, or C's address, is not a multiple of 16 bytes): use "
+                       "TMA_GEMM_EPILOGUE_DIRECT", p->n);
+    if (p->a.box.tx_bytes == 0)
+        return kd_fail(diag, TMA_ERR_ARG, "the plan was not made by tma_gemm_plan_make");
+    return TMA_OK;
+}
+
+/* The launch of a plan that gm_check_plan accepted: the instance of its choices, a persistent grid of
+ * min(co-resident blocks, work) blocks (an occupancy query with clusters), the schedule. */
+static GmLaunch gm_launch_of(const tma_gemm_plan *p) {
+    const long tiles_m = (p->m + (long)BM - 1) / (long)BM, tiles_n = (p->n + (long)BN - 1) / (long)BN;
+    GmLaunch l;
+    l.kernel = gm_instance_of(p->cluster, p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE, p->out == TMA_GEMM_OUT_F32)
+                   ->kernel; /* gm_check_plan: every choice has one */
+    l.blocks = (uint32_t)gm_grid_blocks(tiles_m, tiles_n, p->cluster, p->sms, p->grid_blocks, p->smem,
+                                        gm_instance_of(2, true, false)->kernel); /* the clusters' occupancy query */
+    l.cluster = (uint32_t)p->cluster;
+    l.smem = p->smem;
+    l.sched = gm_launch_sched(tiles_m, tiles_n, p->cluster, (int)l.blocks, (uint32_t)((p->k + (long)BK - 1) / (long)BK),
+                              false);
+    l.group = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
+    return l;
+}
+
+static void gm_record_make(tma_gemm_plan *p) {
+    gm_record r;
+    memset(&r, 0, sizeof r);
+    r.mark = KD_RECORD_GEMM;
+    r.launch = gm_launch_of(p);
+    r.from = gm_inputs_of(p);
+    kd_record_put(p->launch, r);
+}
+
+/* The launch run makes: the record where the plan's fields are those it was made from; else every field checked and
+ * the launch derived again (a field changed by hand). */
+static tma_status gm_launch_for_run(const tma_gemm_plan *p, GmLaunch *l, tma_diag *diag) {
+    const gm_record r = kd_record_get<gm_record>(p->launch);
+    if (r.mark == KD_RECORD_GEMM && kd_same_inputs(r.from, gm_inputs_of(p))) {
+        *l = r.launch;
+        return TMA_OK;
+    }
+    const tma_status st = gm_check_plan(p, diag);
+    if (st == TMA_OK)
+        *l = gm_launch_of(p);
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The C API
+ * ------------------------------------------------------------------------------------------- */
 
 extern "C" tma_status tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const void *b, void *c, tma_gemm_out out,
                                          int m, int n, int k, tma_diag *diag) {
@@ -151,39 +259,30 @@ extern "C" tma_status tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const 
     if ((st = kd_cuda(diag, e, "cudaFuncSetAttribute")) != TMA_OK)
         return st;
     p->cluster = gm_default_cluster((m + (long)BM - 1) / (long)BM, (n + (long)BN - 1) / (long)BN, p->sms);
+    gm_record_make(p);
     return kd_ok(diag);
 }
 
-/* The launch configuration of a plan: persistent grid of min(co-resident blocks, work) blocks. */
-static int launch_config(const tma_gemm_plan *p, cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr) {
-    if (p->m == 0 || p->n == 0 || p->k == 0)
-        return 0;
-    const long tiles_m = (p->m + (long)BM - 1) / (long)BM, tiles_n = (p->n + (long)BN - 1) / (long)BN;
-    return gm_launch_config(tiles_m, tiles_n, p->cluster, p->sms, p->grid_blocks, p->smem,
-                            gm_instance_of(2, true, false)->kernel, cfg, attr); /* the clusters' occupancy query */
+extern "C" tma_status tma_gemm_plan_tune(tma_gemm_plan *p, int cluster, tma_gemm_epilogue epilogue, int group_m,
+                                         int grid_blocks, tma_diag *diag) {
+    if (p == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_gemm_plan_make");
+    tma_gemm_plan q = *p;
+    q.cluster = cluster, q.epilogue = epilogue, q.group_m = group_m, q.grid_blocks = grid_blocks;
+    const tma_status st = gm_nothing_to_launch(&q) ? gm_check_choices(&q, diag) : gm_check_plan(&q, diag);
+    if (st != TMA_OK)
+        return st;
+    if (!gm_nothing_to_launch(&q))
+        gm_record_make(&q);
+    *p = q;
+    return kd_ok(diag);
 }
 
 extern "C" int tma_gemm_grid(const tma_gemm_plan *p) {
-    cudaLaunchConfig_t cfg;
-    cudaLaunchAttribute attr[1];
-    return p ? launch_config(p, &cfg, attr) : 0;
-}
-
-/* The fields a caller may change, checked before a launch. */
-static tma_status gm_check_plan(const tma_gemm_plan *p, tma_diag *diag) {
-    if (p->cluster != 1 && p->cluster != 2)
-        return kd_fail(diag, TMA_ERR_ARG, "plan.cluster = %d: use 1 (no clusters) or 2 (pairs sharing B)",
-                       p->cluster);
-    if (p->epilogue != TMA_GEMM_EPILOGUE_TMA_STORE && p->epilogue != TMA_GEMM_EPILOGUE_DIRECT)
-        return kd_fail(diag, TMA_ERR_ARG, "plan.epilogue = %d: use TMA_GEMM_EPILOGUE_TMA_STORE or _DIRECT",
-                       (int)p->epilogue);
-    if (p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE && p->c_map.box.tx_bytes == 0)
-        return kd_fail(diag, TMA_ERR_ARG, "plan.epilogue = TMA_GEMM_EPILOGUE_TMA_STORE, but TMA cannot describe C "
-                       "(N = %d times the element size, or C's address, is not a multiple of 16 bytes): use "
-                       "TMA_GEMM_EPILOGUE_DIRECT", p->n);
-    if (p->a.box.tx_bytes == 0)
-        return kd_fail(diag, TMA_ERR_ARG, "the plan was not made by tma_gemm_plan_make");
-    return TMA_OK;
+    GmLaunch l;
+    if (p == NULL || gm_nothing_to_launch(p) || gm_launch_for_run(p, &l, NULL) != TMA_OK)
+        return 0;
+    return (int)l.blocks;
 }
 
 extern "C" tma_status tma_gemm_run(const tma_gemm_plan *p, tma_stream stream, tma_diag *diag) {
@@ -194,28 +293,19 @@ extern "C" tma_status tma_gemm_run(const tma_gemm_plan *p, tma_stream stream, tm
     if (p->k == 0)
         return kd_cuda(diag, cudaMemsetAsync(p->c, 0, (size_t)p->m * (size_t)p->n * out_bytes(p->out),
                                              (cudaStream_t)stream), "cudaMemsetAsync of C (K = 0)");
-    tma_status st = gm_check_plan(p, diag);
+    GmLaunch l;
+    tma_status st = gm_launch_for_run(p, &l, diag);
     if (st != TMA_OK)
         return st;
-    cudaLaunchConfig_t cfg;
-    cudaLaunchAttribute attr[1];
-    const int blocks = launch_config(p, &cfg, attr);
-    gm_sched sched = gm_launch_sched((p->m + (long)BM - 1) / (long)BM, (p->n + (long)BN - 1) / (long)BN, p->cluster,
-                                     blocks, (uint32_t)((p->k + (long)BK - 1) / (long)BK), false);
-    cfg.stream = (cudaStream_t)stream;
-    uint32_t group = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
     uint32_t no_store = p->diag_no_store ? 1u : 0u;
     GemmOps ops;
     ops.a = p->a, ops.b = p->cluster == 2 ? p->b_half : p->b;
     ops.m = (uint32_t)p->m, ops.n = (uint32_t)p->n, ops.k = (uint32_t)p->k;
-    const bool f32 = p->out == TMA_GEMM_OUT_F32, tma_epi = p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE;
-    const gm_instance *inst = gm_instance_of(p->cluster, tma_epi, f32); /* gm_check_plan: every choice has one */
     tma_tensor c_map = p->c_map;
     void *c = p->c;
     GmPartials partials = {};
-    void *params[] = {&ops, &c_map, &c, &group, &no_store, &sched, &partials};
-    const cudaError_t e = cudaLaunchKernelExC(&cfg, inst->kernel, params);
-    st = kd_cuda(diag, e, "tma_gemm kernel launch (cudaLaunchKernelExC)");
+    void *params[] = {&ops, &c_map, &c, &l.group, &no_store, &l.sched, &partials};
+    st = kd_cuda(diag, gm_launch(l, (cudaStream_t)stream, params), "tma_gemm kernel launch (cudaLaunchKernelExC)");
     return st == TMA_OK ? kd_ok(diag) : st;
 }
 

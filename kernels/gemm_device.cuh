@@ -793,7 +793,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 
 /* ---- host side of gm_pipeline_kernel ---- */
 
-/* The schedule of a launch of `blocks` blocks (gm_launch_config's count) on tiles_m x tiles_n tiles of nk stages. */
+/* The schedule of a launch of `blocks` blocks (gm_grid_blocks' count) on tiles_m x tiles_n tiles of nk stages. */
 static inline gm_sched gm_launch_sched(long tiles_m, long tiles_n, int cluster, int blocks, uint32_t nk,
                                        bool stream_k) {
     const uint32_t cl = cluster == 2 ? 2u : 1u;
@@ -807,39 +807,68 @@ static inline int gm_default_cluster(long tiles_m, long tiles_n, int sms) {
     return tiles_m >= 2 && tiles_m * tiles_n > sms ? 2 : 1;
 }
 
-/* The launch configuration of gm_pipeline_kernel on tiles_m x tiles_n tiles: a persistent grid of min(co-resident
+/* The blocks of a launch of gm_pipeline_kernel on tiles_m x tiles_n tiles: a persistent grid of min(co-resident
  * blocks, work) blocks, or grid_blocks (rounded down to whole clusters, at least one) when > 0. cluster_kernel: an
- * instance with CL = 2, for the co-residency query. shares: the parts a unit of work can be cut into (1; under
- * stream-K its stages). @return the blocks */
-static inline int gm_launch_config(long tiles_m, long tiles_n, int cluster, int sms, int grid_blocks, size_t smem,
-                                   const void *cluster_kernel, cudaLaunchConfig_t *cfg, cudaLaunchAttribute *attr,
-                                   long shares = 1) {
+ * instance with CL = 2, for the co-residency query (a host query: a plan makes it once, for its launch record).
+ * shares: the parts a unit of work can be cut into (1; under stream-K its stages). */
+static inline int gm_grid_blocks(long tiles_m, long tiles_n, int cluster, int sms, int grid_blocks, size_t smem,
+                                 const void *cluster_kernel, long shares = 1) {
     const int cl = cluster == 2 ? 2 : 1;
     const long units = (tiles_m + cl - 1) / cl * tiles_n * shares; /* clusters' worth of work */
-    memset(cfg, 0, sizeof *cfg);
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = (unsigned)cl;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg->blockDim = dim3(THREADS, 1, 1);
-    cfg->dynamicSmemBytes = smem;
-    cfg->attrs = attr;
-    cfg->numAttrs = 1;
     long clusters = sms / cl;
-    if (cl == 2) {
+    if (grid_blocks > 0) {
+        clusters = grid_blocks / cl > 0 ? grid_blocks / cl : 1;
+    } else if (cl == 2) {
         int active = 0; /* co-resident clusters: GPCs with an odd SM count leave an SM out */
-        cfg->gridDim = dim3((unsigned)(2 * clusters), 1, 1);
-        if (cudaOccupancyMaxActiveClusters(&active, cluster_kernel, cfg) == cudaSuccess && active > 0)
+        cudaLaunchConfig_t cfg;
+        cudaLaunchAttribute attr[1];
+        memset(&cfg, 0, sizeof cfg);
+        attr[0].id = cudaLaunchAttributeClusterDimension;
+        attr[0].val.clusterDim.x = 2;
+        attr[0].val.clusterDim.y = 1;
+        attr[0].val.clusterDim.z = 1;
+        cfg.gridDim = dim3((unsigned)(2 * clusters), 1, 1);
+        cfg.blockDim = dim3(THREADS, 1, 1);
+        cfg.dynamicSmemBytes = smem;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+        if (cudaOccupancyMaxActiveClusters(&active, cluster_kernel, &cfg) == cudaSuccess && active > 0)
             clusters = active;
         else
             (void)cudaGetLastError(); /* the query's own error: the estimate sms / 2 stands */
     }
-    if (grid_blocks > 0)
-        clusters = grid_blocks / cl > 0 ? grid_blocks / cl : 1;
     if (clusters > units)
         clusters = units;
-    cfg->gridDim = dim3((unsigned)(clusters * cl), 1, 1);
     return (int)(clusters * cl);
+}
+
+/* What one launch of gm_pipeline_kernel needs besides its arguments: the part of a GEMM's or a convolution's launch
+ * record (tma_launch_record) that run hands to the CUDA runtime as it is. */
+struct GmLaunch {
+    const void *kernel; /* the instance (gm_instances, conv_instances) */
+    uint32_t blocks;    /* the persistent grid */
+    uint32_t cluster;   /* blocks per cluster: 1, 2 (pairs sharing B), or split-K's parts */
+    size_t smem;        /* dynamic shared memory per block */
+    gm_sched sched;     /* the kernel's schedule argument */
+    uint32_t group;     /* the kernel's group_m argument (the plan's, or TMA_GEMM_GROUP_M for <= 0) */
+};
+
+/* Launch it on `stream` with the kernel's arguments `params` (gm_pipeline_kernel's, in order). */
+static inline cudaError_t gm_launch(const GmLaunch &l, cudaStream_t stream, void **params) {
+    cudaLaunchConfig_t cfg;
+    cudaLaunchAttribute attr[1];
+    memset(&cfg, 0, sizeof cfg);
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = l.cluster;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.gridDim = dim3(l.blocks, 1, 1);
+    cfg.blockDim = dim3(THREADS, 1, 1);
+    cfg.dynamicSmemBytes = l.smem;
+    cfg.stream = stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelExC(&cfg, l.kernel, params);
 }
 
 #endif /* KERNELS_GEMM_DEVICE_CUH */

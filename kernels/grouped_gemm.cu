@@ -20,6 +20,8 @@
 #include "gemm_device.cuh"
 #include "grouped_tiles.h"
 #include "kernel_diag.h"
+#include "kernel_maps.h"
+#include "launch_record.h"
 
 #include "tma/tensormap.cuh"
 
@@ -240,6 +242,119 @@ static tma_status gg_check_args(int groups, int n, int k, const void *const *a, 
     return TMA_OK;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * The launch record (tma_launch_record): the grids and the band height, made by tma_grouped_gemm_plan_make and
+ * tma_grouped_gemm_plan_tune from the plan's fields (gg_inputs), taken as it is by run while they stay as they were.
+ * ------------------------------------------------------------------------------------------- */
+
+/* The plan fields a record is made from. */
+struct gg_inputs {
+    uint64_t a, b, c, m, groups, n, k, sms, grid_blocks, group_m, workspace, smem;
+};
+
+struct gg_launch {
+    uint32_t blocks;       /* the GEMM's persistent grid (and the zero fill's, K == 0) */
+    uint32_t build_blocks; /* gg_build_kernel's grid: BUILD_WARPS groups a block */
+    uint32_t group_m;      /* the kernel's group_m argument */
+};
+
+struct gg_record {
+    uint32_t mark; /* KD_RECORD_GROUPED */
+    gg_launch launch;
+    gg_inputs from;
+};
+
+static gg_inputs gg_inputs_of(const tma_grouped_gemm_plan *p) {
+    gg_inputs in;
+    in.a = (uint64_t)(uintptr_t)p->a, in.b = (uint64_t)(uintptr_t)p->b, in.c = (uint64_t)(uintptr_t)p->c;
+    in.m = (uint64_t)(uintptr_t)p->m, in.groups = (uint64_t)p->groups, in.n = (uint64_t)p->n, in.k = (uint64_t)p->k;
+    in.sms = (uint64_t)p->sms, in.grid_blocks = (uint64_t)p->grid_blocks, in.group_m = (uint64_t)p->group_m;
+    in.workspace = (uint64_t)(uintptr_t)p->workspace, in.smem = (uint64_t)p->smem;
+    return in;
+}
+
+/* The fields a caller may change, checked before a launch is derived. */
+static tma_status gg_check_plan(const tma_grouped_gemm_plan *p, tma_diag *diag) {
+    if (p->workspace == NULL)
+        return kd_fail(diag, TMA_ERR_ARG, "the plan has no workspace: make it with tma_grouped_gemm_plan_make (and "
+                                          "do not run it after tma_grouped_gemm_plan_free)");
+    if (p->grid_blocks < 0 || p->grid_blocks > p->sms)
+        return kd_fail(diag, TMA_ERR_ARG, "plan.grid_blocks = %d: use 0 (one block per multiprocessor) or 1 .. %d",
+                       p->grid_blocks, p->sms);
+    if (p->group_m < 0)
+        return kd_fail(diag, TMA_ERR_ARG, "plan.group_m = %d: use 0 (the default) or a positive band height",
+                       p->group_m);
+    return TMA_OK;
+}
+
+static gg_launch gg_launch_of(const tma_grouped_gemm_plan *p) {
+    gg_launch l;
+    l.blocks = (uint32_t)(p->grid_blocks > 0 ? p->grid_blocks : p->sms);
+    l.build_blocks = ((uint32_t)p->groups + BUILD_WARPS - 1u) / BUILD_WARPS;
+    l.group_m = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
+    return l;
+}
+
+static void gg_record_make(tma_grouped_gemm_plan *p) {
+    gg_record r;
+    memset(&r, 0, sizeof r);
+    r.mark = KD_RECORD_GROUPED;
+    r.launch = gg_launch_of(p);
+    r.from = gg_inputs_of(p);
+    kd_record_put(p->launch, r);
+}
+
+/* The launch run makes: the record where the plan's fields are those it was made from; else every field checked and
+ * the launch derived again. */
+static tma_status gg_launch_for_run(const tma_grouped_gemm_plan *p, gg_launch *l, tma_diag *diag) {
+    const gg_record r = kd_record_get<gg_record>(p->launch);
+    if (r.mark == KD_RECORD_GROUPED && kd_same_inputs(r.from, gg_inputs_of(p))) {
+        *l = r.launch;
+        return TMA_OK;
+    }
+    const tma_status st = gg_check_plan(p, diag);
+    if (st == TMA_OK)
+        *l = gg_launch_of(p);
+    return st;
+}
+
+/* The kernels' arguments: the plan's maps and arrays, and where the workspace keeps the table, the flags and the
+ * error record. */
+static gg_params gg_params_of(const tma_grouped_gemm_plan *p) {
+    gg_params params;
+    memset(&params, 0, sizeof params);
+    for (int i = 0; i < GG_MAPS; i++) {
+        params.tmpl[i] = p->tmpl[i];
+        params.desc[i] = p->desc[i];
+    }
+    params.a = p->a, params.b = p->b, params.c = p->c, params.m = p->m;
+    params.groups = (uint32_t)p->groups, params.n = (uint32_t)p->n, params.k = (uint32_t)p->k;
+    params.maps = (tma_tensor *)p->workspace;
+    params.ok = gg_ok_flags(p);
+    params.error = gg_error_record(p);
+    return params;
+}
+
+/* The template maps: their descriptors checked once through the rules, then encoded without a second check. */
+static tma_status gg_make_templates(tma_grouped_gemm_plan *p, tma_diag *diag) {
+    gg_template_descs((uint32_t)p->n, (uint32_t)p->k, p->desc);
+    for (int i = 0; i < GG_MAPS; i++) {
+        tma_violation why;
+        tma_status st = tma_rule_check_tiled(&p->desc[i], &why) != TMA_OK
+                            ? kd_fail_violation(diag, &why, i == GG_MAP_A   ? "the template map of A_g"
+                                                            : i == GG_MAP_B ? "the template map of B_g"
+                                                                            : "the template map of C_g")
+                            : tma_tensor_make_prechecked_(&p->tmpl[i], &p->desc[i], diag);
+        if (st != TMA_OK)
+            return st;
+    }
+    return TMA_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The C API
+ * ------------------------------------------------------------------------------------------- */
+
 extern "C" tma_status tma_grouped_gemm_plan_make(tma_grouped_gemm_plan *p, int groups, int n, int k,
                                                  const void *const *a, const void *const *b, void *const *c,
                                                  const int32_t *m, tma_diag *diag) {
@@ -258,10 +373,7 @@ extern "C" tma_status tma_grouped_gemm_plan_make(tma_grouped_gemm_plan *p, int g
     if ((st = kd_require_sm90(diag, "tma_grouped_gemm", &p->sms)) != TMA_OK)
         return st;
     if (k > 0) {
-        gg_template_descs((uint32_t)n, (uint32_t)k, p->desc);
-        for (int i = 0; i < GG_MAPS && st == TMA_OK; i++)
-            st = tma_tensor_make(&p->tmpl[i], &p->desc[i], diag);
-        if (st != TMA_OK)
+        if ((st = gg_make_templates(p, diag)) != TMA_OK)
             return st;
         if ((st = kd_cuda(diag, cudaFuncSetAttribute(gg_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                      (int)SMEM_BYTES),
@@ -277,21 +389,26 @@ extern "C" tma_status tma_grouped_gemm_plan_make(tma_grouped_gemm_plan *p, int g
         p->workspace = NULL;
         return st;
     }
+    gg_record_make(p);
     return kd_ok(diag);
 }
 
-/* The fields a caller may change, checked before a launch. */
-static tma_status gg_check_plan(const tma_grouped_gemm_plan *p, tma_diag *diag) {
-    if (p->workspace == NULL)
-        return kd_fail(diag, TMA_ERR_ARG, "the plan has no workspace: make it with tma_grouped_gemm_plan_make (and "
-                                          "do not run it after tma_grouped_gemm_plan_free)");
-    if (p->grid_blocks < 0 || p->grid_blocks > p->sms)
-        return kd_fail(diag, TMA_ERR_ARG, "plan.grid_blocks = %d: use 0 (one block per multiprocessor) or 1 .. %d",
-                       p->grid_blocks, p->sms);
-    if (p->group_m < 0)
-        return kd_fail(diag, TMA_ERR_ARG, "plan.group_m = %d: use 0 (the default) or a positive band height",
-                       p->group_m);
-    return TMA_OK;
+extern "C" tma_status tma_grouped_gemm_plan_tune(tma_grouped_gemm_plan *p, int grid_blocks, int group_m,
+                                                 tma_diag *diag) {
+    if (p == NULL)
+        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_grouped_gemm_plan_make");
+    tma_grouped_gemm_plan q = *p;
+    q.grid_blocks = grid_blocks, q.group_m = group_m;
+    if (q.groups == 0 || q.n == 0) { /* nothing to launch: nothing to check the values against */
+        *p = q;
+        return kd_ok(diag);
+    }
+    const tma_status st = gg_check_plan(&q, diag);
+    if (st != TMA_OK)
+        return st;
+    gg_record_make(&q);
+    *p = q;
+    return kd_ok(diag);
 }
 
 extern "C" tma_status tma_grouped_gemm_run(const tma_grouped_gemm_plan *p, tma_stream stream, tma_diag *diag) {
@@ -299,29 +416,19 @@ extern "C" tma_status tma_grouped_gemm_run(const tma_grouped_gemm_plan *p, tma_s
         return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_grouped_gemm_plan_make");
     if (p->groups == 0 || p->n == 0)
         return kd_ok(diag);
-    tma_status st = gg_check_plan(p, diag);
+    gg_launch l;
+    tma_status st = gg_launch_for_run(p, &l, diag);
     if (st != TMA_OK)
         return st;
     const cudaStream_t s = (cudaStream_t)stream;
-    const int blocks = p->grid_blocks > 0 ? p->grid_blocks : p->sms;
     if (p->k == 0) {
-        gg_zero_kernel<<<blocks, 256, 0, s>>>(p->c, p->m, (uint32_t)p->groups, (uint32_t)p->n);
+        gg_zero_kernel<<<l.blocks, 256, 0, s>>>(p->c, p->m, (uint32_t)p->groups, (uint32_t)p->n);
         st = kd_cuda(diag, cudaGetLastError(), "tma_grouped_gemm zero-fill launch (K = 0)");
         return st == TMA_OK ? kd_ok(diag) : st;
     }
-    gg_params params;
-    memset(&params, 0, sizeof params);
-    for (int i = 0; i < GG_MAPS; i++) {
-        params.tmpl[i] = p->tmpl[i];
-        params.desc[i] = p->desc[i];
-    }
-    params.a = p->a, params.b = p->b, params.c = p->c, params.m = p->m;
-    params.groups = (uint32_t)p->groups, params.n = (uint32_t)p->n, params.k = (uint32_t)p->k;
-    params.maps = (tma_tensor *)p->workspace;
-    params.ok = gg_ok_flags(p);
-    params.error = gg_error_record(p);
+    const gg_params params = gg_params_of(p);
     if (!p->diag_skip_build) {
-        gg_build_kernel<<<((uint32_t)p->groups + BUILD_WARPS - 1u) / BUILD_WARPS, 32 * BUILD_WARPS, 0, s>>>(params);
+        gg_build_kernel<<<l.build_blocks, 32 * BUILD_WARPS, 0, s>>>(params);
         if ((st = kd_cuda(diag, cudaGetLastError(), "tma_grouped_gemm map-building launch")) != TMA_OK)
             return st;
     }
@@ -332,7 +439,7 @@ extern "C" tma_status tma_grouped_gemm_run(const tma_grouped_gemm_plan *p, tma_s
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[0].val.programmaticStreamSerializationAllowed = p->diag_skip_build ? 0 : 1;
-    cfg.gridDim = dim3((unsigned)blocks, 1, 1);
+    cfg.gridDim = dim3(l.blocks, 1, 1);
     cfg.blockDim = dim3(THREADS, 1, 1);
     cfg.dynamicSmemBytes = p->smem;
     cfg.stream = s;
@@ -344,8 +451,7 @@ extern "C" tma_status tma_grouped_gemm_run(const tma_grouped_gemm_plan *p, tma_s
     memset(&no_c, 0, sizeof no_c);
     gm_sched sched; /* the walk is the grouped GEMM's own (GroupedOps::next) */
     memset(&sched, 0, sizeof sched);
-    const uint32_t group_m = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
-    st = kd_cuda(diag, cudaLaunchKernelEx(&cfg, gg_kernel, ops, no_c, (__nv_bfloat16 *)NULL, group_m, 0u, sched,
+    st = kd_cuda(diag, cudaLaunchKernelEx(&cfg, gg_kernel, ops, no_c, (__nv_bfloat16 *)NULL, l.group_m, 0u, sched,
                                           GmPartials{}),
                  "tma_grouped_gemm kernel launch");
     return st == TMA_OK ? kd_ok(diag) : st;

@@ -17,6 +17,12 @@ tma_status kd_fail(tma_diag *diag, tma_status status, const char *fmt, ...) {
     return status;
 }
 
+tma_status kd_fail_violation(tma_diag *diag, const tma_violation *v, const char *what) {
+    char why[TMA_DIAG_MESSAGE_BYTES];
+    tma_violation_format(v, why, sizeof why);
+    return kd_fail(diag, tma_violation_status(v), "%s: %s", what, why);
+}
+
 tma_status kd_check_bf16_rows(tma_diag *diag, const char *name, int count, const char *rows_of, const char *pad) {
     const size_t bytes = (size_t)count * 2u;
     if (bytes % TMA_GLOBAL_ALIGN == 0)

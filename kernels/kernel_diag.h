@@ -22,6 +22,10 @@ __attribute__((format(printf, 3, 4)))
 #endif
 tma_status kd_fail(tma_diag *diag, tma_status status, const char *fmt, ...);
 
+/** Fill diag (optional) with the status of v, a libtma rule that a map the kernel built breaks, and "<what>: " then
+ *  v's message; return that status. */
+tma_status kd_fail_violation(tma_diag *diag, const tma_violation *v, const char *what);
+
 /** TMA_OK for cudaSuccess; otherwise TMA_ERR_CUDA with "<what> failed: <CUDA error name>: <string>", or, for an
  *  error that means there is no GPU to run on (kd_no_gpu_reason), "<what> failed: <that reason>". */
 tma_status kd_cuda(tma_diag *diag, cudaError_t e, const char *what);

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "kernel_diag.h"
+#include "kernel_maps.h"
+#include "launch_record.h"
 #include "permute_tiles.h"
 #include "transpose_regs.cuh"
 
@@ -339,13 +341,87 @@ static pm_transpose_fn pm_transpose_of(uint32_t e, uint32_t keep, uint32_t tall,
     }
 }
 
-static const void *pm_kernel_of(uint32_t transpose, uint32_t e, const pm_grid *g) {
-    return transpose ? (const void *)pm_transpose_of(e, g->src_keep, (uint32_t)pm_tall(g, e), g->tstore)
-                     : (const void *)pm_copy_kernel;
+/* ---------------------------------------------------------------------------------------------
+ * The launch record (tma_launch_record): the kernel instance and its grid argument, with the maps' descriptors
+ * (checked once by pm_plan; tma_permute_plan_tune re-encodes them with another L2 promotion, nothing planned or
+ * checked again), made by tma_permute_plan_make and tma_permute_plan_tune from the plan's fields (pm_inputs), taken
+ * as it is by run while they stay as they were.
+ * ------------------------------------------------------------------------------------------- */
+
+/* The plan fields a record is made from: the description, then what the plan made of it. */
+struct pm_inputs {
+    uint64_t elem_bytes, desc_rank, src, dst, src_dims[5], src_strides[4], perm[5], dst_strides[4];
+    uint64_t transpose, rank, src_dim[5], dims[5], box[5], tiles_n[5], tiles, group, l2, grid, block, smem,
+        load_smem;
+};
+
+struct pm_launch {
+    pm_transpose_fn transpose; /* the TRANSPOSE instance (pm_transpose_of); NULL: COPY, pm_copy_kernel */
+    pm_grid g;                 /* the kernel's grid argument */
+    uint32_t stage_bytes;      /* COPY: the stride of its stages in shared memory */
+};
+
+struct pm_record {
+    uint32_t mark; /* KD_RECORD_PERMUTE */
+    pm_launch launch;
+    tma_tiled_desc ld, st; /* the maps' descriptors, checked (l2_promotion: the plan's l2) */
+    pm_inputs from;
+};
+
+static pm_inputs pm_inputs_of(const tma_permute_plan *p) {
+    pm_inputs in;
+    memset(&in, 0, sizeof in);
+    const tma_permute_desc *d = &p->desc;
+    in.elem_bytes = d->elem_bytes, in.desc_rank = d->rank;
+    in.src = (uint64_t)(uintptr_t)d->src, in.dst = (uint64_t)(uintptr_t)d->dst;
+    for (uint32_t k = 0; k < 5u; k++) {
+        in.src_dims[k] = d->src_dims[k], in.perm[k] = d->perm[k];
+        in.src_dim[k] = p->src_dim[k], in.dims[k] = p->dims[k], in.box[k] = p->box[k], in.tiles_n[k] = p->tiles_n[k];
+    }
+    for (uint32_t k = 0; k < 4u; k++)
+        in.src_strides[k] = d->src_strides[k], in.dst_strides[k] = d->dst_strides[k];
+    in.transpose = p->transpose, in.rank = p->rank, in.tiles = p->tiles, in.group = p->group;
+    in.l2 = (uint64_t)p->l2, in.grid = p->grid, in.block = p->block, in.smem = p->smem;
+    in.load_smem = p->load_map.box.smem_bytes;
+    return in;
 }
 
-/* The plan's layout, rebuilt from its fields (run re-derives nothing else). */
+/* The COPY kernel's stage stride: a box rounded up to the 128B swizzle's period. */
+static uint32_t pm_stage_bytes(const tma_permute_plan *p) {
+    return (uint32_t)tma_swizzle_round_up(TMA_SWIZZLE_128B, p->load_map.box.smem_bytes);
+}
+
+static pm_launch pm_launch_make(uint32_t transpose, uint32_t e, const pm_grid &g, uint32_t stage_bytes) {
+    pm_launch l;
+    memset(&l, 0, sizeof l);
+    l.transpose = transpose ? pm_transpose_of(e, g.src_keep, (uint32_t)pm_tall(&g, e), g.tstore) : NULL;
+    l.g = g;
+    l.stage_bytes = stage_bytes;
+    return l;
+}
+
+static void pm_record_make(tma_permute_plan *p, const pm_launch &l, const tma_tiled_desc &ld,
+                           const tma_tiled_desc &st) {
+    pm_record r;
+    memset(&r, 0, sizeof r);
+    r.mark = KD_RECORD_PERMUTE;
+    r.launch = l;
+    r.ld = ld, r.st = st;
+    r.ld.l2_promotion = r.st.l2_promotion = p->l2;
+    r.from = pm_inputs_of(p);
+    kd_record_put(p->launch, r);
+}
+
+/* The grid argument of a plan changed by hand, rebuilt from its fields, the strides resolved from its
+ * description. */
 static pm_grid pm_grid_of(const tma_permute_plan *p) {
+    pm_layout L;
+    memset(&L, 0, sizeof L);
+    L.elem_bytes = p->desc.elem_bytes;
+    L.src_rank = p->desc.rank < 5u ? p->desc.rank : 5u;
+    for (uint32_t k = 0; k < 5u; k++)
+        L.src_dim[k] = p->src_dim[k];
+    pm_strides_of(&p->desc, L.src_stride, L.dst_stride);
     pm_grid g;
     memset(&g, 0, sizeof g);
     g.rank = p->rank, g.group = p->group;
@@ -354,22 +430,47 @@ static pm_grid pm_grid_of(const tma_permute_plan *p) {
     g.lim_a = (uint32_t)p->dims[1], g.lim_c = p->rank >= 3 ? (uint32_t)p->dims[2] : 1u;
     g.lim_0 = (uint32_t)p->dims[0];
     if (p->transpose)
-        pm_grid_dst(&p->desc, p->src_dim, &g);
+        pm_grid_dst(&L, &g);
     return g;
 }
 
-static tma_status pm_encode(tma_permute_plan *p, const pm_layout *L, tma_l2_promotion l2, tma_diag *diag) {
-    tma_tiled_desc ld = L->ld, st = L->st;
+/* The launch run makes: the record where the plan's fields are those it was made from; else, for a plan whose
+ * fields were changed by hand, its grid argument rebuilt from them, after the checks that they still make a plan the
+ * kernels can run. */
+static tma_status pm_launch_for_run(const tma_permute_plan *p, pm_launch *l, tma_diag *diag) {
+    const pm_record r = kd_record_get<pm_record>(p->launch);
+    if (r.mark == KD_RECORD_PERMUTE && kd_same_inputs(r.from, pm_inputs_of(p))) {
+        *l = r.launch;
+        return TMA_OK;
+    }
+    const uint32_t e = p->desc.elem_bytes;
+    const bool sane = p->grid != 0 && p->group != 0 && p->rank >= 1 && p->rank <= 5 &&
+                      (e == 1 || e == 2 || e == 4 || e == 8) && p->transpose <= 1u;
+    const pm_grid g = sane ? pm_grid_of(p) : pm_grid{};
+    if (!sane || (p->transpose && !pm_tile_fits(p->box[0], p->box[1], p->box[2], e, pm_tall(&g, e))))
+        return kd_fail(diag, TMA_ERR_ARG, "tma_permute_run: the plan was not made by tma_permute_plan_make, or its "
+                                          "fields were changed (use tma_permute_plan_tune)");
+    *l = pm_launch_make(p->transpose, e, g, pm_stage_bytes(p));
+    return TMA_OK;
+}
+
+/* Both maps, from descriptors pm_plan checked, with L2 promotion l2: encoded without a second check. */
+static tma_status pm_encode(tma_permute_plan *p, tma_tiled_desc ld, tma_tiled_desc st, tma_l2_promotion l2,
+                            tma_diag *diag) {
     ld.l2_promotion = st.l2_promotion = l2;
     tma_diag m;
-    tma_status s = tma_tensor_make(&p->load_map, &ld, &m);
+    tma_status s = tma_tensor_make_prechecked_(&p->load_map, &ld, &m);
     if (s != TMA_OK)
         return kd_fail(diag, s, "src (load) map: %s", m.message);
-    if ((s = tma_tensor_make(&p->store_map, &st, &m)) != TMA_OK)
+    if ((s = tma_tensor_make_prechecked_(&p->store_map, &st, &m)) != TMA_OK)
         return kd_fail(diag, s, "dst (store) map: %s", m.message);
     p->l2 = l2;
     return TMA_OK;
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * The C API
+ * ------------------------------------------------------------------------------------------- */
 
 extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permute_desc *desc, tma_diag *diag) {
     if (p == NULL)
@@ -388,9 +489,10 @@ extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permu
     for (uint32_t k = 0; k < 5u; k++)
         p->src_dim[k] = L.src_dim[k], p->box[k] = L.grid.box[k], p->tiles_n[k] = L.grid.n[k],
         p->dims[k] = k >= L.grid.rank ? 1u : L.ld.global_dim[swapped && (k == 1u || k == 2u) ? 3u - k : k];
-    if ((st = pm_encode(p, &L, TMA_L2_256B, diag)) != TMA_OK)
+    if ((st = pm_encode(p, L.ld, L.st, TMA_L2_256B, diag)) != TMA_OK)
         return st;
     const uint32_t e = desc->elem_bytes;
+    const int tall = L.transpose && pm_tall(&L.grid, e);
     if (L.transpose) {
         /* The kernel addresses shared memory with compile-time W and the box height; the maps must agree. */
         const uint32_t w = tr_box_cols(e), br = pm_tile_lines(L.grid.box[0], L.grid.box[1], L.grid.box[2], e);
@@ -398,24 +500,23 @@ extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permu
         if (p->load_map.box.swizzle != (packed ? TMA_SWIZZLE_NONE : TMA_SWIZZLE_128B) ||
             p->load_map.box.row_pitch != (packed ? L.grid.box[0] * e : 128u) ||
             p->load_map.box.smem_bytes != br * 128u || p->store_map.box.smem_bytes != w * 128u ||
-            !pm_tile_fits(L.grid.box[0], L.grid.box[1], L.grid.box[2], e, pm_tall(&L.grid, e)))
+            !pm_tile_fits(L.grid.box[0], L.grid.box[1], L.grid.box[2], e, tall))
             return kd_fail(diag, TMA_ERR_UNSUPPORTED, "tma_permute: the tensor maps disagree with the kernel's "
                                                       "shared-memory layout (a libtma defect: please report it)");
         p->smem = (size_t)(PM_TR_STAGES + PM_TR_OUT_BUFFERS) * br * TMA_SWIZZLE_LINE_BYTES + TMA_SWIZZLE_PERIOD_128B;
         p->block = 64u * br / w;
     } else {
-        const size_t stage = tma_swizzle_round_up(TMA_SWIZZLE_128B, p->load_map.box.smem_bytes);
-        p->smem = PM_COPY_STAGES * stage + TMA_SWIZZLE_PERIOD_128B;
+        p->smem = PM_COPY_STAGES * (size_t)pm_stage_bytes(p) + TMA_SWIZZLE_PERIOD_128B;
         p->block = 32u;
     }
-    const pm_grid pg = pm_grid_of(p);
-    const void *fn = pm_kernel_of(p->transpose, e, &pg); /* as run picks it */
+    const pm_launch l = pm_launch_make(L.transpose, e, L.grid, L.transpose ? 0u : pm_stage_bytes(p));
+    const void *fn = l.transpose ? (const void *)l.transpose : (const void *)pm_copy_kernel;
     int per_sm = 0;
     /* The attribute belongs to the kernel, not to the plan: allow the most any plan of this kernel uses, so a plan
      * made later with a smaller box cannot lower it under an earlier plan's (its launch would then fail with
      * cudaErrorInvalidValue: seen on an H200 when the sample made a large copy plan and then a small one). */
-    const size_t smem_max = p->transpose ? (size_t)(PM_TR_STAGES + PM_TR_OUT_BUFFERS) *
-                                                   PM_MAX_LINES(e, pm_tall(&pg, e)) * TMA_SWIZZLE_LINE_BYTES +
+    const size_t smem_max = p->transpose ? (size_t)(PM_TR_STAGES + PM_TR_OUT_BUFFERS) * PM_MAX_LINES(e, tall) *
+                                                   TMA_SWIZZLE_LINE_BYTES +
                                                    TMA_SWIZZLE_PERIOD_128B
                                          : (size_t)PM_COPY_STAGES * PM_COPY_BOX_BYTES + TMA_SWIZZLE_PERIOD_128B;
     if (p->smem > smem_max)
@@ -430,6 +531,7 @@ extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permu
         return kd_fail(diag, TMA_ERR_CUDA, "tma_permute: the kernel does not fit on a multiprocessor");
     const uint64_t g = (uint64_t)sms * (uint64_t)per_sm;
     p->grid = (uint32_t)(p->tiles < g ? p->tiles : g);
+    pm_record_make(p, l, L.ld, L.st);
     return kd_ok(diag);
 }
 
@@ -439,37 +541,42 @@ extern "C" tma_status tma_permute_plan_tune(tma_permute_plan *p, uint32_t group,
         return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_permute_plan_make");
     if ((unsigned)l2 > (unsigned)TMA_L2_256B)
         return kd_fail(diag, TMA_ERR_ARG, "l2 = %d is not an L2 promotion: use TMA_L2_NONE .. TMA_L2_256B", (int)l2);
-    pm_layout L;
-    tma_status st = pm_plan(&p->desc, &L, diag);
+    pm_record r = kd_record_get<pm_record>(p->launch);
+    if (r.mark != KD_RECORD_PERMUTE || !kd_same_inputs(r.from, pm_inputs_of(p))) {
+        /* a plan changed by hand: planned again from its description, its run left to derive its launch */
+        pm_layout L;
+        tma_status st = pm_plan(&p->desc, &L, diag);
+        if (st == TMA_OK)
+            st = pm_encode(p, L.ld, L.st, l2, diag);
+        if (st != TMA_OK)
+            return st;
+        if (p->transpose)
+            p->group = group ? group : p->tiles_n[0];
+        return kd_ok(diag);
+    }
+    const tma_status st = pm_encode(p, r.ld, r.st, l2, diag);
     if (st != TMA_OK)
         return st;
-    if ((st = pm_encode(p, &L, l2, diag)) != TMA_OK)
-        return st;
     if (p->transpose)
-        p->group = group ? group : p->tiles_n[0];
+        p->group = r.launch.g.group = group ? group : p->tiles_n[0];
+    pm_record_make(p, r.launch, r.ld, r.st);
     return kd_ok(diag);
 }
 
 extern "C" tma_status tma_permute_run(const tma_permute_plan *p, tma_stream stream, tma_diag *diag) {
     if (p == NULL)
         return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_permute_plan_make");
-    const uint32_t e = p->desc.elem_bytes;
-    const bool sane = p->grid != 0 && p->group != 0 && p->rank >= 1 && p->rank <= 5 &&
-                      (e == 1 || e == 2 || e == 4 || e == 8) && p->transpose <= 1u;
-    const pm_grid g = sane ? pm_grid_of(p) : pm_grid{};
-    if (!sane || (p->transpose && !pm_tile_fits(p->box[0], p->box[1], p->box[2], e, pm_tall(&g, e))))
-        return kd_fail(diag, TMA_ERR_ARG, "tma_permute_run: the plan was not made by tma_permute_plan_make, or its "
-                                          "fields were changed (use tma_permute_plan_tune)");
+    pm_launch l;
+    tma_status st = pm_launch_for_run(p, &l, diag);
+    if (st != TMA_OK)
+        return st;
     cudaStream_t s = (cudaStream_t)stream;
-    uint8_t *dst = (uint8_t *)p->desc.dst;
-    if (!p->transpose) {
-        const uint32_t stage = (uint32_t)tma_swizzle_round_up(TMA_SWIZZLE_128B, p->load_map.box.smem_bytes);
-        pm_copy_kernel<<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles, stage);
-    } else {
-        const pm_transpose_fn fn = pm_transpose_of(e, g.src_keep, (uint32_t)pm_tall(&g, e), g.tstore);
-        fn<<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, g, p->tiles, dst);
-    }
-    tma_status st = kd_cuda(diag, cudaGetLastError(), "tma_permute kernel launch (or an earlier unchecked call)");
+    if (l.transpose == NULL)
+        pm_copy_kernel<<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, l.g, p->tiles, l.stage_bytes);
+    else
+        l.transpose<<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, l.g, p->tiles,
+                                                      (uint8_t *)p->desc.dst);
+    st = kd_cuda(diag, cudaGetLastError(), "tma_permute kernel launch (or an earlier unchecked call)");
     return st == TMA_OK ? kd_ok(diag) : st;
 }
 

@@ -35,6 +35,23 @@ static void pm_resolve_strides(uint32_t e, uint32_t rank, const uint64_t *dims, 
     }
 }
 
+void pm_strides_of(const tma_permute_desc *d, uint64_t src_stride[5], uint64_t dst_stride[5]) {
+    const uint32_t r = d->rank < 5u ? d->rank : 5u;
+    uint64_t dd[5] = {0, 0, 0, 0, 0}, ds[5] = {0, 0, 0, 0, 0};
+    uint32_t inv[5] = {0, 0, 0, 0, 0};
+    for (uint32_t i = 0; i < r; i++) { /* perm checked by pm_plan; guarded for a plan changed by hand */
+        dd[i] = d->src_dims[d->perm[i] < 5u ? d->perm[i] : 0];
+        if (d->perm[i] < 5u)
+            inv[d->perm[i]] = i;
+    }
+    for (uint32_t j = 0; j < 5u; j++)
+        src_stride[j] = dst_stride[j] = 0;
+    pm_resolve_strides(d->elem_bytes, r, d->src_dims, d->src_strides, src_stride);
+    pm_resolve_strides(d->elem_bytes, r, dd, d->dst_strides, ds);
+    for (uint32_t j = 0; j < r; j++)
+        dst_stride[j] = ds[inv[j]];
+}
+
 /* Name the src dimensions behind each map dimension, for refusals: "map dimension k = src dimensions {..}". */
 static void pm_legend(const pm_layout *L, char *buf, size_t n) {
     size_t at = 0;
@@ -52,21 +69,23 @@ static void pm_legend(const pm_layout *L, char *buf, size_t n) {
     }
 }
 
+/* One of the plan's descriptors, checked once through the rules; a refusal names the map and the src dimensions
+ * behind its dimensions. */
 static tma_status pm_check_map(const pm_layout *L, const tma_tiled_desc *d, const char *which, tma_diag *diag) {
-    tma_diag m;
-    tma_status st = tma_check_tiled(d, &m);
-    if (st == TMA_OK)
+    tma_violation why;
+    if (tma_rule_check_tiled(d, &why) == TMA_OK)
         return TMA_OK;
-    char legend[160];
+    char what[TMA_DIAG_MESSAGE_BYTES], legend[160];
+    tma_violation_format(&why, what, sizeof what);
     pm_legend(L, legend, sizeof legend);
-    return kd_fail(diag, st, "%s: %s (%s)", which, m.message, legend);
+    return kd_fail(diag, tma_violation_status(&why), "%s: %s (%s)", which, what, legend);
 }
 
 /* PACKED TILES (pm_packed_cols in permute_tiles.h): where src's innermost dimension is at most half of W and there
  * are slabs to put side by side, turn the checked TRANSPOSE plan into a packed one. Not where its a is short too
  * (box[1] < W: a short tile) or the threads store (their chunks assume lines of one slab); kept only if both new
  * maps pass the rules, so a refusal never depends on it. */
-static void pm_pack(const tma_permute_desc *d, pm_layout *L) {
+static void pm_pack(pm_layout *L) {
     pm_grid *g = &L->grid;
     const uint32_t e = L->elem_bytes, w = tr_box_cols(e);
     if (g->rank < 3u || g->box[1] < w || g->tstore)
@@ -84,8 +103,8 @@ static void pm_pack(const tma_permute_desc *d, pm_layout *L) {
     ld.swizzle = TMA_SWIZZLE_NONE;
     ld.box_dim[0] = c0, ld.box_dim[1] = w / c0, ld.box_dim[2] = br;
     st.box_dim[1] = c0, st.box_dim[2] = w / c0; /* {a: W, 0: C0, slab: K} */
-    tma_diag m;
-    if (tma_check_tiled(&ld, &m) != TMA_OK || tma_check_tiled(&st, &m) != TMA_OK)
+    tma_violation why;
+    if (tma_rule_check_tiled(&ld, &why) != TMA_OK || tma_rule_check_tiled(&st, &why) != TMA_OK)
         return;
     g->box[0] = c0, g->box[1] = br, g->box[2] = w / c0;
     L->tiles = 1;
@@ -94,7 +113,7 @@ static void pm_pack(const tma_permute_desc *d, pm_layout *L) {
         L->tiles *= g->n[k];
     }
     L->ld = ld, L->st = st;
-    pm_grid_dst(d, L->src_dim, g);
+    pm_grid_dst(L, g); /* the box changed: its thread stores and hints */
 }
 
 tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
@@ -117,7 +136,7 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
                            "src_dims[%u] = %llu exceeds 2^31: TMA coordinates are signed 32-bit, so no tile copy "
                            "reaches index 2^31; split the dimension in two", i, (unsigned long long)d->src_dims[i]);
     }
-    uint32_t inv[5], seen = 0;
+    uint32_t seen = 0;
     for (uint32_t i = 0; i < r; i++) {
         if (d->perm[i] >= r)
             return kd_fail(diag, TMA_ERR_ARG, "perm[%u] = %u is not a src dimension: use 0..%u", i, d->perm[i], r - 1);
@@ -125,13 +144,11 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
             return kd_fail(diag, TMA_ERR_ARG, "perm[%u] = %u repeats an earlier entry: perm must name each src "
                            "dimension once", i, d->perm[i]);
         seen |= 1u << d->perm[i];
-        inv[d->perm[i]] = i;
     }
-    uint64_t ss[5], ds[5], dd[5];
-    for (uint32_t i = 0; i < r; i++)
-        dd[i] = d->src_dims[d->perm[i]];
-    pm_resolve_strides(e, r, d->src_dims, d->src_strides, ss);
-    pm_resolve_strides(e, r, dd, d->dst_strides, ds);
+    /* every stride resolved once: src's and dst's of each src dimension (the merging below and pm_grid_dst) */
+    L->src_rank = r;
+    pm_strides_of(d, L->src_stride, L->dst_stride);
+    const uint64_t *ss = L->src_stride, *ts = L->dst_stride;
 
     /* Step 1 of THE PLAN: drop dimensions of one element (not the innermost of src or dst), merge neighbours
      * that are contiguous in both, in the same order. dst's innermost dimension always starts a group. */
@@ -140,7 +157,7 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
     for (uint32_t j = 0; j < r; j++) {
         if (d->src_dims[j] == 1 && j != 0 && j != d->perm[0])
             continue;
-        pm_dim x = {d->src_dims[j], ss[j], ds[inv[j]], j, 1u << j};
+        pm_dim x = {d->src_dims[j], ss[j], ts[j], j, 1u << j};
         pm_dim *p = n ? &v[n - 1] : NULL;
         if (p && j != d->perm[0] && p->ss <= UINT64_MAX / p->n && p->ts <= UINT64_MAX / p->n &&
             x.ss == p->ss * p->n && x.ts == p->ts * p->n && p->n * x.n <= (1ull << 31)) {
@@ -233,7 +250,7 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
             ld->box_dim[2] = g->box[2] = bc;
         g->box[0] = w, g->box[1] = br;
         g->lim_a = (uint32_t)v[a].n, g->lim_c = n >= 3 ? (uint32_t)v[o[2]].n : 1u, g->lim_0 = (uint32_t)v[0].n;
-        pm_grid_dst(d, L->src_dim, g);
+        pm_grid_dst(L, g);
     } else {
         /* COPY box: dimension 0 up to 256 elements (a 16-byte multiple), then doubling, in turn, src's next
          * dimension and dst's most contiguous one (both streams stay long), then the others, up to
@@ -269,6 +286,10 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
             }
         for (uint32_t k = 0; k < n; k++)
             st->box_dim[k] = ld->box_dim[k], g->box[k] = ld->box_dim[k];
+        /* read by the TRANSPOSE kernel only; the map's sizes here too, so a run rebuilding the grid from the plan's
+         * fields (a plan changed by hand) passes the same argument */
+        g->lim_a = n >= 2u ? (uint32_t)ld->global_dim[1] : 1u, g->lim_c = n >= 3u ? (uint32_t)ld->global_dim[2] : 1u;
+        g->lim_0 = (uint32_t)ld->global_dim[0];
     }
     L->tiles = 1;
     for (uint32_t k = 0; k < n; k++) {
@@ -284,28 +305,18 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
     if (s == TMA_OK)
         s = pm_check_map(L, st, "dst (store) map", diag);
     if (s == TMA_OK && L->transpose)
-        pm_pack(d, L);
+        pm_pack(L);
     return s == TMA_OK ? kd_ok(diag) : s;
 }
 
-void pm_grid_dst(const tma_permute_desc *d, const uint32_t src_dim[5], pm_grid *g) {
-    const uint32_t r = d->rank < 5u ? d->rank : 5u;
-    uint64_t dd[5], ds[5];
-    uint32_t inv[5] = {0, 0, 0, 0, 0};
-    for (uint32_t i = 0; i < r; i++) {
-        dd[i] = d->src_dims[d->perm[i] < 5u ? d->perm[i] : 0];
-        if (d->perm[i] < 5u)
-            inv[d->perm[i]] = i;
-    }
-    pm_resolve_strides(d->elem_bytes, r, dd, d->dst_strides, ds);
+void pm_grid_dst(const pm_layout *L, pm_grid *g) {
+    const uint32_t e = L->elem_bytes;
     for (uint32_t k = 0; k < 5u; k++)
-        g->dst_stride[k] = k < g->rank && src_dim[k] < r ? ds[inv[src_dim[k]]] : 0u;
-    g->tstore = pm_use_tstore(g->dst_stride[0], d->elem_bytes, g->box[1]);
-    uint64_t ss[5];
-    pm_resolve_strides(d->elem_bytes, r, d->src_dims, d->src_strides, ss);
+        g->dst_stride[k] = k < g->rank && L->src_dim[k] < L->src_rank ? L->dst_stride[L->src_dim[k]] : 0u;
+    g->tstore = pm_use_tstore(g->dst_stride[0], e, g->box[1]);
     /* few-channel tiles take no hints (the tall instances, pm_tall; measured without them: PM_TALL_TILE_LINES) */
-    g->src_keep = g->rank >= 2u && src_dim[1] < r && !pm_few(g->box[0], g->box[1], d->elem_bytes)
-                      ? pm_src_keep(ss[src_dim[1]], d->elem_bytes)
+    g->src_keep = g->rank >= 2u && L->src_dim[1] < L->src_rank && !pm_few(g->box[0], g->box[1], e)
+                      ? pm_src_keep(L->src_stride[L->src_dim[1]], e)
                       : 0u;
     g->outer[0] = 2, g->outer[1] = 3, g->outer[2] = 4;
     /* Tiles walk the outer map dimensions (2..4, one slab after another) in the order of their dst strides, smallest

@@ -334,20 +334,28 @@ typedef struct pm_layout {
     uint64_t tiles;          /**< tiles in all */
     uint32_t src_dim[5];     /**< the lowest src dimension merged into each map dimension */
     uint32_t merged[5];      /**< bit j: src dimension j is merged into this map dimension */
+    uint32_t src_rank;       /**< the description's rank */
+    uint64_t src_stride[5];  /**< bytes between consecutive indices of src dimension j in src (0 resolved) ... */
+    uint64_t dst_stride[5];  /**< ... and in dst (pm_strides_of) */
 } pm_layout;
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/** Check a permute description and plan it (the argument rules, the merging, both descriptors checked by
- *  tma_check_tiled, the map named in diag). @return TMA_OK or the first refusal's status, with diag filled */
+/** Check a permute description and plan it (the argument rules, the strides resolved once, the merging, both
+ *  descriptors checked once through the rules, the map named in diag). @return TMA_OK or the first refusal's status,
+ *  with diag filled */
 tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag);
 
-/** TRANSPOSE: fill g->dst_stride (dst's byte stride of each map dimension, from d's dst strides and the lowest src
- *  dimension src_dim[k] of each map dimension k), g->tstore (pm_use_tstore of map dimension 0's dst stride), g->outer
- *  and g->src_keep (pm_src_keep of map dimension 1's src stride). */
-void pm_grid_dst(const tma_permute_desc *d, const uint32_t src_dim[5], pm_grid *g);
+/** The strides of each src dimension j (0 = dense resolved): src_stride[j] in src, dst_stride[j] in dst (the stride
+ *  of the dst dimension that is src dimension j); 0 past the rank. */
+void pm_strides_of(const tma_permute_desc *d, uint64_t src_stride[5], uint64_t dst_stride[5]);
+
+/** TRANSPOSE: fill g->dst_stride (dst's byte stride of each map dimension: that of the lowest src dimension
+ *  L->src_dim[k] merged into map dimension k), g->tstore (pm_use_tstore of map dimension 0's dst stride), g->outer and
+ *  g->src_keep (pm_src_keep of map dimension 1's src stride), for the box in g. */
+void pm_grid_dst(const pm_layout *L, pm_grid *g);
 
 #ifdef __cplusplus
 }

@@ -126,11 +126,9 @@ static tma_status driver_ready(tma_diag *diag) {
     return TMA_OK;
 }
 
-/* What both encoders check before calling the driver: a map to write, 64-byte aligned, and a driver. The
- * descriptor's own rules come first (check_status, what tma_check_tiled / tma_check_im2col returned). */
-static tma_status encode_prologue(const struct CUtensorMap_st *map, tma_status check_status, tma_diag *diag) {
-    if (check_status != TMA_OK)
-        return check_status;
+/* What both encoders check before calling the driver, after the descriptor's own rules (tma_check_tiled /
+ * tma_check_im2col, or the caller's check of the same rules): a map to write, 64-byte aligned, and a driver. */
+static tma_status encode_prologue(const struct CUtensorMap_st *map, tma_diag *diag) {
     if ((uintptr_t)map % TMA_MAP_ALIGN != 0)
         return fail(diag, tma_violation_of(TMA_RULE_ENCODE_MAP_ALIGN, TMA_RULE_ARGS(tma_arg_u(TMA_MAP_ALIGN))));
     return driver_ready(diag);
@@ -149,10 +147,10 @@ static tma_status encode_result(CUresult r, const char *function, tma_rule refus
     return TMA_OK;
 }
 
-tma_status tma_encode_tiled(struct CUtensorMap_st *map, const tma_tiled_desc *d, tma_diag *diag) {
-    if (map == NULL)
-        return fail(diag, tma_violation_of(TMA_RULE_ENCODE_NULL_MAP, TMA_RULE_ARGS(tma_arg_u(0))));
-    tma_status st = encode_prologue(map, tma_check_tiled(d, diag), diag);
+/* The driver's encoding of a descriptor that passed the rules (the caller checked it): map alignment, the driver, the
+ * call. */
+static tma_status encode_tiled_checked(struct CUtensorMap_st *map, const tma_tiled_desc *d, tma_diag *diag) {
+    tma_status st = encode_prologue(map, diag);
     if (st != TMA_OK)
         return st;
     cuuint64_t gdim[5], gstride[4];
@@ -175,6 +173,13 @@ tma_status tma_encode_tiled(struct CUtensorMap_st *map, const tma_tiled_desc *d,
                          null_template ? TMA_RULE_DRIVER_REFUSED_NULL_TEMPLATE : TMA_RULE_DRIVER_REFUSED, diag);
 }
 
+tma_status tma_encode_tiled(struct CUtensorMap_st *map, const tma_tiled_desc *d, tma_diag *diag) {
+    if (map == NULL)
+        return fail(diag, tma_violation_of(TMA_RULE_ENCODE_NULL_MAP, TMA_RULE_ARGS(tma_arg_u(0))));
+    const tma_status st = tma_check_tiled(d, diag);
+    return st != TMA_OK ? st : encode_tiled_checked(map, d, diag);
+}
+
 tma_box_info tma_box_info_of(const tma_tiled_desc *d) {
     const tma_box_info none = {0};
     return tma_check_tiled(d, NULL) == TMA_OK ? tma_rule_box_info(d) : none;
@@ -183,16 +188,20 @@ tma_box_info tma_box_info_of(const tma_tiled_desc *d) {
 tma_status tma_tensor_make(tma_tensor *t, const tma_tiled_desc *d, tma_diag *diag) {
     if (t == NULL)
         return fail(diag, tma_violation_of(TMA_RULE_ENCODE_NULL_TENSOR, TMA_RULE_ARGS(tma_arg_u(0))));
-    tma_status st = tma_encode_tiled((struct CUtensorMap_st *)(void *)&t->map, d, diag);
+    const tma_status st = tma_check_tiled(d, diag); /* once: the box facts below need no second check */
+    return st != TMA_OK ? st : tma_tensor_make_prechecked_(t, d, diag);
+}
+
+tma_status tma_tensor_make_prechecked_(tma_tensor *t, const tma_tiled_desc *d, tma_diag *diag) {
+    const tma_status st = encode_tiled_checked((struct CUtensorMap_st *)(void *)&t->map, d, diag);
     if (st == TMA_OK)
-        t->box = tma_box_info_of(d);
+        t->box = tma_rule_box_info(d);
     return st;
 }
 
-tma_status tma_encode_im2col(struct CUtensorMap_st *map, const tma_im2col_desc *d, tma_diag *diag) {
-    if (map == NULL)
-        return fail(diag, tma_violation_of(TMA_RULE_ENCODE_NULL_MAP, TMA_RULE_ARGS(tma_arg_u(0))));
-    tma_status st = encode_prologue(map, tma_check_im2col(d, diag), diag);
+/* cuTensorMapEncodeIm2col on a descriptor that passed the rules (the caller checked it). */
+static tma_status encode_im2col_checked(struct CUtensorMap_st *map, const tma_im2col_desc *d, tma_diag *diag) {
+    tma_status st = encode_prologue(map, diag);
     if (st != TMA_OK)
         return st;
     if (driver.encode_im2col == NULL)
@@ -218,6 +227,13 @@ tma_status tma_encode_im2col(struct CUtensorMap_st *map, const tma_im2col_desc *
     return encode_result(r, "cuTensorMapEncodeIm2col", TMA_RULE_DRIVER_REFUSED, diag);
 }
 
+tma_status tma_encode_im2col(struct CUtensorMap_st *map, const tma_im2col_desc *d, tma_diag *diag) {
+    if (map == NULL)
+        return fail(diag, tma_violation_of(TMA_RULE_ENCODE_NULL_MAP, TMA_RULE_ARGS(tma_arg_u(0))));
+    const tma_status st = tma_check_im2col(d, diag);
+    return st != TMA_OK ? st : encode_im2col_checked(map, d, diag);
+}
+
 tma_box_info tma_im2col_box_info_of(const tma_im2col_desc *d) {
     const tma_box_info none = {0};
     return tma_check_im2col(d, NULL) == TMA_OK ? tma_rule_im2col_box_info(d) : none;
@@ -226,8 +242,13 @@ tma_box_info tma_im2col_box_info_of(const tma_im2col_desc *d) {
 tma_status tma_tensor_make_im2col(tma_tensor *t, const tma_im2col_desc *d, tma_diag *diag) {
     if (t == NULL)
         return fail(diag, tma_violation_of(TMA_RULE_ENCODE_NULL_TENSOR, TMA_RULE_ARGS(tma_arg_u(0))));
-    tma_status st = tma_encode_im2col((struct CUtensorMap_st *)(void *)&t->map, d, diag);
+    const tma_status st = tma_check_im2col(d, diag); /* once, as tma_tensor_make */
+    return st != TMA_OK ? st : tma_tensor_make_im2col_prechecked_(t, d, diag);
+}
+
+tma_status tma_tensor_make_im2col_prechecked_(tma_tensor *t, const tma_im2col_desc *d, tma_diag *diag) {
+    const tma_status st = encode_im2col_checked((struct CUtensorMap_st *)(void *)&t->map, d, diag);
     if (st == TMA_OK)
-        t->box = tma_im2col_box_info_of(d);
+        t->box = tma_rule_im2col_box_info(d);
     return st;
 }

@@ -43,4 +43,26 @@ static inline tma_status tma_rules_im2col_copy_(const tma_im2col_desc *d, const 
     return tma_rules_im2col_copy(&facts, d->rank, coord, offset, smem_addr, s);
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * Library-internal entry points for libtma_kernels (exported by libtma, declared in no installed header; the kernels
+ * declare them again in kernels/kernel_maps.h, and tests/test_kernel_messages.c includes both declarations in one
+ * translation unit, so they cannot drift apart unnoticed). A kernel builds its descriptors, checks each once through
+ * the rules (tma_rule_check_tiled / _im2col, quoting the violation in its own terms), then encodes it here without
+ * the second check that tma_tensor_make would run. Not API: they change with the kernels, without notice.
+ * ------------------------------------------------------------------------------------------- */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* tma_tensor_make for a descriptor that passes tma_rules_tiled (the caller checked it; t not NULL): the map's
+ * alignment, the driver and its encoding, then t->box. @return TMA_OK or the encoder's / driver's refusal (diag) */
+tma_status tma_tensor_make_prechecked_(tma_tensor *t, const tma_tiled_desc *d, tma_diag *diag);
+
+/* tma_tensor_make_im2col for a descriptor that passes tma_rules_im2col (the caller checked it; t not NULL). */
+tma_status tma_tensor_make_im2col_prechecked_(tma_tensor *t, const tma_im2col_desc *d, tma_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+
 #endif /* TMA_INTERNAL_H */

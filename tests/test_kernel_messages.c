@@ -8,7 +8,13 @@
 #include <string.h>
 
 #include "kernel_diag.h"
+#include "kernel_maps.h"
 #include "tma/kernels.h"
+
+/* The library-internal encoder the kernels call is declared twice, in src/internal.h for libtma and in
+ * kernels/kernel_maps.h for the kernels (which may not include src/): both in this translation unit, so the two
+ * declarations cannot differ without this file failing to compile. */
+#include "../src/internal.h"
 
 /* ---------------------------------------------------------------------------------------------
  * No GPU

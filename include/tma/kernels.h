@@ -11,8 +11,9 @@
  *     transpose of a strided matrix is its special case, at 90-95% of a device-to-device copy on an H200 for
  *     aligned pitches (docs/TRANSPOSE.md); both with the same tile pipeline on libtma's CPU model.
  *
- * Every kernel has the same shape: a plan (arguments checked, tensor maps encoded, kernel attributes set,
- * once), a run (an asynchronous launch on a stream), and a one-call form that does both. Every function
+ * Every kernel has the same shape: a plan (arguments checked, tensor maps encoded, kernel attributes set, and what a
+ * launch needs computed, once: its launch record), a run (an asynchronous launch of that record on a stream), and a
+ * one-call form that does both. Every function
  * returns a tma_status and, when `diag` is given, a message naming the argument, its value, the limit and
  * a fix, as the descriptor checks do; a failing CUDA call gives TMA_ERR_CUDA with the call and its error.
  * Nothing is printed, nothing exits. A plan holds its tensor maps by value and the launch copies them, so
@@ -36,6 +37,20 @@ extern "C" {
 struct CUstream_st;
 /** A CUDA stream: a cudaStream_t or CUstream converts to it as it is; NULL is the default stream. */
 typedef struct CUstream_st *tma_stream;
+
+/** Words of a tma_launch_record. */
+#define TMA_LAUNCH_RECORD_WORDS 128
+
+/** What a plan's run launches: the kernel instance, its grid, cluster and shared memory, its schedule and the values
+ *  derived for it, computed once by plan_make and by the tune functions, with the plan fields they were computed
+ *  from. Opaque (private to libtma_kernels; its layout changes without notice). A plan stays a plain value: copied,
+ *  it launches the same. A plan field documented "may be changed" may still be set by hand between make and run:
+ *  run compares the fields with those the record was made from and, where one differs, checks every field as the
+ *  tune function would (the same refusals) and derives the launch again, in that run and in each run after it.
+ *  Changing a field by hand costs a re-derivation in every run; tune does it once. */
+typedef struct tma_launch_record {
+    TMA_ALIGNAS(16) uint64_t opaque[TMA_LAUNCH_RECORD_WORDS];
+} tma_launch_record;
 
 /* =============================================================================================
  * GEMM: C = A * B^T. A (M x K) and B (N x K) row-major (K-major) bf16, fp32 accumulation, C (M x N)
@@ -63,8 +78,9 @@ typedef enum tma_gemm_epilogue {
     TMA_GEMM_EPILOGUE_DIRECT = 1,
 } tma_gemm_epilogue;
 
-/** Everything one launch needs, prepared once by tma_gemm_plan_make. The fields marked "may be changed"
- *  may be set between make and run; run checks them. */
+/** Everything one launch needs, prepared once by tma_gemm_plan_make. The fields marked "may be changed" are changed
+ *  by tma_gemm_plan_tune, which checks them and computes the launch again, once; set by hand between make and run
+ *  they cost a check and a re-derivation in every run (tma_launch_record). */
 typedef struct tma_gemm_plan {
     tma_tensor a;          /**< TMA map of A: boxes of 64 K x 128 rows, 128B swizzle */
     tma_tensor b;          /**< B: boxes of 64 K x 256 rows, one per stage (cluster == 1) */
@@ -82,8 +98,9 @@ typedef struct tma_gemm_plan {
                                 many (rounded down to whole clusters, at least one) */
     tma_gemm_epilogue epilogue; /**< may be changed: TMA_STORE (default where TMA can describe C) or DIRECT */
     int diag_no_store;     /**< may be changed, diagnostic for timing only: 1 skips the epilogue's stores (C is
-                                not written) */
+                                not written); read by run as it stands (no re-derivation) */
     size_t smem;           /**< dynamic shared memory per block, bytes */
+    tma_launch_record launch; /**< what run launches (private) */
 } tma_gemm_plan;
 
 /** Prepare C = A * B^T on the current device. A and B: 16-byte aligned device pointers (NULL only when
@@ -92,6 +109,14 @@ typedef struct tma_gemm_plan {
  *          TMA_ERR_DEVICE without an sm_90 device; TMA_ERR_CUDA */
 tma_status tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const void *b, void *c, tma_gemm_out out, int m,
                               int n, int k, tma_diag *diag);
+
+/** Change the plan's choices: cluster (1 or 2), epilogue (TMA_STORE where TMA can describe C, or DIRECT), group_m
+ *  (tile rows per rasterization group; <= 0: TMA_GEMM_GROUP_M) and grid_blocks (0: as many blocks as can be
+ *  co-resident; else this many, rounded down to whole clusters, at least one), checked as run checks them, and the
+ *  launch computed again (an occupancy query with clusters). The plan is unchanged when it refuses.
+ *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_ARG (a value outside the rules, diag names it), TMA_ERR_CUDA */
+tma_status tma_gemm_plan_tune(tma_gemm_plan *p, int cluster, tma_gemm_epilogue epilogue, int group_m, int grid_blocks,
+                              tma_diag *diag);
 
 /** Blocks tma_gemm_run launches for the plan as it stands (persistent grid; 0 when nothing is launched). */
 int tma_gemm_grid(const tma_gemm_plan *p);
@@ -116,7 +141,8 @@ tma_status tma_gemm(const void *a, const void *b, void *c, tma_gemm_out out, int
  * ============================================================================================= */
 
 /** Everything a grouped launch needs, prepared once by tma_grouped_gemm_plan_make; release it with
- *  tma_grouped_gemm_plan_free. The fields marked "may be changed" may be set between make and run. */
+ *  tma_grouped_gemm_plan_free. The fields marked "may be changed" are changed by tma_grouped_gemm_plan_tune (checked,
+ *  the launch computed again, once); set by hand between make and run they cost a check in every run. */
 typedef struct tma_grouped_gemm_plan {
     tma_tensor tmpl[3];        /**< template maps of A_g, B_g, C_g (TMA_DESC_TEMPLATE: host-encoded without an
                                     address, checked); the kernel sets each group's address and rows */
@@ -131,10 +157,12 @@ typedef struct tma_grouped_gemm_plan {
                                     (1 .. sms) */
     int group_m;               /**< may be changed: tile rows per rasterization band (default TMA_GEMM_GROUP_M) */
     int diag_skip_build;       /**< may be changed, diagnostic for timing only: 1 skips building the maps and
-                                    reuses the previous run's (right only if a, b, c and m have not changed since) */
+                                    reuses the previous run's (right only if a, b, c and m have not changed since);
+                                    read by run as it stands */
     void *workspace;           /**< device memory of the plan: the groups' maps, their flags, the error record */
     size_t workspace_bytes;
     size_t smem;               /**< dynamic shared memory per block, bytes */
+    tma_launch_record launch;  /**< what run launches (private) */
 } tma_grouped_gemm_plan;
 
 /** Prepare the grouped GEMM on the current device: check the shared arguments, encode the templates, allocate
@@ -146,6 +174,11 @@ typedef struct tma_grouped_gemm_plan {
  *          TMA_ERR_CUDA */
 tma_status tma_grouped_gemm_plan_make(tma_grouped_gemm_plan *p, int groups, int n, int k, const void *const *a,
                                       const void *const *b, void *const *c, const int32_t *m, tma_diag *diag);
+
+/** Change the plan's grid_blocks (0: one block per multiprocessor; else 1 .. sms) and group_m (0: TMA_GEMM_GROUP_M;
+ *  else the tile rows of a rasterization band), checked as run checks them. The plan is unchanged when it refuses.
+ *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_ARG (diag names the value) */
+tma_status tma_grouped_gemm_plan_tune(tma_grouped_gemm_plan *p, int grid_blocks, int group_m, tma_diag *diag);
 
 /** Launch a prepared plan on `stream` (asynchronous): the map-building kernel, then the GEMM. K == 0 writes zeros
  *  into every C_g. A group the device finds invalid is skipped (its C_g untouched) and recorded for
@@ -200,8 +233,10 @@ typedef enum tma_conv2d_schedule {
                                         and stores its share of the tile from the cluster's (no workspace) */
 } tma_conv2d_schedule;
 
-/** Everything one launch needs, prepared once by tma_conv2d_plan_make. Fields marked "may be changed" may be set
- *  between make and run; run checks them. */
+/** Everything one launch needs, prepared once by tma_conv2d_plan_make. The fields marked "may be changed" are changed
+ *  by tma_conv2d_plan_tune (checked, the launch computed again, once) or, for grid_blocks before a choice of tiles,
+ *  set and then tma_conv2d_plan_tiles called; set by hand between make and run they cost a check and a re-derivation
+ *  in every run (tma_launch_record). */
 typedef struct tma_conv2d_plan {
     tma_tensor x_map;          /**< im2col map of x: block_m pixels x 64 channels per load, 128B swizzle */
     tma_tensor w_map;          /**< tiled map of w as {C, S, R, K}: boxes of 64 channels x block_n filters */
@@ -234,6 +269,7 @@ typedef struct tma_conv2d_plan {
     void *workspace;           /**< with STREAM_K: a slot of block_m x block_n fp32 partial sums and two flags per
                                     block of the grid (cudaMalloc), else NULL */
     int workspace_blocks;      /**< the blocks it has slots for: a STREAM_K run launches at most this many */
+    tma_launch_record launch;  /**< what run launches (private) */
 } tma_conv2d_plan;
 
 /** Output rows and columns of a shape (0 where the filter does not fit). */
@@ -260,6 +296,16 @@ tma_status tma_conv2d_plan_make(tma_conv2d_plan *p, const tma_conv2d_shape *shap
  *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_ARG (a width or schedule out of range), TMA_ERR_CUDA */
 tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_m, int block_n, tma_conv2d_schedule schedule,
                                  tma_diag *diag);
+
+/** Change the plan's cluster (1, or 2: pairs sharing the filters, 128-pixel tiles of the TILES schedule only),
+ *  epilogue (TMA_STORE where TMA can describe y, or DIRECT), group_m (pixel-tile rows per rasterization group; <= 0:
+ *  TMA_GEMM_GROUP_M) and grid_blocks (0: as many blocks as can be co-resident; STREAM_K: at most sms and
+ *  workspace_blocks), checked as run checks them, and the launch computed again. The tiles, the schedule and split-K's
+ *  parts stay as tma_conv2d_plan_tiles chose them (for the grid_blocks of that time: to choose them for another grid,
+ *  set grid_blocks and call tma_conv2d_plan_tiles). The plan is unchanged when it refuses.
+ *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_ARG (diag names the value), TMA_ERR_CUDA */
+tma_status tma_conv2d_plan_tune(tma_conv2d_plan *p, int cluster, tma_gemm_epilogue epilogue, int group_m,
+                                int grid_blocks, tma_diag *diag);
 
 /** Launch a prepared plan on `stream` (asynchronous).
  *  @return TMA_OK; TMA_ERR_NULL_ARG; TMA_ERR_ARG for fields changed to something it cannot run; TMA_ERR_CUDA */
@@ -306,7 +352,8 @@ typedef struct tma_permute_desc {
 } tma_permute_desc;
 
 /** Everything a permute launch needs, prepared once by tma_permute_plan_make. Read-only, except through
- *  tma_permute_plan_tune. */
+ *  tma_permute_plan_tune (which changes the record, once); a field changed by hand costs a re-derivation in every run,
+ *  which refuses a plan whose fields disagree with each other. */
 typedef struct tma_permute_plan {
     tma_permute_desc desc;    /**< as given */
     tma_tensor load_map;      /**< TMA map of src, dimensions merged and ordered as the kernel walks them */
@@ -326,6 +373,7 @@ typedef struct tma_permute_plan {
     uint32_t grid;            /**< persistent grid: blocks launched */
     uint32_t block;           /**< threads per block */
     size_t smem;              /**< dynamic shared memory per block, bytes */
+    tma_launch_record launch; /**< what run launches (private) */
 } tma_permute_plan;
 
 /** Prepare dst = permute(src) on the current device.
@@ -341,7 +389,8 @@ typedef struct tma_permute_plan {
  *          map TMA cannot describe; TMA_ERR_DEVICE without an sm_90 device; TMA_ERR_CUDA */
 tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permute_desc *desc, tma_diag *diag);
 
-/** Change a transpose plan's tile order (group = 0: row-major) and both maps' L2 promotion (re-encodes them).
+/** Change a transpose plan's tile order (group = 0: row-major) and both maps' L2 promotion (re-encodes them from the
+ *  plan's descriptors, checked when it was made: nothing is planned or checked again).
  *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_ARG, or an encoding status */
 tma_status tma_permute_plan_tune(tma_permute_plan *p, uint32_t group, tma_l2_promotion l2, tma_diag *diag);
 
