@@ -338,7 +338,7 @@ struct conv_launch {
     size_t flags_offset;  /* stream-K: where the flags follow the slots in the workspace */
 };
 
-struct conv_record {
+struct conv_launch_record {
     uint32_t mark; /* KD_RECORD_CONV */
     conv_launch launch;
     conv_inputs from;
@@ -375,45 +375,35 @@ static tma_status conv_check_plan(const tma_conv2d_plan *p, tma_diag *diag) {
     for (size_t t = 0; t < sizeof conv_tile_list / sizeof conv_tile_list[0]; t++)
         tile_known |= p->block_m == conv_tile_list[t].bm && p->block_n == conv_tile_list[t].bn;
     if (p->x_map.box.tx_bytes == 0 || !tile_known || p->x_map.box.rows != (uint32_t)p->block_m)
-        return kd_fail(diag, TMA_ERR_ARG, "the plan was not made by tma_conv2d_plan_make (or its tile was changed "
-                       "without tma_conv2d_plan_tiles)");
+        return KD_FAIL(diag, CONV_NOT_MADE, tma_arg_u(0));
     if (p->cluster != 1 && p->cluster != 2)
-        return kd_fail(diag, TMA_ERR_ARG, "plan.cluster = %d: use 1 (no clusters) or 2 (pairs sharing the filters)",
-                       p->cluster);
+        return KD_FAIL(diag, CONV_CLUSTER, tma_arg_i(p->cluster));
     if (p->cluster == 2 && conv_filter_major(p->block_m))
-        return kd_fail(diag, TMA_ERR_ARG, "plan.cluster = 2 on %d x %d tiles: filter-major tiles run without "
-                       "clusters; use 1, or 128-pixel tiles (tma_conv2d_plan_tiles)", p->block_m, p->block_n);
+        return KD_FAIL(diag, CONV_CLUSTER_FM, tma_arg_i(p->block_m), tma_arg_i(p->block_n));
     if (p->epilogue != TMA_GEMM_EPILOGUE_TMA_STORE && p->epilogue != TMA_GEMM_EPILOGUE_DIRECT)
-        return kd_fail(diag, TMA_ERR_ARG, "plan.epilogue = %d: use TMA_GEMM_EPILOGUE_TMA_STORE or _DIRECT",
-                       (int)p->epilogue);
+        return KD_FAIL(diag, EPILOGUE, tma_arg_i((int)p->epilogue));
     if (p->schedule != TMA_CONV2D_SCHEDULE_TILES && p->schedule != TMA_CONV2D_SCHEDULE_STREAM_K &&
         p->schedule != TMA_CONV2D_SCHEDULE_SPLIT_K)
-        return kd_fail(diag, TMA_ERR_ARG, "plan.schedule = %d: change it with tma_conv2d_plan_tiles", (int)p->schedule);
+        return KD_FAIL(diag, CONV_PLAN_SCHEDULE, tma_arg_i((int)p->schedule));
     if (p->schedule == TMA_CONV2D_SCHEDULE_STREAM_K) {
         /* every block of the grid resident (blocks wait for each other's partial tiles), each with its slot */
         const int blocks = conv_workspace_blocks(p);
         if (p->workspace == NULL)
-            return kd_fail(diag, TMA_ERR_ARG, "plan.schedule = STREAM_K without its workspace: change it with "
-                           "tma_conv2d_plan_tiles");
+            return KD_FAIL(diag, CONV_SK_WORKSPACE, tma_arg_u(0));
         if (p->cluster != 1)
-            return kd_fail(diag, TMA_ERR_ARG, "plan.cluster = %d with STREAM_K: it runs without clusters", p->cluster);
+            return KD_FAIL(diag, CONV_SK_CLUSTER, tma_arg_i(p->cluster));
         if (p->grid_blocks > p->sms || blocks > p->workspace_blocks)
-            return kd_fail(diag, TMA_ERR_ARG, "plan.grid_blocks = %d with STREAM_K: at most %d (the multiprocessors, "
-                           "every block resident) and %d (the workspace's slots; tma_conv2d_plan_tiles makes them "
-                           "for the grid at the time)", p->grid_blocks, p->sms, p->workspace_blocks);
+            return KD_FAIL(diag, CONV_SK_GRID, tma_arg_i(p->grid_blocks), tma_arg_i(p->sms),
+                           tma_arg_i(p->workspace_blocks));
     }
     if (p->schedule == TMA_CONV2D_SCHEDULE_SPLIT_K) {
         if (p->cluster != 1)
-            return kd_fail(diag, TMA_ERR_ARG, "plan.cluster = %d with SPLIT_K: its clusters are a tile's parts (the "
-                           "plan's); use 1", p->cluster);
+            return KD_FAIL(diag, CONV_SPLIT_CLUSTER, tma_arg_i(p->cluster));
         if (p->split_parts < 2 || p->split_parts > (int)GM_SPLIT_MAX)
-            return kd_fail(diag, TMA_ERR_ARG, "plan.split_parts = %d with SPLIT_K: 2..%u, set by "
-                           "tma_conv2d_plan_tiles", p->split_parts, GM_SPLIT_MAX);
+            return KD_FAIL(diag, CONV_SPLIT_PARTS, tma_arg_i(p->split_parts), tma_arg_u(GM_SPLIT_MAX));
     }
     if (p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE && p->y_map.box.tx_bytes == 0)
-        return kd_fail(diag, TMA_ERR_ARG, "plan.epilogue = TMA_GEMM_EPILOGUE_TMA_STORE, but TMA cannot describe y "
-                       "(K = %d times 2 bytes, or y's address, is not a multiple of 16): use TMA_GEMM_EPILOGUE_DIRECT",
-                       p->shape.k);
+        return KD_FAIL(diag, CONV_EPILOGUE_TMA, tma_arg_i(p->shape.k), tma_arg_u(TMA_GLOBAL_ALIGN));
     return TMA_OK;
 }
 
@@ -428,8 +418,8 @@ static tma_status conv_launch_of(const tma_conv2d_plan *p, const conv_geom &g, c
     const bool tma_epi = p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE && sched_kind != GM_SCHED_SPLIT_K;
     const conv_instance *inst = conv_instance_of(p->block_m, p->block_n, p->cluster, tma_epi, sched_kind);
     if (inst == NULL) /* conv_check_plan refuses every combination the table lacks */
-        return kd_fail(diag, TMA_ERR_ARG, "no kernel instance for tile %d x %d, cluster %d, %s epilogue, schedule %d",
-                       p->block_m, p->block_n, p->cluster, tma_epi ? "TMA-store" : "direct", (int)p->schedule);
+        return KD_FAIL(diag, CONV_NO_INSTANCE, tma_arg_i(p->block_m), tma_arg_i(p->block_n), tma_arg_i(p->cluster),
+                       tma_arg_s(tma_epi ? "TMA-store" : "direct"), tma_arg_i((int)p->schedule));
     /* the co-residency query of clusters (pixel-major tiles only) */
     const conv_instance *pair = conv_instance_of(128, p->block_n, 2, true, GM_SCHED_TILES);
     const long units = conv_units(p, p->block_m, p->block_n);
@@ -457,8 +447,8 @@ static tma_status conv_launch_of(const tma_conv2d_plan *p, const conv_geom &g, c
 }
 
 /* The record of a plan whose fields conv_check_plan accepts; none (run derives and refuses) where it does not. */
-static tma_status conv_record_make(tma_conv2d_plan *p, const conv_geom &g, tma_diag *diag) {
-    conv_record r;
+static tma_status conv_launch_record_make(tma_conv2d_plan *p, const conv_geom &g, tma_diag *diag) {
+    conv_launch_record r;
     memset(&r, 0, sizeof r);
     if (conv_check_plan(p, NULL) == TMA_OK) {
         const tma_status st = conv_launch_of(p, g, &r.launch, diag);
@@ -474,7 +464,7 @@ static tma_status conv_record_make(tma_conv2d_plan *p, const conv_geom &g, tma_d
 /* The copies' integers of the plan's shape: the record's where the shape is the one it was made for (checked then),
  * else the shape checked again (a field changed by hand), as plan_make checks it. */
 static tma_status conv_geom_of_plan(const tma_conv2d_plan *p, conv_geom *g, tma_diag *diag) {
-    const conv_record r = kd_record_get<conv_record>(p->launch);
+    const conv_launch_record r = kd_record_get<conv_launch_record>(p->launch);
     if (r.mark == KD_RECORD_CONV && kd_same_inputs(r.from.shape, conv_shape_inputs_of(p))) {
         *g = r.launch.g;
         return TMA_OK;
@@ -489,7 +479,7 @@ static tma_status conv_geom_of_plan(const tma_conv2d_plan *p, conv_geom *g, tma_
 /* The launch run makes: the record where the plan's fields are those it was made from; else every field checked and
  * the launch derived again (a field changed by hand). */
 static tma_status conv_launch_for_run(const tma_conv2d_plan *p, conv_launch *l, tma_diag *diag) {
-    const conv_record r = kd_record_get<conv_record>(p->launch);
+    const conv_launch_record r = kd_record_get<conv_launch_record>(p->launch);
     if (r.mark == KD_RECORD_CONV && kd_same_inputs(r.from, conv_inputs_of(p))) {
         *l = r.launch;
         return TMA_OK;
@@ -559,8 +549,8 @@ static tma_status conv_tiles_apply(tma_conv2d_plan *p, const conv_geom &g, const
     if (schedule != TMA_CONV2D_SCHEDULE_SPLIT_K)
         parts = 0;
     else if (parts < 2)
-        return kd_fail(diag, TMA_ERR_ARG, "SPLIT_K on %d x %d tiles: %ld tiles on %ld blocks leave fewer than two "
-                       "blocks per tile; use STREAM_K or TILES", bm, bn, conv_units(p, bm, bn), conv_blocks(p));
+        return KD_FAIL(diag, CONV_SPLIT_FEW, tma_arg_i(bm), tma_arg_i(bn), tma_arg_i(conv_units(p, bm, bn)),
+                       tma_arg_i(conv_blocks(p)));
     if ((st = tma_conv2d_plan_free(p, diag)) != TMA_OK ||
         (st = tma_tensor_make_im2col_prechecked_(&p->x_map, &d.x, diag)) != TMA_OK ||
         (st = tma_tensor_make_prechecked_(&p->w_map, &d.w, diag)) != TMA_OK ||
@@ -576,7 +566,7 @@ static tma_status conv_tiles_apply(tma_conv2d_plan *p, const conv_geom &g, const
         tma_conv2d_plan_free(p, NULL);
         return st;
     }
-    st = conv_record_make(p, g, diag);
+    st = conv_launch_record_make(p, g, diag);
     return st == TMA_OK ? kd_ok(diag) : st;
 }
 
@@ -587,14 +577,12 @@ static tma_status conv_tiles_apply(tma_conv2d_plan *p, const conv_geom &g, const
 extern "C" tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_m, int block_n,
                                             tma_conv2d_schedule schedule, tma_diag *diag) {
     if (p == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_conv2d_plan_make");
+        return KD_FAIL(diag, PLAN_NULL, tma_arg_s("a plan made by tma_conv2d_plan_make"));
     if (schedule != TMA_CONV2D_SCHEDULE_AUTO && schedule != TMA_CONV2D_SCHEDULE_TILES &&
         schedule != TMA_CONV2D_SCHEDULE_STREAM_K && schedule != TMA_CONV2D_SCHEDULE_SPLIT_K)
-        return kd_fail(diag, TMA_ERR_ARG, "schedule = %d: use TMA_CONV2D_SCHEDULE_AUTO, _TILES, _STREAM_K or _SPLIT_K",
-                       (int)schedule);
+        return KD_FAIL(diag, CONV_SCHEDULE, tma_arg_i((int)schedule));
     if (schedule == TMA_CONV2D_SCHEDULE_SPLIT_K && block_n == 64)
-        return kd_fail(diag, TMA_ERR_ARG, "block_n = 64 with SPLIT_K: split-K runs at widths 128 and 256 (or 0: the "
-                       "plan's choice)");
+        return KD_FAIL(diag, CONV_SPLIT_WIDTH, tma_arg_u(0));
     conv_geom g;
     const tma_status st = conv_geom_of_plan(p, &g, diag);
     return st != TMA_OK ? st : conv_tiles_apply(p, g, NULL, 0, block_m, block_n, schedule, false, diag);
@@ -602,7 +590,7 @@ extern "C" tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_m, int
 
 extern "C" tma_status tma_conv2d_plan_free(tma_conv2d_plan *p, tma_diag *diag) {
     if (p == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_conv2d_plan_make");
+        return KD_FAIL(diag, PLAN_NULL, tma_arg_s("a plan made by tma_conv2d_plan_make"));
     cudaError_t e = cudaSuccess;
     if (p->workspace)
         e = cudaFree(p->workspace);
@@ -616,11 +604,10 @@ extern "C" tma_status tma_conv2d_plan_free(tma_conv2d_plan *p, tma_diag *diag) {
 static tma_status conv_plan_make(tma_conv2d_plan *p, const tma_conv2d_shape *shape, const void *x, const void *w,
                                  void *y, bool whole_tiles, tma_diag *diag) {
     if (p == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass the address of a tma_conv2d_plan");
+        return KD_FAIL(diag, PLAN_NULL, tma_arg_s("the address of a tma_conv2d_plan"));
     memset(p, 0, sizeof *p);
     if (x == NULL || w == NULL || y == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "%s = NULL: pass device addresses of x, w and y",
-                       x == NULL ? "x" : w == NULL ? "w" : "y");
+        return KD_FAIL(diag, CONV_POINTER_NULL, tma_arg_s(x == NULL ? "x" : w == NULL ? "w" : "y"));
     /* tma_conv2d_check's rules, in its order, before the device is asked for: the shape, then the maps of the
      * 128-pixel tile (kept: the tile chosen below is usually that one) */
     conv_shape_facts f;
@@ -651,7 +638,7 @@ extern "C" tma_status tma_conv2d_plan_make(tma_conv2d_plan *p, const tma_conv2d_
 extern "C" tma_status tma_conv2d_plan_tune(tma_conv2d_plan *p, int cluster, tma_gemm_epilogue epilogue, int group_m,
                                            int grid_blocks, tma_diag *diag) {
     if (p == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_conv2d_plan_make");
+        return KD_FAIL(diag, PLAN_NULL, tma_arg_s("a plan made by tma_conv2d_plan_make"));
     tma_conv2d_plan q = *p;
     q.cluster = cluster, q.epilogue = epilogue, q.group_m = group_m, q.grid_blocks = grid_blocks;
     conv_geom g;
@@ -659,7 +646,7 @@ extern "C" tma_status tma_conv2d_plan_tune(tma_conv2d_plan *p, int cluster, tma_
     if (st == TMA_OK)
         st = conv_geom_of_plan(&q, &g, diag);
     if (st == TMA_OK)
-        st = conv_record_make(&q, g, diag);
+        st = conv_launch_record_make(&q, g, diag);
     if (st != TMA_OK)
         return st;
     *p = q;
@@ -668,7 +655,7 @@ extern "C" tma_status tma_conv2d_plan_tune(tma_conv2d_plan *p, int cluster, tma_
 
 extern "C" tma_status tma_conv2d_run(const tma_conv2d_plan *p, tma_stream stream, tma_diag *diag) {
     if (p == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_conv2d_plan_make");
+        return KD_FAIL(diag, PLAN_NULL, tma_arg_s("a plan made by tma_conv2d_plan_make"));
     conv_launch l;
     tma_status st = conv_launch_for_run(p, &l, diag);
     if (st != TMA_OK)

@@ -3,7 +3,6 @@
 #include "conv_plan.h"
 
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,47 +57,39 @@ static tma_status check_shape(const tma_conv2d_shape *sh, int *p, int *q, tma_di
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i].value < 1)
-            return kd_fail(diag, TMA_ERR_ARG, "shape.%s = %d: every size of the convolution must be >= 1",
-                           sizes[i].name, sizes[i].value);
-    if (sh->c % 8 != 0)
-        return kd_fail(diag, TMA_ERR_ARG,
-                       "shape.c = %d: a pixel of bf16 channels must be a multiple of 16 bytes (TMA's stride rule for "
-                       "x and w): pad the channels with zeros to a multiple of 8 (%d)", sh->c, (sh->c + 7) / 8 * 8);
+            return KD_FAIL(diag, CONV_SIZE, tma_arg_s(sizes[i].name), tma_arg_i(sizes[i].value));
+    const int per_pixel = (int)(TMA_GLOBAL_ALIGN / 2u); /* bf16 channels of a pixel: TMA's stride rule */
+    if (sh->c % per_pixel != 0)
+        return KD_FAIL(diag, CONV_CHANNELS, tma_arg_i(sh->c), tma_arg_u(TMA_GLOBAL_ALIGN), tma_arg_i(per_pixel),
+                       tma_arg_i((sh->c + per_pixel - 1) / per_pixel * per_pixel));
     const struct { const char *name; int value; } strides[] = {{"stride_h", sh->stride_h}, {"stride_w", sh->stride_w}};
     for (size_t i = 0; i < 2; i++)
         if (strides[i].value < 1 || strides[i].value > 8)
-            return kd_fail(diag, TMA_ERR_ARG,
-                           "shape.%s = %d: the im2col copy steps through the output pixels with the map's element "
-                           "stride, which TMA limits to 1..8: use a stride of 1..8", strides[i].name, strides[i].value);
+            return KD_FAIL(diag, CONV_STRIDE, tma_arg_s(strides[i].name), tma_arg_i(strides[i].value),
+                           tma_arg_u(TMA_MAX_ELEMENT_STRIDE));
     if (sh->dilation_h < 1 || sh->dilation_w < 1)
-        return kd_fail(diag, TMA_ERR_ARG, "shape.dilation_%s = %d: dilation must be >= 1 (1: none)",
-                       sh->dilation_h < 1 ? "h" : "w", sh->dilation_h < 1 ? sh->dilation_h : sh->dilation_w);
+        return KD_FAIL(diag, CONV_DILATION, tma_arg_s(sh->dilation_h < 1 ? "h" : "w"),
+                       tma_arg_i(sh->dilation_h < 1 ? sh->dilation_h : sh->dilation_w));
     tma_conv2d_out_size(sh, p, q);
     if (*p < 1 || *q < 1) {
         const int rows = *p < 1;
-        return kd_fail(diag, TMA_ERR_ARG,
-                       "the filter (%s = %d, dilation_%s = %d) is larger than the padded input (%s = %d, pad_%s = %d): "
-                       "no output %s; pad more or use a smaller filter",
-                       rows ? "r" : "s", rows ? sh->r : sh->s, rows ? "h" : "w", rows ? sh->dilation_h : sh->dilation_w,
-                       rows ? "h" : "w", rows ? sh->h : sh->w, rows ? "h" : "w", rows ? sh->pad_h : sh->pad_w,
-                       rows ? "rows" : "columns");
+        return KD_FAIL(diag, CONV_NO_OUTPUT, tma_arg_s(rows ? "r" : "s"), tma_arg_i(rows ? sh->r : sh->s),
+                       tma_arg_s(rows ? "h" : "w"), tma_arg_i(rows ? sh->dilation_h : sh->dilation_w),
+                       tma_arg_i(rows ? sh->h : sh->w), tma_arg_i(rows ? sh->pad_h : sh->pad_w),
+                       tma_arg_s(rows ? "rows" : "columns"));
     }
     const uint64_t m = (uint64_t)sh->n * (uint64_t)*p * (uint64_t)*q;
     if (m > INT32_MAX)
-        return kd_fail(diag, TMA_ERR_ARG,
-                       "N * P * Q = %llu output pixels: at most 2^31 - 1 (the kernel indexes pixels in 32 bits): "
-                       "split the batch", (unsigned long long)m);
+        return KD_FAIL(diag, CONV_PIXELS, tma_arg_u(m));
     return TMA_OK;
 }
 
 static tma_status check_pointers(const void *x, const void *w, const void *y, tma_diag *diag) {
     if ((uintptr_t)x % TMA_GLOBAL_ALIGN != 0 || (uintptr_t)w % TMA_GLOBAL_ALIGN != 0)
-        return kd_fail(diag, TMA_ERR_ARG,
-                       "%s = %p is not %u-byte aligned (TMA's address rule): use an aligned allocation (cudaMalloc "
-                       "gives 256 bytes)", (uintptr_t)x % TMA_GLOBAL_ALIGN ? "x" : "w",
-                       (uintptr_t)x % TMA_GLOBAL_ALIGN ? x : w, TMA_GLOBAL_ALIGN);
+        return KD_FAIL(diag, ADDRESS_ALIGN, tma_arg_s((uintptr_t)x % TMA_GLOBAL_ALIGN ? "x" : "w"),
+                       tma_arg_x((uintptr_t)((uintptr_t)x % TMA_GLOBAL_ALIGN ? x : w)), tma_arg_u(TMA_GLOBAL_ALIGN));
     if ((uintptr_t)y % 2u != 0)
-        return kd_fail(diag, TMA_ERR_ARG, "y = %p is not aligned to its 2-byte elements", y);
+        return KD_FAIL(diag, ELEMENT_ALIGN, tma_arg_s("y"), tma_arg_x((uintptr_t)y), tma_arg_u(2));
     return TMA_OK;
 }
 
@@ -173,7 +164,7 @@ static tma_tiled_desc w_desc(const tma_conv2d_shape *sh, const void *w, uint32_t
 tma_status conv_shape_check(const tma_conv2d_shape *sh, const void *x, const void *w, const void *y,
                             conv_shape_facts *f, tma_diag *diag) {
     if (sh == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "shape = NULL: pass the address of a tma_conv2d_shape");
+        return KD_FAIL(diag, CONV_SHAPE_NULL, tma_arg_u(0));
     tma_status st = check_shape(sh, &f->p, &f->q, diag);
     if (st != TMA_OK || (st = check_pointers(x, w, y, diag)) != TMA_OK)
         return st;
@@ -190,15 +181,13 @@ tma_status conv_shape_check(const tma_conv2d_shape *sh, const void *x, const voi
 
 tma_status conv_tile_check(int block_m, int *block_n, int k, tma_diag *diag) {
     if (block_m != CONV_BM && block_m != CONV_FM_PIXELS)
-        return kd_fail(diag, TMA_ERR_ARG, "block_m = %d: a tile is %u output pixels (by 64, 128 or 256 filters) or %u "
-                       "(by %u filters: the filter-major tile)", block_m, CONV_BM, CONV_FM_PIXELS, CONV_FM_FILTERS);
+        return KD_FAIL(diag, CONV_BLOCK_M, tma_arg_i(block_m), tma_arg_u(CONV_BM), tma_arg_u(CONV_FM_PIXELS),
+                       tma_arg_u(CONV_FM_FILTERS));
     if (block_m == CONV_FM_PIXELS && *block_n != 0 && *block_n != CONV_FM_FILTERS)
-        return kd_fail(diag, TMA_ERR_ARG, "block_n = %d with block_m = %u: the filter-major tile is %u filters wide "
-                       "(two warpgroups of 64 filters as wgmma's A operand): use %u or 0", *block_n, CONV_FM_PIXELS,
-                       CONV_FM_FILTERS, CONV_FM_FILTERS);
+        return KD_FAIL(diag, CONV_BLOCK_N_FM, tma_arg_i(*block_n), tma_arg_u(CONV_FM_PIXELS),
+                       tma_arg_u(CONV_FM_FILTERS));
     if (*block_n != 0 && *block_n != 64 && *block_n != 128 && *block_n != 256)
-        return kd_fail(diag, TMA_ERR_ARG, "block_n = %d: the tile is 64, 128 or 256 output channels wide (the "
-                       "m64n64k16, m64n128k16 and m64n256k16 wgmma forms)", *block_n);
+        return KD_FAIL(diag, CONV_BLOCK_N, tma_arg_i(*block_n));
     *block_n = block_m == CONV_FM_PIXELS ? (int)CONV_FM_FILTERS : *block_n ? *block_n : pick_block_n(k);
     return TMA_OK;
 }
@@ -208,8 +197,9 @@ tma_status conv_x_map(const tma_conv2d_shape *sh, const void *x, uint32_t pixels
     *d = x_desc(sh, x ? x : STANDIN_X, pixels);
     tma_violation why;
     if (tma_rule_check_im2col(d, &why) != TMA_OK)
-        return kd_fail_violation(diag, &why, "x's im2col map (made from pixel_box_lower = -pad, pixel_box_upper = pad "
-                                             "- dilation * (filter - 1), strides, x's sizes) is refused");
+        return KD_FAIL_CAUSE(diag, &why, MAP_REFUSED, tma_arg_s("x's im2col map"),
+                             tma_arg_s("pixel_box_lower = -pad, pixel_box_upper = pad - dilation * (filter - 1), "
+                                       "strides, x's sizes"));
     /* The farthest tap's offsets, from the first tile's start, against the offset range of a rank-4 im2col copy (the
      * copy's rule, on the facts of the map just checked: the map is not checked again). They fit a copy's 16-bit
      * offsets: the bounding box the map passed keeps dilation * (filter - 1) = pad - pixel_box_upper at most 128 + 128
@@ -221,8 +211,8 @@ tma_status conv_x_map(const tma_conv2d_shape *sh, const void *x, uint32_t pixels
     const tma_im2col_facts facts = tma_rule_im2col_facts(d);
     tma_rule_sink sink = tma_rule_sink_make(&why, 1);
     if (tma_rules_im2col_copy(&facts, d->rank, start, far, ~0u, &sink) != TMA_OK)
-        return kd_fail_violation(diag, &why, "the last filter tap's im2col load (made from dilation * (filter - 1) as "
-                                             "the offset) is refused");
+        return KD_FAIL_CAUSE(diag, &why, MAP_REFUSED, tma_arg_s("the last filter tap's im2col load"),
+                             tma_arg_s("dilation * (filter - 1) as the offset"));
     return TMA_OK;
 }
 
@@ -232,7 +222,7 @@ tma_status conv_w_maps(const tma_conv2d_shape *sh, const void *w, uint32_t filte
     *half = w_desc(sh, w ? w : STANDIN_W, filters / 2u);
     tma_violation why;
     if (tma_rule_check_tiled(whole, &why) != TMA_OK || tma_rule_check_tiled(half, &why) != TMA_OK)
-        return kd_fail_violation(diag, &why, "w's tiled map (made from w as {C, S, R, K}) is refused");
+        return KD_FAIL_CAUSE(diag, &why, MAP_REFUSED, tma_arg_s("w's tiled map"), tma_arg_s("w as {C, S, R, K}"));
     return TMA_OK;
 }
 
@@ -290,8 +280,8 @@ static tma_status model_tile(const conv_descs *d, const conv_geom *g, uint32_t m
         if (st == TMA_OK)
             st = tma_model_load_tiled(&d->w, bc, sb, b_bytes, 0);
         if (st != TMA_OK)
-            return kd_fail(diag, st, "model load of tile m0 = %u, stage %u (tap %u, %u; channel %u): %s", m0, kb, r, s,
-                           c0, tma_status_name(st));
+            return KD_FAIL_STATUS(diag, st, CONV_MODEL_LOAD, tma_arg_u(m0), tma_arg_u(kb), tma_arg_u(r), tma_arg_u(s),
+                                  tma_arg_u(c0), tma_arg_s(tma_status_name(st)));
         for (uint32_t i = 0; i < bm; i++)
             for (uint32_t j = 0; j < bn; j++) {
                 float sum = 0.f;
@@ -313,7 +303,7 @@ static tma_status model_tile(const conv_descs *d, const conv_geom *g, uint32_t m
 tma_status conv_model_tiles(const tma_conv2d_shape *shape, const void *x, const void *w, void *y, int block_m,
                             int block_n, tma_diag *diag) {
     if (x == NULL || w == NULL || y == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "%s = NULL: pass host memory", x == NULL ? "x" : w == NULL ? "w" : "y");
+        return KD_FAIL(diag, CONV_MODEL_NULL, tma_arg_s(x == NULL ? "x" : w == NULL ? "w" : "y"));
     conv_descs d;
     conv_shape_facts f;
     int bn = block_n;
@@ -327,7 +317,7 @@ tma_status conv_model_tiles(const tma_conv2d_shape *shape, const void *x, const 
     uint8_t *sb = aligned_alloc(TMA_SWIZZLE_PERIOD_128B, (size_t)bn * CONV_BK * 2u);
     float *acc = malloc(sizeof(float) * bm * (size_t)bn);
     if (sa == NULL || sb == NULL || acc == NULL)
-        st = kd_fail(diag, TMA_ERR_ARG, "out of host memory for the model's buffers");
+        st = KD_FAIL(diag, CONV_MODEL_MEMORY, tma_arg_u(0));
     for (uint32_t m0 = 0; st == TMA_OK && m0 < g.m; m0 += bm)
         for (uint32_t k0 = 0; st == TMA_OK && k0 < (uint32_t)shape->k; k0 += (uint32_t)bn)
             st = model_tile(&d, &g, m0, k0, bm, (uint32_t)bn, sa, sb, acc, y, (uint32_t)shape->k, diag);

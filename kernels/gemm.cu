@@ -80,33 +80,31 @@ static size_t out_bytes(tma_gemm_out out) { return out == TMA_GEMM_OUT_F32 ? 4u 
 static tma_status gm_check_args(const void *a, const void *b, const void *c, tma_gemm_out out, int m, int n, int k,
                                 tma_diag *diag) {
     if (out != TMA_GEMM_OUT_BF16 && out != TMA_GEMM_OUT_F32)
-        return kd_fail(diag, TMA_ERR_ARG, "out = %d is not a tma_gemm_out: use TMA_GEMM_OUT_BF16 or TMA_GEMM_OUT_F32",
-                       (int)out);
+        return KD_FAIL(diag, GEMM_OUT, tma_arg_i((int)out));
     if (m < 0 || n < 0 || k < 0)
-        return kd_fail(diag, TMA_ERR_ARG, "M = %d, N = %d, K = %d: sizes must be >= 0", m, n, k);
+        return KD_FAIL(diag, GEMM_SIZES, tma_arg_i(m), tma_arg_i(n), tma_arg_i(k));
     const tma_status st = kd_check_bf16_rows(diag, "K", k, "A and B", "pad A and B with zero columns");
     if (st != TMA_OK)
         return st;
     if (k > 0 && (a == NULL || b == NULL))
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "%s = NULL with K = %d: pass device addresses of A and B",
-                       a == NULL ? "A" : "B", k);
+        return KD_FAIL(diag, GEMM_AB_NULL, tma_arg_s(a == NULL ? "A" : "B"), tma_arg_i(k));
     if (((uintptr_t)a | (uintptr_t)b) % TMA_GLOBAL_ALIGN != 0)
-        return kd_fail(diag, TMA_ERR_ARG, "%s = %p is not %u-byte aligned (TMA's address rule): use an aligned "
-                       "allocation (cudaMalloc gives 256 bytes)", (uintptr_t)a % TMA_GLOBAL_ALIGN ? "A" : "B",
-                       (uintptr_t)a % TMA_GLOBAL_ALIGN ? a : b, TMA_GLOBAL_ALIGN);
+        return KD_FAIL(diag, ADDRESS_ALIGN, tma_arg_s((uintptr_t)a % TMA_GLOBAL_ALIGN ? "A" : "B"),
+                       tma_arg_x((uintptr_t)((uintptr_t)a % TMA_GLOBAL_ALIGN ? a : b)), tma_arg_u(TMA_GLOBAL_ALIGN));
     if (m > 0 && n > 0 && c == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "C = NULL with M x N = %d x %d: pass C's device address", m, n);
+        return KD_FAIL(diag, GEMM_C_NULL, tma_arg_i(m), tma_arg_i(n));
     if ((uintptr_t)c % out_bytes(out) != 0)
-        return kd_fail(diag, TMA_ERR_ARG, "C = %p is not aligned to its %zu-byte elements", c, out_bytes(out));
+        return KD_FAIL(diag, ELEMENT_ALIGN, tma_arg_s("C"), tma_arg_x((uintptr_t)c), tma_arg_u(out_bytes(out)));
     return TMA_OK;
 }
 
-/* One of the plan's maps: its descriptor checked once through the rules (`what` names it in a refusal), then encoded
- * without a second check. */
-static tma_status gm_make_map(tma_tensor *t, const tma_tiled_desc *d, const char *what, tma_diag *diag) {
+/* One of the plan's maps: its descriptor checked once through the rules (a refusal names the map and what it is made
+ * from, then quotes the rule), then encoded without a second check. */
+static tma_status gm_make_map(tma_tensor *t, const tma_tiled_desc *d, const char *map, const char *from,
+                              tma_diag *diag) {
     tma_violation why;
     if (tma_rule_check_tiled(d, &why) != TMA_OK)
-        return kd_fail_violation(diag, &why, what);
+        return KD_FAIL_CAUSE(diag, &why, MAP_REFUSED, tma_arg_s(map), tma_arg_s(from));
     return tma_tensor_make_prechecked_(t, d, diag);
 }
 
@@ -124,16 +122,16 @@ static tma_status gm_make_maps(tma_gemm_plan *p, const void *a, const void *b, t
     tma_tiled_desc dbh = db;
     dbh.box_dim[1] = BN / 2;
     da.l2_promotion = db.l2_promotion = dbh.l2_promotion = TMA_L2_256B;
-    tma_status st = gm_make_map(&p->a, &da, "A's map (boxes of 64 K x 128 rows)", diag);
+    tma_status st = gm_make_map(&p->a, &da, "A's map", "A, M and K: boxes of 64 K x 128 rows", diag);
     if (st == TMA_OK)
-        st = gm_make_map(&p->b, &db, "B's map (boxes of 64 K x 256 rows)", diag);
+        st = gm_make_map(&p->b, &db, "B's map", "B, N and K: boxes of 64 K x 256 rows", diag);
     if (st == TMA_OK)
-        st = gm_make_map(&p->b_half, &dbh, "B's half map (boxes of 64 K x 128 rows)", diag);
+        st = gm_make_map(&p->b_half, &dbh, "B's half map", "B, N and K: boxes of 64 K x 128 rows", diag);
     if (st == TMA_OK && p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE) {
         tma_tiled_desc dc = tma_desc_2d(p->out == TMA_GEMM_OUT_F32 ? TMA_DTYPE_F32 : TMA_DTYPE_BF16, p->c,
                                         (uint64_t)p->m, (uint64_t)p->n, (uint64_t)p->n * eb, EPI_ROWS,
                                         (uint32_t)(EPI_ROW_BYTES / eb), EPI_SWIZZLE);
-        st = gm_make_map(&p->c_map, &dc, "C's map (the epilogue's boxes)", diag);
+        st = gm_make_map(&p->c_map, &dc, "C's map", "C, M and N: the epilogue's boxes", diag);
     }
     return st;
 }
@@ -148,7 +146,7 @@ struct gm_inputs {
     uint64_t c, out, m, n, k, sms, cluster, group_m, grid_blocks, epilogue, smem, a_tx, c_tx;
 };
 
-struct gm_record {
+struct gm_launch_record {
     uint32_t mark; /* KD_RECORD_GEMM */
     GmLaunch launch;
     gm_inputs from;
@@ -169,11 +167,9 @@ static bool gm_nothing_to_launch(const tma_gemm_plan *p) { return p->m == 0 || p
 /* The fields a caller may change: their values (a plan with nothing to launch has no maps to agree with). */
 static tma_status gm_check_choices(const tma_gemm_plan *p, tma_diag *diag) {
     if (p->cluster != 1 && p->cluster != 2)
-        return kd_fail(diag, TMA_ERR_ARG, "plan.cluster = %d: use 1 (no clusters) or 2 (pairs sharing B)",
-                       p->cluster);
+        return KD_FAIL(diag, GEMM_CLUSTER, tma_arg_i(p->cluster));
     if (p->epilogue != TMA_GEMM_EPILOGUE_TMA_STORE && p->epilogue != TMA_GEMM_EPILOGUE_DIRECT)
-        return kd_fail(diag, TMA_ERR_ARG, "plan.epilogue = %d: use TMA_GEMM_EPILOGUE_TMA_STORE or _DIRECT",
-                       (int)p->epilogue);
+        return KD_FAIL(diag, EPILOGUE, tma_arg_i((int)p->epilogue));
     return TMA_OK;
 }
 
@@ -183,11 +179,9 @@ static tma_status gm_check_plan(const tma_gemm_plan *p, tma_diag *diag) {
     if (st != TMA_OK)
         return st;
     if (p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE && p->c_map.box.tx_bytes == 0)
-        return kd_fail(diag, TMA_ERR_ARG, "plan.epilogue = TMA_GEMM_EPILOGUE_TMA_STORE, but TMA cannot describe C "
-                       "(N = %d times the element size, or C's address, is not a multiple of 16 bytes): use "
-                       "TMA_GEMM_EPILOGUE_DIRECT", p->n);
+        return KD_FAIL(diag, GEMM_EPILOGUE_TMA, tma_arg_i(p->n), tma_arg_u(TMA_GLOBAL_ALIGN));
     if (p->a.box.tx_bytes == 0)
-        return kd_fail(diag, TMA_ERR_ARG, "the plan was not made by tma_gemm_plan_make");
+        return KD_FAIL(diag, GEMM_NOT_MADE, tma_arg_u(0));
     return TMA_OK;
 }
 
@@ -208,8 +202,8 @@ static GmLaunch gm_launch_of(const tma_gemm_plan *p) {
     return l;
 }
 
-static void gm_record_make(tma_gemm_plan *p) {
-    gm_record r;
+static void gm_launch_record_make(tma_gemm_plan *p) {
+    gm_launch_record r;
     memset(&r, 0, sizeof r);
     r.mark = KD_RECORD_GEMM;
     r.launch = gm_launch_of(p);
@@ -220,7 +214,7 @@ static void gm_record_make(tma_gemm_plan *p) {
 /* The launch run makes: the record where the plan's fields are those it was made from; else every field checked and
  * the launch derived again (a field changed by hand). */
 static tma_status gm_launch_for_run(const tma_gemm_plan *p, GmLaunch *l, tma_diag *diag) {
-    const gm_record r = kd_record_get<gm_record>(p->launch);
+    const gm_launch_record r = kd_record_get<gm_launch_record>(p->launch);
     if (r.mark == KD_RECORD_GEMM && kd_same_inputs(r.from, gm_inputs_of(p))) {
         *l = r.launch;
         return TMA_OK;
@@ -238,7 +232,7 @@ static tma_status gm_launch_for_run(const tma_gemm_plan *p, GmLaunch *l, tma_dia
 extern "C" tma_status tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const void *b, void *c, tma_gemm_out out,
                                          int m, int n, int k, tma_diag *diag) {
     if (p == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass the address of a tma_gemm_plan");
+        return KD_FAIL(diag, PLAN_NULL, tma_arg_s("the address of a tma_gemm_plan"));
     memset(p, 0, sizeof *p);
     tma_status st = gm_check_args(a, b, c, out, m, n, k, diag);
     if (st != TMA_OK)
@@ -259,21 +253,21 @@ extern "C" tma_status tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const 
     if ((st = kd_cuda(diag, e, "cudaFuncSetAttribute")) != TMA_OK)
         return st;
     p->cluster = gm_default_cluster((m + (long)BM - 1) / (long)BM, (n + (long)BN - 1) / (long)BN, p->sms);
-    gm_record_make(p);
+    gm_launch_record_make(p);
     return kd_ok(diag);
 }
 
 extern "C" tma_status tma_gemm_plan_tune(tma_gemm_plan *p, int cluster, tma_gemm_epilogue epilogue, int group_m,
                                          int grid_blocks, tma_diag *diag) {
     if (p == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_gemm_plan_make");
+        return KD_FAIL(diag, PLAN_NULL, tma_arg_s("a plan made by tma_gemm_plan_make"));
     tma_gemm_plan q = *p;
     q.cluster = cluster, q.epilogue = epilogue, q.group_m = group_m, q.grid_blocks = grid_blocks;
     const tma_status st = gm_nothing_to_launch(&q) ? gm_check_choices(&q, diag) : gm_check_plan(&q, diag);
     if (st != TMA_OK)
         return st;
     if (!gm_nothing_to_launch(&q))
-        gm_record_make(&q);
+        gm_launch_record_make(&q);
     *p = q;
     return kd_ok(diag);
 }
@@ -287,7 +281,7 @@ extern "C" int tma_gemm_grid(const tma_gemm_plan *p) {
 
 extern "C" tma_status tma_gemm_run(const tma_gemm_plan *p, tma_stream stream, tma_diag *diag) {
     if (p == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_gemm_plan_make");
+        return KD_FAIL(diag, PLAN_NULL, tma_arg_s("a plan made by tma_gemm_plan_make"));
     if (p->m == 0 || p->n == 0)
         return kd_ok(diag);
     if (p->k == 0)

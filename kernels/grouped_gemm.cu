@@ -43,20 +43,26 @@ struct gg_params {
 constexpr uint32_t BUILD_WARPS = 4; /* groups per block of gg_build_kernel */
 } // namespace
 
-/* Record the first error of a run (the host reads and clears it). Rare: not inlined, to keep the hot code small. */
+/* Record the first error of a run (the host reads and clears it), in the words of the kernels' rows
+ * (kernel_rules.h: GROUP_MAP, then the rule beneath it; GROUP_NEGATIVE_ROWS), formatted here on the device by libtma's
+ * formatter as the host would. The rows' two values only, not a whole tma_violation: its ten values took
+ * gg_build_kernel's stack frame from 880 bytes (the message built piece by piece) to 1,120, the two take it to 928
+ * (ptxas -v, CUDA 13.0; 131 registers and no spill in all three). Rare: not inlined, to keep the hot code small. */
 static __device__ __noinline__ void gg_record_violation(gg_error *e, uint32_t g, uint32_t which,
                                                         const tma_violation *v) {
-    if (atomicCAS(&e->status, 0, (int32_t)tma_violation_status(v)) != 0)
+    if (atomicCAS(&e->status, 0, (int32_t)tma_violation_status(v)) != 0) /* the rule's status, as the host's */
         return;
     e->group = (int32_t)g;
-    gg_format_violation(e->message, sizeof e->message, g, which, v);
+    const tma_rule_arg args[2] = {tma_arg_u(g), tma_arg_s(gg_map_name(which))};
+    kd_rule_format_args(KD_RULE_GROUP_MAP, args, v, e->message, sizeof e->message);
 }
 
 static __device__ __noinline__ void gg_record_negative_rows(gg_error *e, uint32_t g, int32_t rows) {
-    if (atomicCAS(&e->status, 0, (int32_t)TMA_ERR_ARG) != 0)
+    if (atomicCAS(&e->status, 0, (int32_t)kd_rule_status(KD_RULE_GROUP_NEGATIVE_ROWS)) != 0)
         return;
     e->group = (int32_t)g;
-    gg_format_negative_rows(e->message, sizeof e->message, g, rows);
+    const tma_rule_arg args[2] = {tma_arg_u(g), tma_arg_i(rows)};
+    kd_rule_format_args(KD_RULE_GROUP_NEGATIVE_ROWS, args, NULL, e->message, sizeof e->message);
 }
 
 /* Lane `which` of a gg_build_kernel warp: build map `which` of group g (rows > 0) from its template in the
@@ -229,16 +235,15 @@ static gg_error *gg_error_record(const tma_grouped_gemm_plan *p) {
 static tma_status gg_check_args(int groups, int n, int k, const void *const *a, const void *const *b, void *const *c,
                                 const int32_t *m, tma_diag *diag) {
     if (groups < 0 || n < 0 || k < 0)
-        return kd_fail(diag, TMA_ERR_ARG, "groups = %d, N = %d, K = %d: counts and sizes must be >= 0", groups, n, k);
+        return KD_FAIL(diag, GROUPED_SIZES, tma_arg_i(groups), tma_arg_i(n), tma_arg_i(k));
     tma_status st = kd_check_bf16_rows(diag, "K", k, "each A_g and B_g", "pad them with zero columns");
     if (st == TMA_OK)
         st = kd_check_bf16_rows(diag, "N", n, "each C_g", "pad B_g with zero rows; the epilogue stores C_g by TMA");
     if (st != TMA_OK)
         return st;
     if (groups > 0 && (c == NULL || m == NULL || (k > 0 && (a == NULL || b == NULL))))
-        return kd_fail(diag, TMA_ERR_NULL_ARG,
-                       "%s = NULL with %d groups: pass a device array of %d entries (pointers, or the M_g)",
-                       m == NULL ? "m" : c == NULL ? "c" : a == NULL ? "a" : "b", groups, groups);
+        return KD_FAIL(diag, GROUPED_NULL, tma_arg_s(m == NULL ? "m" : c == NULL ? "c" : a == NULL ? "a" : "b"),
+                       tma_arg_i(groups));
     return TMA_OK;
 }
 
@@ -258,7 +263,7 @@ struct gg_launch {
     uint32_t group_m;      /* the kernel's group_m argument */
 };
 
-struct gg_record {
+struct gg_launch_record {
     uint32_t mark; /* KD_RECORD_GROUPED */
     gg_launch launch;
     gg_inputs from;
@@ -276,14 +281,11 @@ static gg_inputs gg_inputs_of(const tma_grouped_gemm_plan *p) {
 /* The fields a caller may change, checked before a launch is derived. */
 static tma_status gg_check_plan(const tma_grouped_gemm_plan *p, tma_diag *diag) {
     if (p->workspace == NULL)
-        return kd_fail(diag, TMA_ERR_ARG, "the plan has no workspace: make it with tma_grouped_gemm_plan_make (and "
-                                          "do not run it after tma_grouped_gemm_plan_free)");
+        return KD_FAIL(diag, GROUPED_NO_WORKSPACE, tma_arg_u(0));
     if (p->grid_blocks < 0 || p->grid_blocks > p->sms)
-        return kd_fail(diag, TMA_ERR_ARG, "plan.grid_blocks = %d: use 0 (one block per multiprocessor) or 1 .. %d",
-                       p->grid_blocks, p->sms);
+        return KD_FAIL(diag, GROUPED_GRID, tma_arg_i(p->grid_blocks), tma_arg_i(p->sms));
     if (p->group_m < 0)
-        return kd_fail(diag, TMA_ERR_ARG, "plan.group_m = %d: use 0 (the default) or a positive band height",
-                       p->group_m);
+        return KD_FAIL(diag, GROUPED_GROUP_M, tma_arg_i(p->group_m));
     return TMA_OK;
 }
 
@@ -295,8 +297,8 @@ static gg_launch gg_launch_of(const tma_grouped_gemm_plan *p) {
     return l;
 }
 
-static void gg_record_make(tma_grouped_gemm_plan *p) {
-    gg_record r;
+static void gg_launch_record_make(tma_grouped_gemm_plan *p) {
+    gg_launch_record r;
     memset(&r, 0, sizeof r);
     r.mark = KD_RECORD_GROUPED;
     r.launch = gg_launch_of(p);
@@ -307,7 +309,7 @@ static void gg_record_make(tma_grouped_gemm_plan *p) {
 /* The launch run makes: the record where the plan's fields are those it was made from; else every field checked and
  * the launch derived again. */
 static tma_status gg_launch_for_run(const tma_grouped_gemm_plan *p, gg_launch *l, tma_diag *diag) {
-    const gg_record r = kd_record_get<gg_record>(p->launch);
+    const gg_launch_record r = kd_record_get<gg_launch_record>(p->launch);
     if (r.mark == KD_RECORD_GROUPED && kd_same_inputs(r.from, gg_inputs_of(p))) {
         *l = r.launch;
         return TMA_OK;
@@ -340,10 +342,12 @@ static tma_status gg_make_templates(tma_grouped_gemm_plan *p, tma_diag *diag) {
     gg_template_descs((uint32_t)p->n, (uint32_t)p->k, p->desc);
     for (int i = 0; i < GG_MAPS; i++) {
         tma_violation why;
+        static const char *const map[GG_MAPS] = {"the template map of A_g", "the template map of B_g",
+                                                 "the template map of C_g"};
+        static const char *const from[GG_MAPS] = {"K: boxes of 64 K x 128 rows", "N and K: boxes of 64 K x 256 rows",
+                                                  "N: the epilogue's boxes"};
         tma_status st = tma_rule_check_tiled(&p->desc[i], &why) != TMA_OK
-                            ? kd_fail_violation(diag, &why, i == GG_MAP_A   ? "the template map of A_g"
-                                                            : i == GG_MAP_B ? "the template map of B_g"
-                                                                            : "the template map of C_g")
+                            ? KD_FAIL_CAUSE(diag, &why, MAP_REFUSED, tma_arg_s(map[i]), tma_arg_s(from[i]))
                             : tma_tensor_make_prechecked_(&p->tmpl[i], &p->desc[i], diag);
         if (st != TMA_OK)
             return st;
@@ -359,7 +363,7 @@ extern "C" tma_status tma_grouped_gemm_plan_make(tma_grouped_gemm_plan *p, int g
                                                  const void *const *a, const void *const *b, void *const *c,
                                                  const int32_t *m, tma_diag *diag) {
     if (p == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass the address of a tma_grouped_gemm_plan");
+        return KD_FAIL(diag, PLAN_NULL, tma_arg_s("the address of a tma_grouped_gemm_plan"));
     memset(p, 0, sizeof *p);
     tma_status st = gg_check_args(groups, n, k, a, b, c, m, diag);
     if (st != TMA_OK)
@@ -389,14 +393,14 @@ extern "C" tma_status tma_grouped_gemm_plan_make(tma_grouped_gemm_plan *p, int g
         p->workspace = NULL;
         return st;
     }
-    gg_record_make(p);
+    gg_launch_record_make(p);
     return kd_ok(diag);
 }
 
 extern "C" tma_status tma_grouped_gemm_plan_tune(tma_grouped_gemm_plan *p, int grid_blocks, int group_m,
                                                  tma_diag *diag) {
     if (p == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_grouped_gemm_plan_make");
+        return KD_FAIL(diag, PLAN_NULL, tma_arg_s("a plan made by tma_grouped_gemm_plan_make"));
     tma_grouped_gemm_plan q = *p;
     q.grid_blocks = grid_blocks, q.group_m = group_m;
     if (q.groups == 0 || q.n == 0) { /* nothing to launch: nothing to check the values against */
@@ -406,14 +410,14 @@ extern "C" tma_status tma_grouped_gemm_plan_tune(tma_grouped_gemm_plan *p, int g
     const tma_status st = gg_check_plan(&q, diag);
     if (st != TMA_OK)
         return st;
-    gg_record_make(&q);
+    gg_launch_record_make(&q);
     *p = q;
     return kd_ok(diag);
 }
 
 extern "C" tma_status tma_grouped_gemm_run(const tma_grouped_gemm_plan *p, tma_stream stream, tma_diag *diag) {
     if (p == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_grouped_gemm_plan_make");
+        return KD_FAIL(diag, PLAN_NULL, tma_arg_s("a plan made by tma_grouped_gemm_plan_make"));
     if (p->groups == 0 || p->n == 0)
         return kd_ok(diag);
     gg_launch l;
@@ -459,7 +463,7 @@ extern "C" tma_status tma_grouped_gemm_run(const tma_grouped_gemm_plan *p, tma_s
 
 extern "C" tma_status tma_grouped_gemm_check(const tma_grouped_gemm_plan *p, tma_stream stream, tma_diag *diag) {
     if (p == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_grouped_gemm_plan_make");
+        return KD_FAIL(diag, PLAN_NULL, tma_arg_s("a plan made by tma_grouped_gemm_plan_make"));
     if (p->workspace == NULL)
         return kd_ok(diag); /* nothing was ever run on the device */
     const cudaStream_t s = (cudaStream_t)stream;
@@ -475,7 +479,7 @@ extern "C" tma_status tma_grouped_gemm_check(const tma_grouped_gemm_plan *p, tma
     if (e.status == 0)
         return kd_ok(diag);
     e.message[sizeof e.message - 1] = '\0';
-    return kd_fail(diag, (tma_status)e.status, "%s", e.message);
+    return kd_relay(diag, (tma_status)e.status, e.message); /* formatted on the device by the same rows */
 }
 
 extern "C" tma_status tma_grouped_gemm_plan_free(tma_grouped_gemm_plan *p, tma_diag *diag) {

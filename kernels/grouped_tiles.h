@@ -11,7 +11,6 @@
 
 #include "tma/hd.h"
 #include "tma/kernels.h"
-#include "tma/detail/rules.h" /* the formatter (gg_format_violation) */
 #include "tma/rules.h"
 
 /** The three maps of a group. */
@@ -80,32 +79,9 @@ typedef struct gg_error {
     char message[TMA_DIAG_MESSAGE_BYTES];
 } gg_error;
 
+/** The matrix of map `which`, as the refusals name it ("group 3: the map of A_g: ...", kernel_rules.h: GROUP_MAP). */
 TMA_HD const char *gg_map_name(uint32_t which) {
     return which == GG_MAP_A ? "A" : which == GG_MAP_B ? "B" : "C";
-}
-
-/** "group <g>: the map of <A|B|C>_g: <the rule's message, as the host words it>". */
-TMA_HD void gg_format_violation(char *out, size_t cap, uint32_t g, uint32_t which, const tma_violation *v) {
-    size_t n = tma_fmt_str_(out, cap, 0, "group ");
-    n = tma_fmt_uint_(out, cap, n, g, 10u);
-    n = tma_fmt_str_(out, cap, n, ": the map of ");
-    n = tma_fmt_str_(out, cap, n, gg_map_name(which));
-    n = tma_fmt_str_(out, cap, n, "_g: ");
-    if (n < cap)
-        tma_rule_format(v, out + n, cap - n);
-    else if (cap > 0)
-        out[cap - 1] = '\0';
-}
-
-/** "group <g>: M_g = <rows> is negative: ..." */
-TMA_HD void gg_format_negative_rows(char *out, size_t cap, uint32_t g, int32_t rows) {
-    size_t n = tma_fmt_str_(out, cap, 0, "group ");
-    n = tma_fmt_uint_(out, cap, n, g, 10u);
-    n = tma_fmt_str_(out, cap, n, ": M_g = -");
-    n = tma_fmt_uint_(out, cap, n, (uint64_t)(-(int64_t)rows), 10u);
-    n = tma_fmt_str_(out, cap, n, " rows is negative: give each group 0 or more rows (the group was skipped)");
-    if (cap > 0)
-        out[n < cap ? n : cap - 1] = '\0';
 }
 
 #endif /* KERNELS_GROUPED_TILES_H */

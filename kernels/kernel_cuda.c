@@ -14,8 +14,8 @@ tma_status kd_cuda(tma_diag *diag, cudaError_t e, const char *what) {
         return TMA_OK;
     char why[TMA_DIAG_MESSAGE_BYTES];
     if (no_gpu_reason(e, why, sizeof why))
-        return kd_fail(diag, TMA_ERR_CUDA, "%s failed: %s", what, why);
-    return kd_fail(diag, TMA_ERR_CUDA, "%s failed: %s: %s", what, cudaGetErrorName(e), cudaGetErrorString(e));
+        return KD_FAIL(diag, CUDA_NO_GPU, tma_arg_s(what), tma_arg_s(why));
+    return KD_FAIL(diag, CUDA_FAILED, tma_arg_s(what), tma_arg_s(cudaGetErrorName(e)), tma_arg_s(cudaGetErrorString(e)));
 }
 
 tma_status kd_require_sm90(tma_diag *diag, const char *who, int *sms) {
@@ -27,7 +27,7 @@ tma_status kd_require_sm90(tma_diag *diag, const char *who, int *sms) {
     char why[TMA_DIAG_MESSAGE_BYTES];
     if (e != cudaSuccess && no_gpu_reason(e, why, sizeof why)) {
         (void)cudaGetLastError(); /* not sticky: clear it for the caller's next call */
-        return kd_fail(diag, TMA_ERR_DEVICE, "%s needs a Hopper (sm_90) GPU: %s", who, why);
+        return KD_FAIL(diag, NEEDS_HOPPER, tma_arg_s(who), tma_arg_s(why));
     }
     if (e == cudaSuccess)
         e = cudaGetDevice(&dev);
@@ -38,9 +38,6 @@ tma_status kd_require_sm90(tma_diag *diag, const char *who, int *sms) {
     if (e != cudaSuccess)
         return kd_cuda(diag, e, "cudaGetDeviceCount / cudaGetDevice / cudaDeviceGetAttribute");
     if (major != 9)
-        return kd_fail(diag, TMA_ERR_DEVICE,
-                       "%s: device %d has compute capability %d.x; the kernel is built for Hopper (sm_90a): run it "
-                       "on an H100 or H200",
-                       who, dev, major);
+        return KD_FAIL(diag, NOT_HOPPER, tma_arg_s(who), tma_arg_i(dev), tma_arg_i(major));
     return TMA_OK;
 }

@@ -1,36 +1,50 @@
 /* The kernels' host-side reporting (kernel_diag.h): plain C, part of the CPU-model objects too. */
 #include "kernel_diag.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-tma_status kd_fail(tma_diag *diag, tma_status status, const char *fmt, ...) {
-    if (diag) {
-        diag->status = status;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(diag->message, sizeof diag->message, fmt, ap);
-        va_end(ap);
-    }
-    return status;
+/* strlen of s, at most cap (C11 has no strnlen). */
+static size_t kd_length(const char *s, size_t cap) {
+    size_t n = 0;
+    while (n < cap && s[n] != '\0')
+        n++;
+    return n;
 }
 
-tma_status kd_fail_violation(tma_diag *diag, const tma_violation *v, const char *what) {
-    char why[TMA_DIAG_MESSAGE_BYTES];
-    tma_violation_format(v, why, sizeof why);
-    return kd_fail(diag, tma_violation_status(v), "%s: %s", what, why);
+tma_status kd_fail_rule(tma_diag *diag, tma_status status, tma_violation v, const tma_violation *cause) {
+    const tma_status st = status != TMA_OK ? status : kd_rule_status_of(&v, cause);
+    if (diag) {
+        memset(diag, 0, sizeof *diag); /* no stale bytes after the text, as libtma's diagnostics */
+        diag->status = st;
+        kd_rule_format(&v, cause, diag->message, sizeof diag->message);
+    }
+    return st;
+}
+
+void kd_append_rule(tma_diag *diag, tma_violation v) {
+    if (diag == NULL)
+        return;
+    const size_t at = strlen(diag->message);
+    kd_rule_format(&v, NULL, diag->message + at, sizeof diag->message - at);
+}
+
+tma_status kd_relay(tma_diag *diag, tma_status status, const char *message) {
+    if (diag) {
+        memset(diag, 0, sizeof *diag);
+        diag->status = status;
+        const size_t n = kd_length(message, sizeof diag->message - 1);
+        memcpy(diag->message, message, n);
+    }
+    return status;
 }
 
 tma_status kd_check_bf16_rows(tma_diag *diag, const char *name, int count, const char *rows_of, const char *pad) {
     const size_t bytes = (size_t)count * 2u;
     if (bytes % TMA_GLOBAL_ALIGN == 0)
         return TMA_OK;
-    return kd_fail(diag, TMA_ERR_ARG,
-                   "%s = %d: the rows of %s (%s bf16 = %zu bytes) must be a multiple of %u bytes, TMA's stride rule: "
-                   "use a %s that is a multiple of %u (%s)",
-                   name, count, rows_of, name, bytes, TMA_GLOBAL_ALIGN, name, TMA_GLOBAL_ALIGN / 2u, pad);
+    return KD_FAIL(diag, BF16_ROWS, tma_arg_s(name), tma_arg_i(count), tma_arg_s(rows_of), tma_arg_u(bytes),
+                   tma_arg_u(TMA_GLOBAL_ALIGN), tma_arg_u(TMA_GLOBAL_ALIGN / 2u), tma_arg_s(pad));
 }
 
 static bool kd_word_char(char c) {
@@ -75,42 +89,34 @@ tma_status kd_ok(tma_diag *diag) {
     return TMA_OK;
 }
 
+/* A reason's row into out[0..cap). */
+static bool kd_reason(tma_violation v, char *out, size_t cap) {
+    kd_rule_format(&v, NULL, out, cap);
+    return true;
+}
+
 bool kd_no_gpu_reason(cudaError_t e, int driver, int runtime, char *out, size_t cap) {
-    const int rt_major = runtime / 1000, rt_minor = runtime % 1000 / 10;
-    const int dr_major = driver / 1000, dr_minor = driver % 1000 / 10;
+    const tma_rule_arg rt_major = tma_arg_i(runtime / 1000), rt_minor = tma_arg_i(runtime % 1000 / 10);
+    const tma_rule_arg dr_major = tma_arg_i(driver / 1000), dr_minor = tma_arg_i(driver % 1000 / 10);
     switch (e) {
     case cudaErrorInsufficientDriver:
         if (driver == 0)
-            snprintf(out, cap, "no NVIDIA driver found (the CUDA runtime could not load libcuda.so.1), so no GPU "
-                               "either: run on a machine with the GPU and the NVIDIA driver installed");
-        else
-            snprintf(out, cap, "the NVIDIA driver supports CUDA up to %d.%d, older than the CUDA %d.%d runtime "
-                               "libtma_kernels was built with: update the driver to one for CUDA %d.%d or newer",
-                     dr_major, dr_minor, rt_major, rt_minor, rt_major, rt_minor);
-        return true;
+            return kd_reason(KD_VIOLATION(NO_DRIVER, tma_arg_u(0)), out, cap);
+        return kd_reason(KD_VIOLATION(OLD_DRIVER, dr_major, dr_minor, rt_major, rt_minor), out, cap);
     case cudaErrorNoDevice: {
         const char *visible = getenv("CUDA_VISIBLE_DEVICES");
-        if (visible != NULL)
-            snprintf(out, cap, "no CUDA GPU found: the NVIDIA driver (CUDA %d.%d) sees no device with "
-                               "CUDA_VISIBLE_DEVICES=\"%.64s\": list the Hopper GPU's index there, or unset it",
-                     dr_major, dr_minor, visible);
-        else
-            snprintf(out, cap, "no CUDA GPU found: the NVIDIA driver (CUDA %d.%d) is installed but sees no device",
-                     dr_major, dr_minor);
-        return true;
+        if (visible == NULL)
+            return kd_reason(KD_VIOLATION(NO_DEVICE, dr_major, dr_minor), out, cap);
+        char shown[65]; /* a runaway variable is quoted up to 64 characters */
+        const size_t n = kd_length(visible, sizeof shown - 1);
+        memcpy(shown, visible, n);
+        shown[n] = '\0';
+        return kd_reason(KD_VIOLATION(NO_DEVICE_VISIBLE, dr_major, dr_minor, tma_arg_s(shown)), out, cap);
     }
-    case cudaErrorDevicesUnavailable:
-        snprintf(out, cap, "every CUDA GPU is busy or unavailable (a GPU in exclusive-process mode is held by another "
-                           "process?): free one, or check nvidia-smi's compute mode");
-        return true;
-    case cudaErrorSystemDriverMismatch:
-        snprintf(out, cap, "the NVIDIA kernel module and the user-space driver (libcuda) are of different versions "
-                           "(a driver update without a reboot?): reboot, or reinstall the driver");
-        return true;
+    case cudaErrorDevicesUnavailable: return kd_reason(KD_VIOLATION(DEVICES_BUSY, tma_arg_u(0)), out, cap);
+    case cudaErrorSystemDriverMismatch: return kd_reason(KD_VIOLATION(DRIVER_MISMATCH, tma_arg_u(0)), out, cap);
     case cudaErrorCompatNotSupportedOnDevice:
-        snprintf(out, cap, "the CUDA forward-compatibility driver in use does not support this GPU: use the driver "
-                           "that came with the GPU's kernel module");
-        return true;
+        return kd_reason(KD_VIOLATION(COMPAT_UNSUPPORTED, tma_arg_u(0)), out, cap);
     default: return false;
     }
 }

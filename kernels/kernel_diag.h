@@ -1,7 +1,8 @@
 /* Private to libtma_kernels: how the kernels' host code reports a refused argument or a failed CUDA call
- * (a tma_status and, when the caller gave one, a tma_diag message), and the device check they share.
- * kd_fail, kd_ok and kd_no_gpu_reason (kernel_diag.c) need no CUDA library and serve the CPU-model pipelines and
- * the cpu tests too; kd_cuda and kd_require_sm90 (kernel_cuda.c) call the CUDA runtime. */
+ * (a tma_status and, when the caller gave one, a tma_diag message), and the device check they share. Every message is
+ * a row of kernel_rules.h, formatted by libtma's formatter: KD_FAIL and its kin (kernel_diag.c) need no CUDA library
+ * and serve the CPU-model pipelines and the cpu tests too; kd_cuda and kd_require_sm90 (kernel_cuda.c) call the CUDA
+ * runtime. */
 #ifndef KERNELS_KERNEL_DIAG_H
 #define KERNELS_KERNEL_DIAG_H
 
@@ -10,21 +11,34 @@
 
 #include <cuda_runtime.h>
 
+#include "kernel_rules.h"
+
 #include "tma/tma.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/** Fill diag (optional) with status and a printf-style message; return status. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-tma_status kd_fail(tma_diag *diag, tma_status status, const char *fmt, ...);
+/** Fill diag (optional) with row v of kernel_rules.h and, with a cause (a libtma rule that a map the kernel built
+ *  breaks), the cause's message after it; return the status: `status` where it is not TMA_OK (a refusal passed on
+ *  from a call that reports only a status), else the cause's, else the row's. The KD_FAIL macros call it. */
+tma_status kd_fail_rule(tma_diag *diag, tma_status status, tma_violation v, const tma_violation *cause);
 
-/** Fill diag (optional) with the status of v, a libtma rule that a map the kernel built breaks, and "<what>: " then
- *  v's message; return that status. */
-tma_status kd_fail_violation(tma_diag *diag, const tma_violation *v, const char *what);
+/** Refuse with row ID of TMA_KERNEL_RULE_TABLE and the values that follow: return KD_FAIL(diag, GEMM_SIZES, ...). */
+#define KD_FAIL(diag, ID, ...) kd_fail_rule((diag), TMA_OK, KD_VIOLATION(ID, __VA_ARGS__), NULL)
+/** Refuse because a map breaks a libtma rule (cause: the tma_violation tma_rule_check_tiled / _im2col gave): row ID,
+ *  whose text ends with ": ", then the rule's message; the rule's status. */
+#define KD_FAIL_CAUSE(diag, cause, ID, ...) kd_fail_rule((diag), TMA_OK, KD_VIOLATION(ID, __VA_ARGS__), (cause))
+/** Refuse with row ID and the status of the call that refused (a CPU-model copy, the encoder: they report a status,
+ *  or a finished message the row quotes). */
+#define KD_FAIL_STATUS(diag, status, ID, ...) kd_fail_rule((diag), (status), KD_VIOLATION(ID, __VA_ARGS__), NULL)
+
+/** Append row v's message to diag->message (diag optional; cut at the tma_diag's size): a refusal's legend. */
+void kd_append_rule(tma_diag *diag, tma_violation v);
+
+/** Fill diag (optional) with a message formatted elsewhere by these rows (the grouped GEMM's device record) and its
+ *  status; return the status. */
+tma_status kd_relay(tma_diag *diag, tma_status status, const char *message);
 
 /** TMA_OK for cudaSuccess; otherwise TMA_ERR_CUDA with "<what> failed: <CUDA error name>: <string>", or, for an
  *  error that means there is no GPU to run on (kd_no_gpu_reason), "<what> failed: <that reason>". */

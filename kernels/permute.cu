@@ -361,7 +361,7 @@ struct pm_launch {
     uint32_t stage_bytes;      /* COPY: the stride of its stages in shared memory */
 };
 
-struct pm_record {
+struct pm_launch_record {
     uint32_t mark; /* KD_RECORD_PERMUTE */
     pm_launch launch;
     tma_tiled_desc ld, st; /* the maps' descriptors, checked (l2_promotion: the plan's l2) */
@@ -400,9 +400,9 @@ static pm_launch pm_launch_make(uint32_t transpose, uint32_t e, const pm_grid &g
     return l;
 }
 
-static void pm_record_make(tma_permute_plan *p, const pm_launch &l, const tma_tiled_desc &ld,
+static void pm_launch_record_make(tma_permute_plan *p, const pm_launch &l, const tma_tiled_desc &ld,
                            const tma_tiled_desc &st) {
-    pm_record r;
+    pm_launch_record r;
     memset(&r, 0, sizeof r);
     r.mark = KD_RECORD_PERMUTE;
     r.launch = l;
@@ -438,7 +438,7 @@ static pm_grid pm_grid_of(const tma_permute_plan *p) {
  * fields were changed by hand, its grid argument rebuilt from them, after the checks that they still make a plan the
  * kernels can run. */
 static tma_status pm_launch_for_run(const tma_permute_plan *p, pm_launch *l, tma_diag *diag) {
-    const pm_record r = kd_record_get<pm_record>(p->launch);
+    const pm_launch_record r = kd_record_get<pm_launch_record>(p->launch);
     if (r.mark == KD_RECORD_PERMUTE && kd_same_inputs(r.from, pm_inputs_of(p))) {
         *l = r.launch;
         return TMA_OK;
@@ -448,8 +448,7 @@ static tma_status pm_launch_for_run(const tma_permute_plan *p, pm_launch *l, tma
                       (e == 1 || e == 2 || e == 4 || e == 8) && p->transpose <= 1u;
     const pm_grid g = sane ? pm_grid_of(p) : pm_grid{};
     if (!sane || (p->transpose && !pm_tile_fits(p->box[0], p->box[1], p->box[2], e, pm_tall(&g, e))))
-        return kd_fail(diag, TMA_ERR_ARG, "tma_permute_run: the plan was not made by tma_permute_plan_make, or its "
-                                          "fields were changed (use tma_permute_plan_tune)");
+        return KD_FAIL(diag, PM_NOT_MADE, tma_arg_u(0));
     *l = pm_launch_make(p->transpose, e, g, pm_stage_bytes(p));
     return TMA_OK;
 }
@@ -461,9 +460,9 @@ static tma_status pm_encode(tma_permute_plan *p, tma_tiled_desc ld, tma_tiled_de
     tma_diag m;
     tma_status s = tma_tensor_make_prechecked_(&p->load_map, &ld, &m);
     if (s != TMA_OK)
-        return kd_fail(diag, s, "src (load) map: %s", m.message);
+        return KD_FAIL_STATUS(diag, s, PM_ENCODE, tma_arg_s("src (load)"), tma_arg_s(m.message));
     if ((s = tma_tensor_make_prechecked_(&p->store_map, &st, &m)) != TMA_OK)
-        return kd_fail(diag, s, "dst (store) map: %s", m.message);
+        return KD_FAIL_STATUS(diag, s, PM_ENCODE, tma_arg_s("dst (store)"), tma_arg_s(m.message));
     p->l2 = l2;
     return TMA_OK;
 }
@@ -474,7 +473,7 @@ static tma_status pm_encode(tma_permute_plan *p, tma_tiled_desc ld, tma_tiled_de
 
 extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permute_desc *desc, tma_diag *diag) {
     if (p == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass the address of a tma_permute_plan");
+        return KD_FAIL(diag, PLAN_NULL, tma_arg_s("the address of a tma_permute_plan"));
     memset(p, 0, sizeof *p);
     pm_layout L;
     tma_status st = pm_plan(desc, &L, diag);
@@ -501,8 +500,7 @@ extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permu
             p->load_map.box.row_pitch != (packed ? L.grid.box[0] * e : 128u) ||
             p->load_map.box.smem_bytes != br * 128u || p->store_map.box.smem_bytes != w * 128u ||
             !pm_tile_fits(L.grid.box[0], L.grid.box[1], L.grid.box[2], e, tall))
-            return kd_fail(diag, TMA_ERR_UNSUPPORTED, "tma_permute: the tensor maps disagree with the kernel's "
-                                                      "shared-memory layout (a libtma defect: please report it)");
+            return KD_FAIL(diag, PM_LAYOUT_DEFECT, tma_arg_u(0));
         p->smem = (size_t)(PM_TR_STAGES + PM_TR_OUT_BUFFERS) * br * TMA_SWIZZLE_LINE_BYTES + TMA_SWIZZLE_PERIOD_128B;
         p->block = 64u * br / w;
     } else {
@@ -520,28 +518,27 @@ extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permu
                                                    TMA_SWIZZLE_PERIOD_128B
                                          : (size_t)PM_COPY_STAGES * PM_COPY_BOX_BYTES + TMA_SWIZZLE_PERIOD_128B;
     if (p->smem > smem_max)
-        return kd_fail(diag, TMA_ERR_UNSUPPORTED, "tma_permute: a plan needs %zu bytes of shared memory, more than "
-                       "the kernel's %zu (a libtma defect: please report it)", p->smem, smem_max);
+        return KD_FAIL(diag, PM_SMEM_DEFECT, tma_arg_u(p->smem), tma_arg_u(smem_max));
     if ((st = kd_cuda(diag, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_max),
                       "cudaFuncSetAttribute")) != TMA_OK ||
         (st = kd_cuda(diag, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, (int)p->block, p->smem),
                       "cudaOccupancyMaxActiveBlocksPerMultiprocessor")) != TMA_OK)
         return st;
     if (per_sm < 1)
-        return kd_fail(diag, TMA_ERR_CUDA, "tma_permute: the kernel does not fit on a multiprocessor");
+        return KD_FAIL(diag, PM_NO_FIT, tma_arg_u(0));
     const uint64_t g = (uint64_t)sms * (uint64_t)per_sm;
     p->grid = (uint32_t)(p->tiles < g ? p->tiles : g);
-    pm_record_make(p, l, L.ld, L.st);
+    pm_launch_record_make(p, l, L.ld, L.st);
     return kd_ok(diag);
 }
 
 extern "C" tma_status tma_permute_plan_tune(tma_permute_plan *p, uint32_t group, tma_l2_promotion l2,
                                             tma_diag *diag) {
     if (p == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_permute_plan_make");
+        return KD_FAIL(diag, PLAN_NULL, tma_arg_s("a plan made by tma_permute_plan_make"));
     if ((unsigned)l2 > (unsigned)TMA_L2_256B)
-        return kd_fail(diag, TMA_ERR_ARG, "l2 = %d is not an L2 promotion: use TMA_L2_NONE .. TMA_L2_256B", (int)l2);
-    pm_record r = kd_record_get<pm_record>(p->launch);
+        return KD_FAIL(diag, PM_L2, tma_arg_i((int)l2));
+    pm_launch_record r = kd_record_get<pm_launch_record>(p->launch);
     if (r.mark != KD_RECORD_PERMUTE || !kd_same_inputs(r.from, pm_inputs_of(p))) {
         /* a plan changed by hand: planned again from its description, its run left to derive its launch */
         pm_layout L;
@@ -559,13 +556,13 @@ extern "C" tma_status tma_permute_plan_tune(tma_permute_plan *p, uint32_t group,
         return st;
     if (p->transpose)
         p->group = r.launch.g.group = group ? group : p->tiles_n[0];
-    pm_record_make(p, r.launch, r.ld, r.st);
+    pm_launch_record_make(p, r.launch, r.ld, r.st);
     return kd_ok(diag);
 }
 
 extern "C" tma_status tma_permute_run(const tma_permute_plan *p, tma_stream stream, tma_diag *diag) {
     if (p == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "plan = NULL: pass a plan made by tma_permute_plan_make");
+        return KD_FAIL(diag, PLAN_NULL, tma_arg_s("a plan made by tma_permute_plan_make"));
     pm_launch l;
     tma_status st = pm_launch_for_run(p, &l, diag);
     if (st != TMA_OK)

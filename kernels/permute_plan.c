@@ -2,7 +2,6 @@
  * engine (tma_permute_model, tma/kernels.h): the same descriptors, tile coordinates, lane map and helper-addressed
  * shared-memory reads and writes as permute.cu. Plain C: built into libtma_kernels and, without nvcc, into the
  * cpu tests. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,33 +51,36 @@ void pm_strides_of(const tma_permute_desc *d, uint64_t src_stride[5], uint64_t d
         dst_stride[j] = ds[inv[j]];
 }
 
-/* Name the src dimensions behind each map dimension, for refusals: "map dimension k = src dimensions {..}". */
-static void pm_legend(const pm_layout *L, char *buf, size_t n) {
-    size_t at = 0;
-    at += (size_t)snprintf(buf + at, n - at, "map dimensions are src dimensions");
-    for (uint32_t k = 0; k < L->ld.rank && at < n; k++) {
-        at += (size_t)snprintf(buf + at, n - at, "%s%u:{", k ? ", " : " ", k);
-        int first = 1;
-        for (uint32_t j = 0; j < 5u && at < n; j++)
+/* The src dimensions behind each map dimension, for refusals (PM_MAP_LEGEND quotes it): "0:{0}, 1:{1,2}". A list as
+ * long as the maps' rank, so it is built here, in the formatter's own steps, not a row of its own. */
+static void pm_legend(const pm_layout *L, char *buf, size_t cap) {
+    size_t n = 0;
+    for (uint32_t k = 0; k < L->ld.rank; k++) {
+        n = tma_fmt_str_(buf, cap, n, k ? ", " : "");
+        n = tma_fmt_uint_(buf, cap, n, k, 10u);
+        n = tma_fmt_str_(buf, cap, n, ":{");
+        for (uint32_t j = 0, first = 1; j < 5u; j++)
             if (L->merged[k] >> j & 1u) {
-                at += (size_t)snprintf(buf + at, n - at, "%s%u", first ? "" : ",", j);
+                n = tma_fmt_str_(buf, cap, n, first ? "" : ",");
+                n = tma_fmt_uint_(buf, cap, n, j, 10u);
                 first = 0;
             }
-        if (at < n)
-            at += (size_t)snprintf(buf + at, n - at, "}");
+        n = tma_fmt_char_(buf, cap, n, '}');
     }
+    tma_fmt_end_(buf, cap, n);
 }
 
-/* One of the plan's descriptors, checked once through the rules; a refusal names the map and the src dimensions
- * behind its dimensions. */
+/* One of the plan's descriptors, checked once through the rules; a refusal names the map, quotes the rule, and names
+ * the src dimensions behind the map's dimensions. */
 static tma_status pm_check_map(const pm_layout *L, const tma_tiled_desc *d, const char *which, tma_diag *diag) {
     tma_violation why;
     if (tma_rule_check_tiled(d, &why) == TMA_OK)
         return TMA_OK;
-    char what[TMA_DIAG_MESSAGE_BYTES], legend[160];
-    tma_violation_format(&why, what, sizeof what);
+    char legend[160];
     pm_legend(L, legend, sizeof legend);
-    return kd_fail(diag, tma_violation_status(&why), "%s: %s (%s)", which, what, legend);
+    const tma_status st = KD_FAIL_CAUSE(diag, &why, PM_MAP, tma_arg_s(which));
+    kd_append_rule(diag, KD_VIOLATION(PM_MAP_LEGEND, tma_arg_s(legend)));
+    return st;
 }
 
 /* PACKED TILES (pm_packed_cols in permute_tiles.h): where src's innermost dimension is at most half of W and there
@@ -118,31 +120,27 @@ static void pm_pack(pm_layout *L) {
 
 tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
     if (L == NULL || d == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "%s = NULL: pass a tma_permute_desc", d == NULL ? "desc" : "layout");
+        return KD_FAIL(diag, PM_DESC_NULL, tma_arg_s(d == NULL ? "desc" : "layout"));
     memset(L, 0, sizeof *L);
     const uint32_t e = d->elem_bytes, r = d->rank;
     if (e != 1 && e != 2 && e != 4 && e != 8)
-        return kd_fail(diag, TMA_ERR_ARG, "elem_bytes = %u: tma_permute moves 1-, 2-, 4- or 8-byte elements", e);
+        return KD_FAIL(diag, PM_ELEM, tma_arg_u(e));
     if (r < 1 || r > 5)
-        return kd_fail(diag, TMA_ERR_ARG, "rank = %u: use 1 to 5 dimensions (a TMA map has at most 5)", r);
+        return KD_FAIL(diag, PM_RANK, tma_arg_u(r), tma_arg_u(TMA_MAX_RANK));
     if (d->src == NULL || d->dst == NULL)
-        return kd_fail(diag, TMA_ERR_NULL_ARG, "%s = NULL: pass the addresses of src and dst",
-                       d->src == NULL ? "src" : "dst");
+        return KD_FAIL(diag, PM_POINTER_NULL, tma_arg_s(d->src == NULL ? "src" : "dst"));
     for (uint32_t i = 0; i < r; i++) {
         if (d->src_dims[i] == 0)
-            return kd_fail(diag, TMA_ERR_ARG, "src_dims[%u] = 0: every dimension needs at least one element", i);
+            return KD_FAIL(diag, PM_DIM_ZERO, tma_arg_u(i));
         if (d->src_dims[i] > (1ull << 31))
-            return kd_fail(diag, TMA_ERR_ARG,
-                           "src_dims[%u] = %llu exceeds 2^31: TMA coordinates are signed 32-bit, so no tile copy "
-                           "reaches index 2^31; split the dimension in two", i, (unsigned long long)d->src_dims[i]);
+            return KD_FAIL(diag, PM_DIM_HUGE, tma_arg_u(i), tma_arg_u(d->src_dims[i]));
     }
     uint32_t seen = 0;
     for (uint32_t i = 0; i < r; i++) {
         if (d->perm[i] >= r)
-            return kd_fail(diag, TMA_ERR_ARG, "perm[%u] = %u is not a src dimension: use 0..%u", i, d->perm[i], r - 1);
+            return KD_FAIL(diag, PM_PERM_RANGE, tma_arg_u(i), tma_arg_u(d->perm[i]), tma_arg_u(r - 1));
         if (seen >> d->perm[i] & 1u)
-            return kd_fail(diag, TMA_ERR_ARG, "perm[%u] = %u repeats an earlier entry: perm must name each src "
-                           "dimension once", i, d->perm[i]);
+            return KD_FAIL(diag, PM_PERM_REPEAT, tma_arg_u(i), tma_arg_u(d->perm[i]));
         seen |= 1u << d->perm[i];
     }
     /* every stride resolved once: src's and dst's of each src dimension (the merging below and pm_grid_dst) */
@@ -297,13 +295,11 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
         L->tiles *= g->n[k];
     }
     if (L->transpose && (uint64_t)g->n[0] * g->n[1] >= (1ull << 31))
-        return kd_fail(diag, TMA_ERR_ARG,
-                       "src dimensions %u and %u make %llu tiles of 16 KiB: more than 2^31 would be over 32 TiB, more "
-                       "memory than any Hopper GPU has", v[0].first, v[a].first,
-                       (unsigned long long)g->n[0] * g->n[1]);
-    tma_status s = pm_check_map(L, ld, "src (load) map", diag);
+        return KD_FAIL(diag, PM_TILES, tma_arg_u(v[0].first), tma_arg_u(v[a].first),
+                       tma_arg_u((uint64_t)g->n[0] * g->n[1]));
+    tma_status s = pm_check_map(L, ld, "src (load)", diag);
     if (s == TMA_OK)
-        s = pm_check_map(L, st, "dst (store) map", diag);
+        s = pm_check_map(L, st, "dst (store)", diag);
     if (s == TMA_OK && L->transpose)
         pm_pack(L);
     return s == TMA_OK ? kd_ok(diag) : s;
@@ -350,8 +346,7 @@ tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_fac
         out_bytes ? aligned_alloc(TMA_SWIZZLE_PERIOD_128B, tma_swizzle_round_up(TMA_SWIZZLE_128B, out_bytes)) : NULL;
     if (!tin || (out_bytes && !tout)) {
         free(tin), free(tout);
-        return kd_fail(diag, TMA_ERR_UNSUPPORTED, "tma_permute_model: out of host memory (%zu bytes)",
-                       in_bytes + out_bytes);
+        return KD_FAIL(diag, PM_MODEL_MEMORY, tma_arg_u(in_bytes + out_bytes));
     }
     const tma_swizzle sw = TMA_SWIZZLE_128B, sw_in = pm_packed(&L.grid, e) ? TMA_SWIZZLE_NONE : sw;
     uint64_t stores = 0;
@@ -406,7 +401,7 @@ tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_fac
     }
     free(tin), free(tout);
     if (s != TMA_OK)
-        return kd_fail(diag, s, "tma_permute_model: a model copy of the pipeline failed: %s", tma_strerror(s));
+        return KD_FAIL_STATUS(diag, s, PM_MODEL_COPY, tma_arg_s(tma_strerror(s)));
     if (facts) {
         memset(facts, 0, sizeof *facts);
         facts->load_desc = L.ld, facts->store_desc = L.st, facts->transpose = L.transpose;

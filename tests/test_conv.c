@@ -130,6 +130,13 @@ Test(conv, refused) {
     expect_refused(&sh, NULL, NULL, TMA_ERR_IM2COL_CORNER, "x's im2col map", "pixel_box_upper[0] = -130");
     sh.dilation_w = 64; /* upper = -128: accepted */
     cr_expect_eq(tma_conv2d_check(&sh, NULL, NULL, NULL, &d), TMA_OK, "dilation 64: %s", d.message);
+    /* the last tap's im2col offset, dilation (S - 1) = 256, past a rank-4 copy's 0..255 (a box the map accepts: pad
+     * 128, upper = -128): the copy's rule speaks, in the convolution's terms */
+    sh = shape_of(1, 8, 300, 8, 8, 1, 2, 1, 0, 1);
+    sh.pad_w = 128, sh.dilation_w = 256;
+    expect_refused(&sh, NULL, NULL, TMA_ERR_IM2COL_OFFSET, "the last filter tap's im2col load", "offset[0] = 256");
+    sh.dilation_w = 255;
+    cr_expect_eq(tma_conv2d_check(&sh, NULL, NULL, NULL, &d), TMA_OK, "offset 255: %s", d.message);
     /* M = N P Q past 2^31 - 1 */
     sh = shape_of(40000, 256, 256, 8, 8, 1, 1, 1, 0, 1);
     expect_refused(&sh, NULL, NULL, TMA_ERR_ARG, "output pixels", "2^31 - 1");

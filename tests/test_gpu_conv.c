@@ -9,9 +9,9 @@
  *   refused - plan_make's rules (NULL pointers, a shape tma_conv2d_check refuses) and run's (a plan changed to
  *             something it cannot run, a schedule out of range), each with its message.
  *   resnet_1x1_race - ResNet-50's 1x1 layers where the epilogue race of odd box counts showed (kernels/gemm_device.cuh,
- *             epi_first_buf; docs/CONV.md), with every tile, schedule, cluster and epilogue the plan offers, each run
- *             TMA_CONV_RACE_RUNS times (100) on integer data, y poisoned before each run and compared exactly with
- *             the GPU reference (tests/gpu_ref.h).
+ *             epi_first_buf; docs/lab/conv.md "Wrong outputs on 1x1 layers"), with every tile, schedule, cluster and
+ *             epilogue the plan offers, each run TMA_CONV_RACE_RUNS times (100) on integer data, y poisoned before
+ *             each run and compared exactly with the GPU reference (tests/gpu_ref.h).
  * Each shape also runs stream-K with a random tile width on a random number of blocks (variant 4: from one block
  * doing everything to more blocks than stages, so ranges of every kind: empty, inside one tile, across several), and
  * the filter-major tile (variant 6: 192 pixels x 128 filters, y stored transposed) with a random schedule and

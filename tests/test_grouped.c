@@ -18,6 +18,7 @@
 #include "bf16.h"
 #include "desc_equal.h"
 #include "grouped_tiles.h"
+#include "kernel_rules.h"
 #include "tma/tma.h"
 #include "test_seed.h"
 
@@ -207,13 +208,18 @@ Test(grouped_maps, bad_groups_get_the_hosts_message) {
         cr_assert_eq(tma_rules_tiled(&d, &s), cases[i].want, "case %zu", i);
         tma_diag diag;
         cr_assert_eq(tma_check_tiled(&d, &diag), cases[i].want);
+        /* what gg_record_violation formats on the device: the kernels' row, then the rule beneath it */
+        const tma_violation why = KD_VIOLATION(GROUP_MAP, tma_arg_u(7), tma_arg_s(gg_map_name(cases[i].which)));
         char got[TMA_DIAG_MESSAGE_BYTES], want[TMA_DIAG_MESSAGE_BYTES + 64];
-        gg_format_violation(got, sizeof got, 7, cases[i].which, &v);
+        kd_rule_format(&why, &v, got, sizeof got);
         snprintf(want, sizeof want, "group 7: the map of %s_g: %s", gg_map_name(cases[i].which), diag.message);
         cr_assert_str_eq(got, want);
+        cr_assert_eq(kd_rule_status_of(&why, &v), cases[i].want, "the rule's status, not the row's");
     }
+    const tma_violation rows = KD_VIOLATION(GROUP_NEGATIVE_ROWS, tma_arg_u(3), tma_arg_i(-12));
     char text[TMA_DIAG_MESSAGE_BYTES];
-    gg_format_negative_rows(text, sizeof text, 3, -12);
+    kd_rule_format(&rows, NULL, text, sizeof text);
     cr_assert_str_eq(text, "group 3: M_g = -12 rows is negative: give each group 0 or more rows (the group was "
                            "skipped)");
+    cr_assert_eq(kd_rule_status_of(&rows, NULL), TMA_ERR_ARG);
 }

@@ -1,9 +1,11 @@
-/* The kernels' messages in their callers' terms, on the CPU: why there is no GPU (kd_no_gpu_reason, the words of
- * kd_require_sm90 and kd_cuda on a machine without a driver, with an old one, without a device), and the
- * transpose's refusals restated from the permute's (kd_transpose_restate over tma_permute_model of a
- * tma_transpose_desc: rows, cols, in, out, pitches; never src_dims, dst or tma_permute). */
+/* The kernels' messages in their callers' terms, on the CPU: the table of the kernels' refusals (kernel_rules.h: every
+ * row well formed, formatted as libtma formats its own, a cause's status and text after it), why there is no GPU
+ * (kd_no_gpu_reason, the words of kd_require_sm90 and kd_cuda on a machine without a driver, with an old one, without
+ * a device), and the transpose's refusals restated from the permute's (kd_transpose_restate over tma_permute_model of
+ * a tma_transpose_desc: rows, cols, in, out, pitches; never src_dims, dst or tma_permute). */
 #define _POSIX_C_SOURCE 200809L /* setenv, unsetenv */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +17,77 @@
  * kernels/kernel_maps.h for the kernels (which may not include src/): both in this translation unit, so the two
  * declarations cannot differ without this file failing to compile. */
 #include "../src/internal.h"
+
+/* ---------------------------------------------------------------------------------------------
+ * The kernels' rows
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct kd_row_info {
+    uint32_t id;
+    tma_status status;
+    const char *name, *text;
+} kd_row_info;
+
+#define KD_ROW_INFO_(id, status, text) {id, TMA_##status, #id, text},
+static const kd_row_info kd_rows[] = {TMA_KERNEL_RULE_TABLE(KD_ROW_INFO_)};
+#undef KD_ROW_INFO_
+#define KD_ROWS (sizeof kd_rows / sizeof kd_rows[0])
+
+Test(kernel_rules, every_row_is_well_formed) {
+    cr_assert_eq(KD_ROWS, (size_t)(KD_RULE_END_ - TMA_RULE_TABLE_BASE(1)), "every row has its enumerator");
+    for (size_t i = 0; i < KD_ROWS; i++) {
+        const kd_row_info *r = &kd_rows[i];
+        cr_assert_eq(r->id, TMA_RULE_TABLE_BASE(1) + (uint32_t)i, "%s: numbered in table order", r->name);
+        cr_assert_neq(r->status, TMA_OK, "%s refuses with a status", r->name);
+        cr_assert_eq(kd_rule_status(r->id), r->status, "%s", r->name);
+        cr_assert_str_eq(kd_rule_text(r->id), r->text, "%s", r->name);
+        /* the placeholders {0}..{k} it quotes: each one up to the highest, so no value is passed and not shown */
+        unsigned seen = 0, top = 0;
+        for (const char *t = r->text; *t; t++)
+            if (t[0] == '{' && t[1] >= '0' && t[1] <= '9' && t[2] == '}') {
+                seen |= 1u << (t[1] - '0');
+                top = (unsigned)(t[1] - '0') + 1u > top ? (unsigned)(t[1] - '0') + 1u : top;
+            }
+        cr_assert_eq(seen, (1u << top) - 1u, "%s: placeholders {0}..{%u} without a gap: %s", r->name, top, r->text);
+        for (size_t j = 0; j < i; j++)
+            cr_assert_str_neq(kd_rows[j].text, r->text, "%s and %s say the same", kd_rows[j].name, r->name);
+    }
+    /* a libtma rule is found through the kernels' lookups too (a violation of a map the kernel built) */
+    cr_assert_str_eq(kd_rule_text(TMA_RULE_GLOBAL_DIM), tma_rule_text(TMA_RULE_GLOBAL_DIM));
+    cr_assert_eq(kd_rule_status(TMA_RULE_GLOBAL_DIM), tma_rule_status(TMA_RULE_GLOBAL_DIM));
+}
+
+Test(kernel_rules, refusals_format_as_the_rows_say) {
+    tma_diag d;
+    cr_assert_eq(KD_FAIL(&d, GEMM_SIZES, tma_arg_i(-1), tma_arg_i(64), tma_arg_i(128)), TMA_ERR_ARG);
+    cr_assert_eq(d.status, TMA_ERR_ARG);
+    cr_assert_str_eq(d.message, "M = -1, N = 64, K = 128: sizes must be >= 0");
+    cr_assert_eq(KD_FAIL(NULL, PLAN_NULL, tma_arg_s("x")), TMA_ERR_NULL_ARG, "diag is optional");
+    /* TMA's stride rule on bf16 rows, as kd_check_bf16_rows words it */
+    cr_assert_eq(kd_check_bf16_rows(&d, "K", 12, "A and B", "pad A and B with zero columns"), TMA_ERR_ARG);
+    cr_assert_str_eq(d.message, "K = 12: the rows of A and B (K bf16 = 24 bytes) must be a multiple of 16 bytes, "
+                                "TMA's stride rule: use a K that is a multiple of 8 (pad A and B with zero columns)");
+    cr_assert_eq(kd_check_bf16_rows(&d, "K", 16, "A and B", "pad"), TMA_OK);
+    /* with a cause: the row, then the rule beneath it, with the rule's status */
+    const tma_violation cause = tma_violation_of(TMA_RULE_GLOBAL_DIM, TMA_RULE_ARGS(tma_arg_u(1), tma_arg_u(0)));
+    char rule[TMA_DIAG_MESSAGE_BYTES], want[2 * TMA_DIAG_MESSAGE_BYTES];
+    tma_violation_format(&cause, rule, sizeof rule);
+    cr_assert_eq(KD_FAIL_CAUSE(&d, &cause, MAP_REFUSED, tma_arg_s("A's map"), tma_arg_s("A, M and K")),
+                 tma_violation_status(&cause));
+    snprintf(want, sizeof want, "A's map (made from A, M and K) is refused: %s", rule);
+    cr_assert_str_eq(d.message, want);
+    /* a status passed on from a call that reports only one */
+    cr_assert_eq(KD_FAIL_STATUS(&d, TMA_ERR_SMEM_BOUNDS, PM_MODEL_COPY, tma_arg_s("why")), TMA_ERR_SMEM_BOUNDS);
+    cr_assert_eq(d.status, TMA_ERR_SMEM_BOUNDS);
+    cr_assert_str_eq(d.message, "tma_permute_model: a model copy of the pipeline failed: why");
+    /* a legend after a refusal; a message relayed as it is */
+    KD_FAIL(&d, PM_ELEM, tma_arg_u(3));
+    kd_append_rule(&d, KD_VIOLATION(PM_MAP_LEGEND, tma_arg_s("0:{0}")));
+    cr_assert_str_eq(d.message, "elem_bytes = 3: tma_permute moves 1-, 2-, 4- or 8-byte elements (map dimensions are "
+                                "src dimensions 0:{0})");
+    cr_assert_eq(kd_relay(&d, TMA_ERR_GLOBAL_ADDRESS_NULL, "group 2: as the device said"), TMA_ERR_GLOBAL_ADDRESS_NULL);
+    cr_assert_str_eq(d.message, "group 2: as the device said");
+}
 
 /* ---------------------------------------------------------------------------------------------
  * No GPU
