@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gemm_tiles.h"
 #include "kernel_diag.h"
 
 #include "tma/swizzle.h"
@@ -171,7 +172,7 @@ tma_status conv_shape_check(const tma_conv2d_shape *sh, const void *x, const voi
     f->g = geom_make(sh, f->p, f->q);
     const void *ya = y ? y : STANDIN_Y;
     f->y = tma_desc_2d(TMA_DTYPE_BF16, (void *)(uintptr_t)ya, f->g.m, (uint64_t)sh->k, (uint64_t)sh->k * 2u,
-                       CONV_BM / 2u, 64u, TMA_SWIZZLE_128B);
+                       GM_EPI_ROWS, GM_EPI_ROW_BYTES / 2u, GM_EPI_SWIZZLE); /* the epilogue's boxes, as the GEMM's */
     /* where y's map fails a rule, the epilogue stores from registers instead: any y */
     tma_violation why;
     f->y_tma = (uint64_t)sh->k * 2u % TMA_GLOBAL_ALIGN == 0 && (uintptr_t)ya % TMA_GLOBAL_ALIGN == 0 &&
@@ -287,8 +288,8 @@ static tma_status model_tile(const conv_descs *d, const conv_geom *g, uint32_t m
                 float sum = 0.f;
                 for (uint32_t c = 0; c < CONV_BK; c++) {
                     uint16_t a, b;
-                    memcpy(&a, sa + tma_swizzle_elem(TMA_SWIZZLE_128B, 0, 128, 2, i, c), 2);
-                    memcpy(&b, sb + tma_swizzle_elem(TMA_SWIZZLE_128B, 0, 128, 2, j, c), 2);
+                    memcpy(&a, sa + tma_swizzle_elem(TMA_SWIZZLE_128B, 0, TMA_SWIZZLE_SPAN_128B, 2, i, c), 2);
+                    memcpy(&b, sb + tma_swizzle_elem(TMA_SWIZZLE_128B, 0, TMA_SWIZZLE_SPAN_128B, 2, j, c), 2);
                     sum += bf16_to_float(a) * bf16_to_float(b);
                 }
                 acc[i * bn + j] += sum;

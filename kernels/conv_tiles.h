@@ -19,9 +19,10 @@
 #include <stdint.h>
 
 #include "tma/hd.h"
+#include "tma/swizzle.h"
 
 #define CONV_BM 128u /* output pixels per tile (the GEMM's BM) */
-#define CONV_BK 64u  /* channels per stage: one 128-byte swizzle span of bf16 (the GEMM's BK) */
+#define CONV_BK (TMA_SWIZZLE_SPAN_128B / 2u) /* channels per stage: one 128-byte swizzle span of bf16 (the GEMM's BK) */
 /* The filter-major tile: CONV_FM_PIXELS output pixels x CONV_FM_FILTERS filters, the filters as wgmma's A operand
  * (the pipeline's 128 rows: two warpgroups of 64 filters) and the pixels as its B operand (m64n192k16), so the
  * im2col load gathers 192 pixels; the epilogue writes y transposed (gemm_device.cuh: epilogue_tma_t). With 128 x 256

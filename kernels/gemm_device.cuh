@@ -22,7 +22,7 @@ constexpr uint32_t CONSUMER_WARPS = 8;
 constexpr uint32_t EPI_ROWS = GM_EPI_ROWS, EPI_ROW_BYTES = GM_EPI_ROW_BYTES;
 constexpr uint32_t EPI_BYTES = EPI_ROWS * EPI_ROW_BYTES, EPI_BUFS = 2;
 constexpr tma_swizzle EPI_SWIZZLE = GM_EPI_SWIZZLE;
-static_assert(BM / 2u == EPI_ROWS && EPI_ROW_BYTES == 128u, "a consumer's 64 rows, 128-byte box rows");
+static_assert(BM / 2u == EPI_ROWS && EPI_ROW_BYTES == TMA_SWIZZLE_SPAN_128B, "a consumer's 64 rows, 128-byte box rows");
 
 /* A block's shared memory for output tiles of BM x TBN (TBN = 256, 192, 128 or 64: one m64nTBNk16 wgmma per
  * consumer warpgroup and K step): as many stages of an A box (BM rows x BK) and a B box (TBN rows x BK) as fit beside
@@ -473,11 +473,13 @@ static __device__ __forceinline__ void gm_split_reduce(const float4 *mine, uint3
     uint32_t j0, j1;
     gm_split_slice(J, parts, part, &j0, &j1);
     /* staged (gm_split_stage_offset) where C's rows take 16-byte chunks: 8-element runs, 16-byte aligned */
-    const bool staged = sizeof(OutT) == 2 && (CT ? M : N) % 8u == 0 && (uintptr_t)c % 16u == 0;
-    const uint32_t row_bytes = CT ? 128u : 16u * (j1 - j0), pitch = gm_split_stage_pitch(row_bytes);
+    constexpr uint32_t CHUNK = TMA_SWIZZLE_CHUNK_BYTES, LINE = TMA_SWIZZLE_LINE_BYTES;
+    const bool staged = sizeof(OutT) == 2 && (CT ? M : N) % (CHUNK / 2u) == 0 && (uintptr_t)c % CHUNK == 0;
+    /* a staged row: C^T's, the warpgroup's 64 rows of bf16; C's, the slice's groups of 8 bf16 (a chunk each) */
+    const uint32_t row_bytes = CT ? EPI_ROWS * 2u : CHUNK * (j1 - j0), pitch = gm_split_stage_pitch(row_bytes);
     constexpr uint32_t MOST = (J + 1u) / 2u; /* groups of the largest slice (two parts) */
-    static_assert(64u * ((16u * MOST + 127u) / 128u * 128u) <= EPI_BUFS * EPI_BYTES &&
-                      8u * MOST * 128u <= EPI_BUFS * EPI_BYTES,
+    static_assert(EPI_ROWS * ((CHUNK * MOST + LINE - 1u) / LINE * LINE) <= EPI_BUFS * EPI_BYTES &&
+                      8u * MOST * LINE <= EPI_BUFS * EPI_BYTES,
                   "the largest slice, staged (gm_split_stage_pitch), fits a warpgroup's epilogue buffers");
     const bool pairs = store_pairs_ok(c, N);
     uint32_t at[GM_SPLIT_MAX]; /* this thread's float4 of group 0 in each block of the cluster */
@@ -513,10 +515,10 @@ static __device__ __forceinline__ void gm_split_reduce(const float4 *mine, uint3
         return;
     /* the staged slice to C, 16 bytes a thread at a time: consecutive threads, consecutive chunks of a row */
     tma_named_barrier_sync(barrier_id, 128);
-    const uint32_t chunks = row_bytes / 16u, rows = CT ? 8u * (j1 - j0) : 64u;
+    const uint32_t chunks = row_bytes / CHUNK, rows = CT ? 8u * (j1 - j0) : EPI_ROWS;
     for (uint32_t i = t; i < rows * chunks; i += 128u) {
         const uint32_t r = i / chunks, k = i % chunks;
-        const uint4 w = *(const uint4 *)(stage + gm_split_stage_offset(r, 16u * k, pitch));
+        const uint4 w = *(const uint4 *)(stage + gm_split_stage_offset(r, CHUNK * k, pitch));
         /* C^T: staged row r is C's column col0 + 8 j0 + r (a row of C^T), chunk k its rows row0 + 8 k .. + 7 */
         const uint32_t ci = CT ? row0 + 8u * k : row0 + r, cj = CT ? col0 + 8u * j0 + r : col0 + 8u * (j0 + k);
         if (ci < M && cj < N)

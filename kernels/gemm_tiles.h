@@ -10,7 +10,7 @@
 #include "tma/swizzle.h"
 
 #define GM_EPI_ROWS 64u          /* the epilogue's C boxes: 64 rows (one consumer warpgroup's) */
-#define GM_EPI_ROW_BYTES 128u    /* ... of 128 bytes, one 128B swizzle span: 64 bf16 or 32 fp32 */
+#define GM_EPI_ROW_BYTES TMA_SWIZZLE_SPAN_128B /* ... of 128 bytes, one 128B swizzle span: 64 bf16 or 32 fp32 */
 #define GM_EPI_SWIZZLE TMA_SWIZZLE_128B
 #define GM_K_STEP_BYTES 32u      /* one wgmma K step of bf16 (16 elements): the descriptor advance between steps */
 
@@ -210,9 +210,13 @@ TMA_HD uint32_t gm_epi_t_offset(uint32_t warp, uint32_t lane, uint32_t jj) {
  *  rounded up to 128: the XOR keeps a chunk in its 128-byte line of the row and puts one chunk of 8 consecutive rows
  *  in 8 different 16-byte bank groups, so the warp's writes (8 rows x one chunk, or 4 rows x one chunk transposed)
  *  and its reads (consecutive chunks of a row) are conflict-free (tests/test_wgmma.c). */
-TMA_HD uint32_t gm_split_stage_pitch(uint32_t row_bytes) { return (row_bytes + 127u) / 128u * 128u; }
+TMA_HD uint32_t gm_split_stage_pitch(uint32_t row_bytes) {
+    return (row_bytes + TMA_SWIZZLE_LINE_BYTES - 1u) / TMA_SWIZZLE_LINE_BYTES * TMA_SWIZZLE_LINE_BYTES;
+}
 TMA_HD uint32_t gm_split_stage_offset(uint32_t row, uint32_t byte, uint32_t pitch) {
-    return row * pitch + ((byte / 16u) ^ (row % 8u)) * 16u + byte % 16u;
+    const uint32_t lines = TMA_SWIZZLE_PERIOD_128B / TMA_SWIZZLE_LINE_BYTES; /* 8: rows whose chunks the XOR spreads */
+    return row * pitch + ((byte / TMA_SWIZZLE_CHUNK_BYTES) ^ (row % lines)) * TMA_SWIZZLE_CHUNK_BYTES +
+           byte % TMA_SWIZZLE_CHUNK_BYTES;
 }
 
 #endif /* KERNELS_GEMM_TILES_H */

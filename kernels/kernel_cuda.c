@@ -15,7 +15,8 @@ tma_status kd_cuda(tma_diag *diag, cudaError_t e, const char *what) {
     char why[TMA_DIAG_MESSAGE_BYTES];
     if (no_gpu_reason(e, why, sizeof why))
         return KD_FAIL(diag, CUDA_NO_GPU, tma_arg_s(what), tma_arg_s(why));
-    return KD_FAIL(diag, CUDA_FAILED, tma_arg_s(what), tma_arg_s(cudaGetErrorName(e)), tma_arg_s(cudaGetErrorString(e)));
+    return KD_FAIL(diag, CUDA_FAILED, tma_arg_s(what), tma_arg_s(cudaGetErrorName(e)),
+                   tma_arg_s(cudaGetErrorString(e)));
 }
 
 tma_status kd_require_sm90(tma_diag *diag, const char *who, int *sms) {

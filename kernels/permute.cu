@@ -176,16 +176,17 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
  * by a few points: instances whose machine code is byte for byte the same ran the same in both builds (ibid.).
  * ---------------------------------------------------------------------------------------------- */
 template <int E, bool KEEP, bool TALL, bool TSTORE>
-__global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / 128, 1) pm_transpose_kernel(
+__global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / TMA_SWIZZLE_LINE_BYTES, 1) pm_transpose_kernel(
     const __grid_constant__ tma_tensor tin, const __grid_constant__ tma_tensor tout, const pm_grid g, uint64_t ntiles,
     uint8_t *dst) {
-    constexpr uint32_t V = 16 / E, W = 128 / E, S = PM_TR_STAGES, NB = PM_TR_OUT_BUFFERS;
+    constexpr uint32_t V = TMA_SWIZZLE_CHUNK_BYTES / E, W = TMA_SWIZZLE_SPAN_128B / E;
+    constexpr uint32_t S = PM_TR_STAGES, NB = PM_TR_OUT_BUFFERS;
     constexpr tma_swizzle SW = TMA_SWIZZLE_128B;
     /* lines of 128 bytes (pm_tile_lines). TALL: the 256-line instances (pm_tall), whose packed tiles (pm_packed:
      * pm_packed_cols) are loaded unswizzled through a map that lists {0, slab, a, ...}; the output is always
      * 128B-swizzled. */
     const bool packed = TALL && g.box[0] < W;
-    const uint32_t TILE = g.box[1] * (packed ? 1u : g.box[2]) * 128u;
+    const uint32_t TILE = g.box[1] * (packed ? 1u : g.box[2]) * TMA_SWIZZLE_LINE_BYTES;
     const tma_swizzle SW_IN = packed ? TMA_SWIZZLE_NONE : SW;
     extern __shared__ uint8_t dyn[];
     __shared__ uint64_t full[S];
@@ -249,16 +250,17 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / 128, 1) pm_tr
             pm_transpose_coords(&g, tn, nc);
         tma_mbar_wait_quiet(&full[s], (uint32_t)(it / S) & 1u);
 
-        const uint32_t in_a = tma_smem_addr(in), out_a = tma_smem_addr(out) + q * W * 128u;
+        const uint32_t in_a = tma_smem_addr(in), out_a = tma_smem_addr(out) + q * W * TMA_SWIZZLE_LINE_BYTES;
         uint4 a[V], o[V];
 #pragma unroll
         for (uint32_t i = 0; i < V; i++)
             a[i] = *(const uint4 *)__cvta_shared_to_generic(
-                tma_swizzle_elem(SW_IN, in_a, 128, E, q * W + k * V + i, c * V));
+                tma_swizzle_elem(SW_IN, in_a, TMA_SWIZZLE_SPAN_128B, E, q * W + k * V + i, c * V));
         tr_regs<E>::run(a, o);
 #pragma unroll
         for (uint32_t j = 0; j < V; j++)
-            *(uint4 *)__cvta_shared_to_generic(tma_swizzle_elem(SW, out_a, 128, E, c * V + j, k * V)) = o[j];
+            *(uint4 *)__cvta_shared_to_generic(
+                tma_swizzle_elem(SW, out_a, TMA_SWIZZLE_SPAN_128B, E, c * V + j, k * V)) = o[j];
 
         if (TSTORE && g.tstore) {
             for (int i = 0; i < 5; i++) /* before the barrier: thread 0 rewrites crd[s] (tile it + S) after it */
@@ -294,9 +296,9 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / 128, 1) pm_tr
                 int32_t cc[5];
                 if (pm_store_coords(&g, lc, a2, c2, W, cc)) { /* a box wholly past dst is not issued */
                     if (KEEP && g.src_keep)
-                        pm_store_drop(g.rank, &tout, out + q * W * 128u, cc);
+                        pm_store_drop(g.rank, &tout, out + q * W * TMA_SWIZZLE_LINE_BYTES, cc);
                     else
-                        pm_store(g.rank, &tout, out + q * W * 128u, cc);
+                        pm_store(g.rank, &tout, out + q * W * TMA_SWIZZLE_LINE_BYTES, cc);
                 }
                 tma_store_commit();
             }
@@ -497,8 +499,9 @@ extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permu
         const uint32_t w = tr_box_cols(e), br = pm_tile_lines(L.grid.box[0], L.grid.box[1], L.grid.box[2], e);
         const int packed = pm_packed(&L.grid, e);
         if (p->load_map.box.swizzle != (packed ? TMA_SWIZZLE_NONE : TMA_SWIZZLE_128B) ||
-            p->load_map.box.row_pitch != (packed ? L.grid.box[0] * e : 128u) ||
-            p->load_map.box.smem_bytes != br * 128u || p->store_map.box.smem_bytes != w * 128u ||
+            p->load_map.box.row_pitch != (packed ? L.grid.box[0] * e : TMA_SWIZZLE_SPAN_128B) ||
+            p->load_map.box.smem_bytes != br * TMA_SWIZZLE_LINE_BYTES ||
+            p->store_map.box.smem_bytes != w * TMA_SWIZZLE_LINE_BYTES ||
             !pm_tile_fits(L.grid.box[0], L.grid.box[1], L.grid.box[2], e, tall))
             return KD_FAIL(diag, PM_LAYOUT_DEFECT, tma_arg_u(0));
         p->smem = (size_t)(PM_TR_STAGES + PM_TR_OUT_BUFFERS) * br * TMA_SWIZZLE_LINE_BYTES + TMA_SWIZZLE_PERIOD_128B;

@@ -338,7 +338,8 @@ tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_fac
     tma_status s = pm_plan(desc, &L, diag);
     if (s != TMA_OK)
         return s;
-    const uint32_t e = L.elem_bytes, w = tr_box_cols(e), v = 16u / e > 1u ? 16u / e : 1u;
+    const uint32_t e = L.elem_bytes, w = tr_box_cols(e),
+                   v = TMA_SWIZZLE_CHUNK_BYTES / e > 1u ? TMA_SWIZZLE_CHUNK_BYTES / e : 1u;
     const size_t in_bytes = tma_box_smem_bytes(&L.ld);
     const size_t out_bytes = L.transpose ? in_bytes : 0u; /* the tile's lines / W boxes of W lines */
     uint8_t *tin = aligned_alloc(TMA_SWIZZLE_PERIOD_128B, tma_swizzle_round_up(TMA_SWIZZLE_128B, in_bytes));
@@ -366,19 +367,23 @@ tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_fac
         pm_load_order(pm_packed(&L.grid, e), lc, mc);
         if ((s = tma_model_load_tiled(&L.ld, mc, tin, in_bytes, 0)) != TMA_OK)
             break;
-        const uint32_t sub = (uint32_t)(in_bytes / 128u) / w, qa = L.grid.box[1] >= w ? L.grid.box[1] / w : 1u;
+        const uint32_t sub = (uint32_t)(in_bytes / TMA_SWIZZLE_LINE_BYTES) / w;
+        const uint32_t qa = L.grid.box[1] >= w ? L.grid.box[1] / w : 1u;
         /* What each of the kernel's threads does: thread b takes block (k, c) of sub-tile q (THE LANE MAP). */
         for (uint32_t b = 0; b < sub * 64u; b++) {
             uint32_t q = b / 64u, k, c;
             tr_lane_block(b % 64u, &k, &c);
-            uint8_t blk[16][16];
+            uint8_t blk[TMA_SWIZZLE_CHUNK_BYTES][TMA_SWIZZLE_CHUNK_BYTES]; /* v <= 16 lines of a chunk */
             for (uint32_t i = 0; i < v; i++) /* 16-byte read of line q*w + k*v + i, chunk c */
-                memcpy(blk[i], tin + tma_swizzle_elem(sw_in, 0, 128, e, q * w + k * v + i, c * v), 16);
+                memcpy(blk[i], tin + tma_swizzle_elem(sw_in, 0, TMA_SWIZZLE_SPAN_128B, e, q * w + k * v + i, c * v),
+                       TMA_SWIZZLE_CHUNK_BYTES);
             for (uint32_t j = 0; j < v; j++) { /* column j of the block becomes line c*v + j, chunk k */
-                uint8_t row[16];
+                uint8_t row[TMA_SWIZZLE_CHUNK_BYTES];
                 for (uint32_t i = 0; i < v; i++)
                     memcpy(row + i * e, blk[i] + j * e, e);
-                memcpy(tout + q * w * 128u + tma_swizzle_elem(sw, 0, 128, e, c * v + j, k * v), row, 16);
+                memcpy(tout + q * w * TMA_SWIZZLE_LINE_BYTES +
+                           tma_swizzle_elem(sw, 0, TMA_SWIZZLE_SPAN_128B, e, c * v + j, k * v),
+                       row, TMA_SWIZZLE_CHUNK_BYTES);
             }
         }
         if (L.grid.tstore) { /* what the block's threads store (THREAD STORES in permute_tiles.h) */
@@ -387,7 +392,7 @@ tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_fac
                 pm_slot sl;
                 pm_tstore_slot(&L.grid, i, e, &sl);
                 if (pm_tstore_live(&L.grid, lc, &sl)) /* whole chunks, as the kernel stores them */
-                    memcpy((uint8_t *)desc->dst + base + sl.rel, tout + sl.soff, 16);
+                    memcpy((uint8_t *)desc->dst + base + sl.rel, tout + sl.soff, TMA_SWIZZLE_CHUNK_BYTES);
             }
             continue;
         }
@@ -395,7 +400,7 @@ tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_fac
             int32_t c[5];
             if (!pm_store_coords(&L.grid, lc, q % qa, q / qa, w, c)) /* the whole box lies past dst */
                 continue;
-            s = tma_model_store_tiled(&L.st, c, tout, out_bytes, q * w * 128u);
+            s = tma_model_store_tiled(&L.st, c, tout, out_bytes, q * w * TMA_SWIZZLE_LINE_BYTES);
             stores++;
         }
     }

@@ -79,11 +79,13 @@ typedef struct pm_grid {
 
 /** TRANSPOSE: whether the tile is a packed one (box[0] < W: pm_packed_cols), box[2] slabs side by side in each line,
  *  loaded unswizzled through a map that lists {0, slab, a, ...}. */
-TMA_HD int pm_packed(const pm_grid *g, uint32_t e) { return g->box[0] < 128u / e; }
+TMA_HD int pm_packed(const pm_grid *g, uint32_t e) { return g->box[0] < TMA_SWIZZLE_SPAN_128B / e; }
 
 /** TRANSPOSE: whether the tile of box {cols, rows, ...} is a few-channel one: packed (cols < W) or short (rows < W,
  *  pm_short_rows). Those are tall tiles (pm_tall). */
-TMA_HD int pm_few(uint32_t cols, uint32_t rows, uint32_t e) { return cols < 128u / e || rows < 128u / e; }
+TMA_HD int pm_few(uint32_t cols, uint32_t rows, uint32_t e) {
+    return cols < TMA_SWIZZLE_SPAN_128B / e || rows < TMA_SWIZZLE_SPAN_128B / e;
+}
 
 /** TRANSPOSE: whether a usual tile of e-byte elements is a tall one (pm_tall) because its threads store it (tstore:
  *  pm_use_tstore) without L2 hints (keep: pm_src_keep): 2-byte elements. Their 128-line tile is 4 warps a block, one
@@ -177,7 +179,7 @@ typedef struct pm_slot {
 } pm_slot;
 
 TMA_HD void pm_tstore_slot(const pm_grid *g, uint32_t i, uint32_t e, pm_slot *sl) {
-    const uint32_t v = 16u / e, w = 128u / e, seg = g->box[1] / v;
+    const uint32_t v = TMA_SWIZZLE_CHUNK_BYTES / e, w = TMA_SWIZZLE_SPAN_128B / e, seg = g->box[1] / v;
     const uint32_t c2 = i / (seg * w), in = i % (seg * w); /* chunk `in` of slab c2 */
     uint32_t x, r;
     if (seg >= 8u) {
@@ -187,9 +189,11 @@ TMA_HD void pm_tstore_slot(const pm_grid *g, uint32_t i, uint32_t e, pm_slot *sl
         x = t % seg, r = 8u * grp + u + seg * (t / seg);
     }
     const uint32_t l = c2 * g->box[1] + x * v;
-    sl->soff = l / w * w * 128u + tma_swizzle_elem(TMA_SWIZZLE_128B, 0, 128, e, r, l % w);
+    sl->soff = l / w * w * TMA_SWIZZLE_LINE_BYTES +
+               tma_swizzle_elem(TMA_SWIZZLE_128B, 0, TMA_SWIZZLE_SPAN_128B, e, r, l % w);
     sl->r = r, sl->c2 = c2, sl->xe = x * v;
-    sl->rel = (uint64_t)r * g->dst_stride[0] + (uint64_t)c2 * g->dst_stride[2] + (uint64_t)x * 16u;
+    sl->rel = (uint64_t)r * g->dst_stride[0] + (uint64_t)c2 * g->dst_stride[2] +
+              (uint64_t)x * TMA_SWIZZLE_CHUNK_BYTES;
 }
 
 /** The dst byte offset of the tile's first element (load coordinates ld). */
@@ -219,7 +223,7 @@ TMA_HD int pm_tstore_live(const pm_grid *g, const int32_t ld[5], const pm_slot *
  *  59.2%, fp32 93.8%, fp64 92.0%). SHORT TILES (box_rows < W, pm_short_rows) always store with the threads: their
  *  output lines hold several slabs' rows side by side, which no TMA box describes. */
 TMA_HD uint32_t pm_use_tstore(uint64_t dst_pitch, uint32_t elem_bytes, uint32_t box_rows) {
-    return elem_bytes >= 2u && (dst_pitch % 32u != 0u || box_rows < 128u / elem_bytes);
+    return elem_bytes >= 2u && (dst_pitch % 32u != 0u || box_rows < TMA_SWIZZLE_SPAN_128B / elem_bytes);
 }
 
 /** SHORT TILES (TRANSPOSE): the rows of dimension a (dst's innermost) a tile takes where a is shorter than W = 128 / e
@@ -237,8 +241,8 @@ TMA_HD uint32_t pm_use_tstore(uint64_t dst_pitch, uint32_t elem_bytes, uint32_t 
  *  bytes, THREAD STORES below: 71.3-76.3%, 65.4-69.8%, 87.9-88.9%, 72.8-81.0%.) These tiles had 128 lines; with 256 in
  *  instances of their own, PM_TALL_TILE_LINES. */
 TMA_HD uint32_t pm_short_rows(uint64_t a, uint64_t slabs, uint32_t e) {
-    const uint32_t w = 128u / e;
-    uint32_t r = 16u / e;
+    const uint32_t w = TMA_SWIZZLE_SPAN_128B / e;
+    uint32_t r = TMA_SWIZZLE_CHUNK_BYTES / e;
     while (r < a && r < w)
         r *= 2u;
     return e >= 2u && r < w && slabs >= 2u ? r : 0u;
@@ -260,8 +264,8 @@ TMA_HD uint32_t pm_short_rows(uint64_t a, uint64_t slabs, uint32_t e) {
  *  other case of the sample within the rounds' spread. Without the L2 hints (pm_grid_dst): with them, on another
  *  machine, fp32 93.5-94.4% and bf16 81.3-82.6%. At 128 lines; with 256, PM_TALL_TILE_LINES. */
 TMA_HD uint32_t pm_packed_cols(uint64_t n0, uint64_t slabs, uint32_t e) {
-    const uint32_t w = 128u / e;
-    uint32_t c0 = 16u / e;
+    const uint32_t w = TMA_SWIZZLE_SPAN_128B / e;
+    uint32_t c0 = TMA_SWIZZLE_CHUNK_BYTES / e;
     while (c0 < n0 && c0 < w)
         c0 *= 2u;
     return c0 < w && slabs >= w / c0 ? c0 : 0u;
@@ -270,14 +274,15 @@ TMA_HD uint32_t pm_packed_cols(uint64_t n0, uint64_t slabs, uint32_t e) {
 /** Lines (of 128 bytes) of a TRANSPOSE tile of box {cols, rows, slabs}: rows times the slabs stacked below each
  *  other, or, in a packed tile (cols < W), side by side in each line. */
 TMA_HD uint32_t pm_tile_lines(uint32_t cols, uint32_t rows, uint32_t slabs, uint32_t e) {
-    return cols < 128u / e ? rows : rows * slabs;
+    return cols < TMA_SWIZZLE_SPAN_128B / e ? rows : rows * slabs;
 }
 
 /** Whether a TRANSPOSE tile of box {cols, rows, slabs} fits the kernel's shared-memory layout: whole sub-tiles of
  *  W lines, at most PM_MAX_LINES; rows a multiple of W or a short tile's (pm_short_rows); cols W, or a packed
  *  tile's C0 with K = W / C0 slabs (pm_packed_cols). */
 TMA_HD int pm_tile_fits(uint32_t cols, uint32_t rows, uint32_t slabs, uint32_t e, int tall) {
-    const uint32_t w = 128u / e, v = 16u / e, lines = pm_tile_lines(cols, rows, slabs, e);
+    const uint32_t w = TMA_SWIZZLE_SPAN_128B / e, v = TMA_SWIZZLE_CHUNK_BYTES / e;
+    const uint32_t lines = pm_tile_lines(cols, rows, slabs, e);
     if (cols != w && (cols == 0u || cols % v != 0u || w % cols != 0u || slabs != w / cols || rows % w != 0u))
         return 0;
     return rows != 0u && lines != 0u && lines <= PM_MAX_LINES(e, tall) && lines % w == 0u &&

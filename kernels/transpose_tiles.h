@@ -36,9 +36,10 @@
 #include <stdint.h>
 
 #include "tma/hd.h"
+#include "tma/rules.h"
 
-/** Input box width in elements: one 128-byte swizzle span. */
-TMA_HD uint32_t tr_box_cols(uint32_t elem_bytes) { return 128u / elem_bytes; }
+/** Input box width in elements: one 128-byte swizzle span, the widest box row of the 128B mode. */
+TMA_HD uint32_t tr_box_cols(uint32_t elem_bytes) { return tma_box_dim_max(elem_bytes, TMA_SWIZZLE_128B, 0); }
 
 /** Block (k = row group, c = chunk) of a sub-tile that lane index lb (0..63) handles; see THE LANE MAP. */
 TMA_HD void tr_lane_block(uint32_t lb, uint32_t *k, uint32_t *c) {
