@@ -343,6 +343,7 @@ struct conv_launch_record {
     conv_launch launch;
     conv_inputs from;
 };
+static_assert(sizeof(conv_launch_record) <= sizeof(tma_launch_record), "the record fits tma_launch_record");
 
 static conv_shape_inputs conv_shape_inputs_of(const tma_conv2d_plan *p) {
     const tma_conv2d_shape *sh = &p->shape;

@@ -151,6 +151,7 @@ struct gm_launch_record {
     GmLaunch launch;
     gm_inputs from;
 };
+static_assert(sizeof(gm_launch_record) <= sizeof(tma_launch_record), "the record fits tma_launch_record");
 
 static gm_inputs gm_inputs_of(const tma_gemm_plan *p) {
     gm_inputs in;

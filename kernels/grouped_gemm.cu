@@ -268,6 +268,7 @@ struct gg_launch_record {
     gg_launch launch;
     gg_inputs from;
 };
+static_assert(sizeof(gg_launch_record) <= sizeof(tma_launch_record), "the record fits tma_launch_record");
 
 static gg_inputs gg_inputs_of(const tma_grouped_gemm_plan *p) {
     gg_inputs in;

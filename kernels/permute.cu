@@ -369,6 +369,7 @@ struct pm_launch_record {
     tma_tiled_desc ld, st; /* the maps' descriptors, checked (l2_promotion: the plan's l2) */
     pm_inputs from;
 };
+static_assert(sizeof(pm_launch_record) <= sizeof(tma_launch_record), "the record fits tma_launch_record");
 
 static pm_inputs pm_inputs_of(const tma_permute_plan *p) {
     pm_inputs in;
@@ -403,7 +404,7 @@ static pm_launch pm_launch_make(uint32_t transpose, uint32_t e, const pm_grid &g
 }
 
 static void pm_launch_record_make(tma_permute_plan *p, const pm_launch &l, const tma_tiled_desc &ld,
-                           const tma_tiled_desc &st) {
+                                  const tma_tiled_desc &st) {
     pm_launch_record r;
     memset(&r, 0, sizeof r);
     r.mark = KD_RECORD_PERMUTE;

@@ -73,9 +73,14 @@ static void run_shape(const tma_conv2d_shape *sh, int variant, uint64_t *rng) {
         st = tma_conv2d_plan_tiles(&plan, bm, bn, sched, &d);
         cr_assert_eq(st, TMA_OK, "plan_tiles: %s: %s", tma_status_name(st), d.message);
     }
-    plan.cluster = variant == 2 ? 2 : 1;
-    if (variant == 3 || (variant == 6 && conv_rnd(rng) % 2))
-        plan.epilogue = TMA_GEMM_EPILOGUE_DIRECT;
+    if (variant == 2) { /* clusters through the tune function (the launch derived once) */
+        st = tma_conv2d_plan_tune(&plan, 2, plan.epilogue, plan.group_m, plan.grid_blocks, &d);
+        cr_assert_eq(st, TMA_OK, "tune: %s: %s", tma_status_name(st), d.message);
+    } else { /* by hand (run checks the fields and derives the launch) */
+        plan.cluster = 1;
+        if (variant == 3 || (variant == 6 && conv_rnd(rng) % 2))
+            plan.epilogue = TMA_GEMM_EPILOGUE_DIRECT;
+    }
     st = tma_conv2d_run(&plan, NULL, &d);
     cr_assert_eq(st, TMA_OK, "run: %s: %s", tma_status_name(st), d.message);
     uint8_t *first_run = NULL;
@@ -221,6 +226,12 @@ Test(gpu_conv, refused) {
     changed = plan;
     changed.cluster = 2;
     expect_run_refused(&changed, "filter-major tiles run without clusters", "filter-major with clusters");
+    /* tune refuses what run refuses, with the same words, and leaves the plan as it was */
+    changed = plan;
+    cr_expect_eq(tma_conv2d_plan_tune(&changed, 2, changed.epilogue, 0, 0, &d), TMA_ERR_ARG, "tune: clusters");
+    cr_expect(strstr(d.message, "filter-major tiles run without clusters") != NULL, "%s", d.message);
+    cr_expect_eq(changed.cluster, plan.cluster, "a refused tune changes nothing");
+    cr_expect_eq(tma_conv2d_plan_tune(NULL, 1, TMA_GEMM_EPILOGUE_DIRECT, 0, 0, &d), TMA_ERR_NULL_ARG, "NULL plan");
     changed = plan;
     changed.block_m = 128; /* the x map still gathers 192 pixels */
     expect_run_refused(&changed, "tile was changed without tma_conv2d_plan_tiles", "block_m changed by hand");

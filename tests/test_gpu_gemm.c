@@ -72,9 +72,15 @@ static double run_shape(int m, int n, int k, int variant, tma_gemm_out out, int 
     fill_bf16(b, nb);
     CUDA_OK(cudaMemset(c, 0xFF, nc * eb + GUARD)); /* NaN poison (bf16 and fp32), and the guard's pattern */
     tma_gemm_plan plan = make_plan(a, b, c, out, m, n, k);
-    plan.cluster = variant == 2 ? 2 : 1;
-    if (variant == 3)
-        plan.epilogue = TMA_GEMM_EPILOGUE_DIRECT;
+    if (variant == 2) { /* through the tune function (the launch derived once) */
+        tma_diag d;
+        cr_assert_eq(tma_gemm_plan_tune(&plan, 2, plan.epilogue, plan.group_m, plan.grid_blocks, &d), TMA_OK, "%s",
+                     d.message);
+    } else { /* by hand (run checks the fields and derives the launch) */
+        plan.cluster = 1;
+        if (variant == 3)
+            plan.epilogue = TMA_GEMM_EPILOGUE_DIRECT;
+    }
     *tma_epilogue = plan.epilogue == TMA_GEMM_EPILOGUE_TMA_STORE;
     run_plan(&plan);
     CUDA_OK(cudaDeviceSynchronize());
@@ -198,11 +204,21 @@ Test(gpu_gemm, refused) {
     bad.cluster = 3;
     cr_expect_eq(tma_gemm_run(&bad, NULL, &diag), TMA_ERR_ARG, "cluster 3");
     cr_expect(strstr(diag.message, "plan.cluster = 3") != NULL, "%s", diag.message);
+    /* tune refuses what run refuses, with the same words, and leaves the plan as it was */
+    bad = plan;
+    cr_expect_eq(tma_gemm_plan_tune(&bad, 3, bad.epilogue, 0, 0, &diag), TMA_ERR_ARG, "tune: cluster 3");
+    cr_expect(strstr(diag.message, "plan.cluster = 3") != NULL, "%s", diag.message);
+    cr_expect_eq(bad.cluster, plan.cluster, "a refused tune changes nothing");
+    cr_expect_eq(tma_gemm_plan_tune(NULL, 1, TMA_GEMM_EPILOGUE_DIRECT, 0, 0, &diag), TMA_ERR_NULL_ARG, "NULL plan");
     bad = plan;
     cr_assert_eq(tma_gemm_plan_make(&bad, p, p, p, BF, 64, 60, 64, &diag), TMA_OK, "N = 60: %s", diag.message);
     cr_expect_eq(bad.epilogue, TMA_GEMM_EPILOGUE_DIRECT, "bf16 rows of 120 bytes: no TMA store");
     bad.epilogue = TMA_GEMM_EPILOGUE_TMA_STORE;
     cr_expect_eq(tma_gemm_run(&bad, NULL, &diag), TMA_ERR_ARG, "TMA-store epilogue where TMA cannot describe C");
+    bad.epilogue = TMA_GEMM_EPILOGUE_DIRECT;
+    cr_expect_eq(tma_gemm_plan_tune(&bad, 1, TMA_GEMM_EPILOGUE_TMA_STORE, 0, 0, &diag), TMA_ERR_ARG,
+                 "tune: TMA-store epilogue where TMA cannot describe C");
+    cr_expect(strstr(diag.message, "TMA cannot describe C") != NULL, "%s", diag.message);
     cr_expect_eq(tma_gemm_run(NULL, NULL, &diag), TMA_ERR_NULL_ARG, "NULL plan");
     CUDA_OK(cudaFree(p));
 }

@@ -186,8 +186,15 @@ Test(gpu_grouped, random_groups, .timeout = 600) {
             problem_free(&q);
             problem_upload(&p);
         }
-        else if (variant == 3)
-            plan.group_m = (int)rnd_in(1, 8);
+        else if (variant == 3) { /* by hand (run checks it and derives the launch) or through the tune function */
+            tma_diag dt;
+            const int band = (int)rnd_in(1, 8);
+            if (cfg % 8 == 3)
+                plan.group_m = band;
+            else
+                cr_assert_eq(tma_grouped_gemm_plan_tune(&plan, plan.grid_blocks, band, &dt), TMA_OK, "tune: %s",
+                             dt.message);
+        }
         snprintf(what, sizeof what, "config %d (%d groups, N %d, K %d, %s)", cfg, groups, n, k,
                  variant == 0   ? "default"
                  : variant == 1 ? "few blocks"
@@ -295,6 +302,13 @@ Test(gpu_grouped, refused) {
     cr_assert(strstr(diag.message, "m = NULL") != NULL, "%s", diag.message);
     cr_assert_eq(tma_grouped_gemm_plan_make(&plan, -1, 64, 64, a, a, c, m, &diag), TMA_ERR_ARG);
     cr_assert_eq(tma_grouped_gemm_plan_make(&plan, 2, 64, 64, a, a, c, m, &diag), TMA_OK, "%s", diag.message);
+    /* tune checks what run checks, and leaves the plan as it was when it refuses */
+    cr_assert_eq(tma_grouped_gemm_plan_tune(&plan, plan.sms + 1, 0, &diag), TMA_ERR_ARG);
+    cr_assert(strstr(diag.message, "plan.grid_blocks") != NULL, "%s", diag.message);
+    cr_assert_eq(plan.grid_blocks, 0, "a refused tune changes nothing");
+    cr_assert_eq(tma_grouped_gemm_plan_tune(&plan, 0, -1, &diag), TMA_ERR_ARG);
+    cr_assert(strstr(diag.message, "plan.group_m = -1") != NULL, "%s", diag.message);
+    cr_assert_eq(tma_grouped_gemm_plan_tune(NULL, 0, 0, &diag), TMA_ERR_NULL_ARG);
     plan.grid_blocks = plan.sms + 1;
     cr_assert_eq(tma_grouped_gemm_run(&plan, NULL, &diag), TMA_ERR_ARG);
     cr_assert(strstr(diag.message, "grid_blocks") != NULL, "%s", diag.message);

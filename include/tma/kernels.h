@@ -13,11 +13,10 @@
  *
  * Every kernel has the same shape: a plan (arguments checked, tensor maps encoded, kernel attributes set, and what a
  * launch needs computed, once: its launch record), a run (an asynchronous launch of that record on a stream), and a
- * one-call form that does both. Every function
- * returns a tma_status and, when `diag` is given, a message naming the argument, its value, the limit and
- * a fix, as the descriptor checks do; a failing CUDA call gives TMA_ERR_CUDA with the call and its error.
- * Nothing is printed, nothing exits. A plan holds its tensor maps by value and the launch copies them, so
- * a plan may go out of scope once run returns.
+ * one-call form that does both. Every function returns a tma_status and, when `diag` is given, a message naming the
+ * argument, its value, the limit and a fix, as the descriptor checks do; a failing CUDA call gives TMA_ERR_CUDA with
+ * the call and its error. Nothing is printed, nothing exits. A plan holds its tensor maps by value and the launch
+ * copies them, so a plan may go out of scope once run returns.
  *
  * Plain C, no CUDA header needed: streams are passed as tma_stream, which a cudaStream_t is. Link with the
  * CUDA runtime (nvcc does that; tma-kernels.pc and the CMake target tma::kernels say so). The kernels are
