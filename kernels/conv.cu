@@ -201,16 +201,16 @@ static long conv_split_parts(const tma_conv2d_plan *p, int bm, int bn) {
 }
 
 /* Estimated microseconds of a plan's run on tile bm x bn and a schedule, on `workers` blocks: a model fitted to the
- * sweeps of docs/CONV.md (H200, ResNet-50's 3x3 layers at batch 32 and 128, every tile x schedule timed in interleaved
- * rounds). A stage of a tile takes 0.45 / 0.55 / 0.69 us at 128 x 64 / 128 / 256 and CONV_FM_STAGE_US on the
- * filter-major 192 x 128 (one tile per SM); each tile a block finishes costs CONV_TILE_US per 128 x 256 outputs
- * besides (its epilogue, and the pipeline's turn to the next tile); a stream-K or split-K stage CONV_SHARED_STAGE
- * times a stage (every SM loading at once); a stream-K owner takes 3.5 us per helper's partial tile it reads back (a
- * tile's helpers: about workers / the tiles shared out), and split-K's fixup (every block puts its partial tile in its
- * shared memory, then reads and adds its slice of the cluster's) CONV_SPLIT_FIXUP_US in all. The fixed costs (launch,
- * first loads) are left out. parts: split-K's (conv_split_parts). */
+ * sweeps of docs/lab/conv.md, "The plan's choices" (H200, ResNet-50's 3x3 layers at batch 32 and 128, every tile x
+ * schedule timed in interleaved rounds). A stage of a tile takes 0.45 / 0.55 / 0.69 us at 128 x 64 / 128 / 256 and
+ * CONV_FM_STAGE_US on the filter-major 192 x 128 (one tile per SM); each tile a block finishes costs CONV_TILE_US per
+ * 128 x 256 outputs besides (its epilogue, and the pipeline's turn to the next tile); a stream-K or split-K stage
+ * CONV_SHARED_STAGE times a stage (every SM loading at once); a stream-K owner takes 3.5 us per helper's partial tile
+ * it reads back (a tile's helpers: about workers / the tiles shared out), and split-K's fixup (every block puts its
+ * partial tile in its shared memory, then reads and adds its slice of the cluster's) CONV_SPLIT_FIXUP_US in all. The
+ * fixed costs (launch, first loads) are left out. parts: split-K's (conv_split_parts). */
 #define CONV_SHARED_STAGE 1.2
-/* Split-K's fixup, traced (H200, 2026-11-23, GM_TRACE, docs/CONV.md "Split-K's fixup, taken apart"): from the last
+/* Split-K's fixup, traced (H200, 2026-11-23, GM_TRACE, docs/lab/conv.md "Split-K's fixup, taken apart"): from the last
  * stage to the end of the block 5.5-6.6 us with the slice staged (gm_split_reduce). Before that was measured the
  * constant was 10, fitted to a sweep where any value from 4 to 12 ordered the plans to within 0.3 us of the fastest;
  * the only plan it changes is b32 14x14x256's, now 192 x 128 tiles in 2 parts (22.5-22.7 us) instead of whole 128 x
@@ -622,8 +622,9 @@ static tma_status conv_plan_make(tma_conv2d_plan *p, const tma_conv2d_shape *sha
     p->x = x, p->w = w, p->y = y;
     p->group_m = TMA_GEMM_GROUP_M;
     p->epilogue = f.y_tma ? TMA_GEMM_EPILOGUE_TMA_STORE : TMA_GEMM_EPILOGUE_DIRECT;
-    /* No clusters: measured on an H200 (docs/CONV.md), clusters of two sharing the filter tile were 3-11% slower on
-     * every ResNet-50 layer, the GEMM's rule (pairs where blocks have several tiles) notwithstanding. */
+    /* No clusters: measured on an H200 (docs/lab/conv.md "The plan's choices"), clusters of two sharing the filter tile
+     * were 3-11% slower on every ResNet-50 layer, the GEMM's rule (pairs where blocks have several tiles)
+     * notwithstanding. */
     p->cluster = 1;
     if ((st = kd_require_sm90(diag, "tma_conv2d", &p->sms)) != TMA_OK ||
         (f.y_tma && (st = tma_tensor_make_prechecked_(&p->y_map, &f.y, diag)) != TMA_OK))

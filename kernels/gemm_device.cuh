@@ -54,8 +54,8 @@ static_assert(STAGES == TMA_GEMM_STAGES, "the GEMM's documented ring");
  * each e = globaltimer (ns) x 16 + event, modulo 2^64, as consumer thread 128 passes: 0 the start, 1 a segment's
  * last wgmma done, 2 a stream-K helper's partial tile stored and its flag set, 3 an owner's stages free (its
  * fixup begins), 4 the epilogue begins, 5 the last segment done, 6 its last store has read shared memory, 7 split-K:
- * past the cluster barrier after the partial tiles, 8 split-K: its slice added up and stored. What
- * docs/CONV.md's timelines come from; in the default build none of it exists. The events wait in global memory, not
+ * past the cluster barrier after the partial tiles, 8 split-K: its slice added up and stored. What the timelines of
+ * docs/lab/conv.md come from; in the default build none of it exists. The events wait in global memory, not
  * registers: the consumers already hold 128 accumulators, and the traced build should keep the default's registers. */
 #ifdef GM_TRACE
 #define GM_TRACE_EVENTS 10u
@@ -172,7 +172,7 @@ static __device__ __forceinline__ void box_store_pair(uint8_t *box, uint32_t row
  * broke it wherever a tile has an odd number of boxes (128 x 64 bf16 tiles: 1; the filter-major 128 x 192: 3): the
  * next tile's first box was written into the buffer whose store was still in flight, and y got values of two tiles
  * mixed, a different mix from run to run. It showed on ResNet-50's 1x1 layers, where a tile has 1-4 stages and the
- * epilogues come back to back (docs/CONV.md, "The epilogue race of odd box counts"). `next` is the buffer of the
+ * epilogues come back to back (docs/lab/conv.md, "Wrong outputs on 1x1 layers"). `next` is the buffer of the
  * warpgroup's next box; with an even number of boxes per tile it stays 0 and folds away. */
 template <uint32_t BOXES>
 static __device__ __forceinline__ uint32_t epi_first_buf(uint32_t &next) {
@@ -450,7 +450,7 @@ static __device__ __forceinline__ bool gm_segment_of(const gm_sched *s, uint32_t
  * warpgroup's epilogue buffers (`stage`, gm_split_stage_offset) and stored 16 bytes a thread, consecutive threads on
  * consecutive chunks; else element by element (store_group). The partial tiles never leave the cluster's shared
  * memory.
- * Measured on an H200 (GM_TRACE events 7 and 8, docs/CONV.md "Split-K's fixup, taken apart"):
+ * Measured on an H200 (GM_TRACE events 7 and 8, docs/lab/conv.md "Split-K's fixup, taken apart"):
  *  - Through global memory before (each block stored its partial tile to a workspace, set a flag, waited for its
  *    tile's other flags and bulk-copied their slices back), the fixup took 8.2 us of b32 7x7x512's 26 us: storing
  *    128 KiB from each SM at once ran at ~52 GB/s an SM.
@@ -803,8 +803,8 @@ static inline gm_sched gm_launch_sched(long tiles_m, long tiles_n, int cluster, 
 }
 
 /* Clusters of two sharing B where each block has more than one tile. Measured on an H200 for the GEMM
- * (docs/GEMM.md, interleaved timing): within 1% at 4096^3, 4000^3 and 8192^3, +29-36% at 8192 x 8192 x 1000;
- * 5-6% slower at 2048^3, where each block has one tile. */
+ * (docs/lab/gemm.md "History 3", interleaved timing): within 1% at 4096^3, 4000^3 and 8192^3, +29-36% at
+ * 8192 x 8192 x 1000; 5-6% slower at 2048^3, where each block has one tile. */
 static inline int gm_default_cluster(long tiles_m, long tiles_n, int sms) {
     return tiles_m >= 2 && tiles_m * tiles_n > sms ? 2 : 1;
 }

@@ -168,7 +168,7 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
  * [64,1000,1000] 88.2 -> 91.2%, rank 5 78.8 -> 82.0%, NCHW <-> NHWC 1.9-3.0) and the 2-D ones 0.9-2.7 points slower
  * (medians, H200, two device sessions alternating with the build before). The same split of the 2- and 8-byte
  * instances lost up to 7 points (bf16 12345 x 6789 94.4 -> 87.4%, fp64 16384^2 89.9 -> 86.4%), so they keep one
- * instance each (docs/PERMUTE.md, "The fp32 instance without thread stores"). Every instance says 1 block per SM in
+ * instance each (docs/lab/permute.md, "The fp32 instance without thread stores"). Every instance says 1 block per SM in
  * its launch bounds, which is what its shared memory allows: with no minimum, ptxas gave the fp32 instance 64
  * registers and an 8-byte spill once the partial chunk's element-by-element stores were gone (whole chunks,
  * pm_tstore_live), and the TALL bf16 one 128 registers and a 28-byte spill. With 1: 0 spills; fp32 83 registers (78

@@ -32,7 +32,7 @@
 /** Load stages of the COPY kernel (each box is loaded into a stage and stored from it). */
 #define PM_COPY_STAGES 4u
 /** Input stages and output buffers of the TRANSPOSE kernel (measured with the former standalone transpose kernel,
- *  docs/TRANSPOSE.md). */
+ *  docs/lab/transpose.md). */
 #ifndef PM_TR_STAGES
 #define PM_TR_STAGES 4u
 #endif
@@ -49,7 +49,7 @@
  *  with 128-line tiles everywhere, seed 1795500010; % of a device-to-device copy): NCHW -> NHWC bf16 C = 8 86.3-90.6%
  *  against 76.9-77.2%, bf16 C = 32 83.3-88.9% against 74.8-75.2%, fp32 C = 16 89.7-92.0% against 87.8-89.3%; NHWC ->
  *  NCHW fp32 C = 16 92.3-93.4% against 88.9-89.6%, bf16 C = 32 98.6-100.1% against 92.4-93.6%. (256 lines for every
- *  tile had lost on 11 of the other cases: docs/PERMUTE.md, "Tile height".) Then these instances, without hints,
+ *  tile had lost on 11 of the other cases: docs/lab/permute.md, "Tile height".) Then these instances, without hints,
  *  against 128-line few-channel tiles in the shared instances (the next session, two rounds, seed 1795500011): bf16 C =
  *  8 96.3-98.7% against 70.5-72.9%, C = 32 100.3-100.9% against 72.8-75.7%, fp32 C = 4 84.0-86.7% against 78.8-79.8%;
  *  NHWC -> NCHW bf16 C = 32 100.8-102.0% against 89.4-93.6% (the tensors of 25.7 MB fit in L2). */
@@ -59,7 +59,7 @@
 #define PM_MAX_LINES(e, tall) ((tall) && (e) <= 4u ? PM_TALL_TILE_LINES : PM_TILE_LINES)
 
 /** Default tile order of the TRANSPOSE kernel: bands of this many tile columns (the former standalone transpose's
- *  default, docs/TRANSPOSE.md). */
+ *  default, docs/lab/transpose.md). */
 #define PM_DEFAULT_GROUP 8u
 
 /** How tile t maps to coordinates: what the kernel receives besides the two maps. */
@@ -214,7 +214,7 @@ TMA_HD int pm_tstore_live(const pm_grid *g, const int32_t ld[5], const pm_slot *
 
 /** Which transposes store with the threads: those whose dst row pitch is not a multiple of 32 bytes, for 2-, 4- and
  *  8-byte elements. Why (H200, one run of
- *  tma-permute each, docs/PERMUTE.md): with such a pitch each 128-byte row of a W x W TMA store box begins and ends
+ *  tma-permute each, docs/lab/permute.md): with such a pitch each 128-byte row of a W x W TMA store box begins and ends
  *  inside a 32-byte sector, and L2 fetched sectors from DRAM to complete them (ncu, fp32 12345 x 6789: 398 MB read
  *  for a 335 MB src, 342 MB with the threads storing 512-byte runs); thread stores took fp32 12345 x 6789 from 73.5%
  *  to 82.8% of a device-to-device copy, fp64 75.3% -> 80.1%, bf16 6789 x 12345 78.2% -> 81.2%. 1-byte elements fell
@@ -299,7 +299,7 @@ TMA_HD void pm_load_order(int packed, const int32_t ld[5], int32_t mc[5]) {
 /** Which transposes load with an L2 evict_last policy and store with an evict_first one (the kernel instance with
  *  the hints, pm_transpose_kernel<E, true>): those of 4-byte elements, and those of 2- and 8-byte elements whose src
  *  row pitch (map dimension 1's stride) is not a multiple of 128 bytes. All measured on an H200 (tma-permute,
- *  docs/PERMUTE.md "L2 hints", every comparison alternating builds in one session):
+ *  docs/lab/permute.md (the L2 hints' entries), every comparison alternating builds in one session):
  *  - Pitches that are not multiples of 128 bytes: the tile's 128-byte box rows start at a different phase of L2's
  *    256-byte blocks in each row and most of them straddle two blocks, which the neighbouring tile shares; L2 read
  *    5-13% more from DRAM than src holds (ncu, fp32 12345 x 6789, src pitch 27,168 bytes: 378 MB for 335; padded to

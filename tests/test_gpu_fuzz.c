@@ -346,7 +346,7 @@ static int conv_in_im2col_ranges(const tma_conv2d_shape *sh) {
 
 /* Coverage slots of the convolution. */
 enum { CV_T64, CV_T128, CV_T256, CV_TFM, CV_TILES, CV_SK, CV_SPLIT, CV_CL2, CV_DIRECT, CV_GRID, CV_GROUP, CV_ONECALL,
-       CV_INTS, CV_1X1, CV_REFUSED };
+       CV_INTS, CV_1X1, CV_REFUSED, CV_TUNED };
 
 static const char *sched_name(tma_conv2d_schedule s) {
     return s == TMA_CONV2D_SCHEDULE_STREAM_K ? "stream-K" : s == TMA_CONV2D_SCHEDULE_SPLIT_K ? "split-K" : "tiles";
@@ -385,12 +385,21 @@ static int conv_plan_options(fuzz *f, uint64_t *s, tma_conv2d_plan *p, int sms) 
     p->grid_blocks = blocks == sms ? 0 : (int)blocks;
     if (!FZ_TMA(f, tma_conv2d_plan_tiles(p, bm, bn, sched, &diag), diag, "tma_conv2d_plan_tiles"))
         return 0;
+    int cluster = p->cluster, group_m = p->group_m;
+    tma_gemm_epilogue epilogue = p->epilogue;
     if (p->schedule == TMA_CONV2D_SCHEDULE_TILES && p->block_m == 128 && fz_pct(s, 30))
-        p->cluster = 2;
+        cluster = 2;
     if (fz_pct(s, 25))
-        p->epilogue = TMA_GEMM_EPILOGUE_DIRECT;
+        epilogue = TMA_GEMM_EPILOGUE_DIRECT;
     if (fz_pct(s, 20))
-        p->group_m = (int)fz_in(s, 1, 40);
+        group_m = (int)fz_in(s, 1, 40);
+    /* through tune (the launch computed once) or by hand (re-derived in every run): both ways run */
+    if (fz_pct(s, 50)) {
+        f->cover[CV_TUNED]++;
+        return FZ_TMA(f, tma_conv2d_plan_tune(p, cluster, epilogue, group_m, p->grid_blocks, &diag), diag,
+                      "tma_conv2d_plan_tune");
+    }
+    p->cluster = cluster, p->epilogue = epilogue, p->group_m = group_m;
     return 1;
 }
 
@@ -489,6 +498,7 @@ static const fz_option conv_options[] = {
     {"integer data", CV_INTS},
     {"1x1 filters", CV_1X1},
     {"refused as documented (dilation past the im2col ranges)", CV_REFUSED},
+    {"options set through tma_conv2d_plan_tune", CV_TUNED},
 };
 
 Test(gpu_fuzz, conv, .timeout = 900) {
@@ -507,7 +517,7 @@ static const int gemm_nk[][2] = {{4096, 4096}, {12288, 4096}, {11008, 4096}, {40
                                  {4096, 14336}, {8192, 8192}, {28672, 8192}, {8192, 28672}, {1024, 4096},
                                  {32000, 4096}, {2048, 7168}, {7168, 2048}};
 
-enum { GM_BF16, GM_F32, GM_CL2, GM_DIRECT, GM_GRID, GM_GROUP, GM_ONECALL, GM_SKINNY, GM_KZERO, GM_INTS };
+enum { GM_BF16, GM_F32, GM_CL2, GM_DIRECT, GM_GRID, GM_GROUP, GM_ONECALL, GM_SKINNY, GM_KZERO, GM_INTS, GM_TUNED };
 
 static void gemm_problem(fuzz *f, uint64_t seed) {
     uint64_t s = seed;
@@ -555,14 +565,26 @@ static void gemm_problem(fuzz *f, uint64_t seed) {
     if (!FZ_TMA(f, tma_gemm_plan_make(&plan, a, b, c.at, out, m, n, k, &diag), diag, "tma_gemm_plan_make"))
         goto done;
     if (!one_call) {
+        int cluster = plan.cluster, grid_blocks = plan.grid_blocks, group_m = plan.group_m;
+        tma_gemm_epilogue epilogue = plan.epilogue;
         if (fz_pct(&s, 30))
-            plan.cluster = 3 - plan.cluster;
+            cluster = 3 - plan.cluster;
         if (fz_pct(&s, 25))
-            plan.epilogue = TMA_GEMM_EPILOGUE_DIRECT;
+            epilogue = TMA_GEMM_EPILOGUE_DIRECT;
         if (fz_pct(&s, 25))
-            plan.grid_blocks = (int)fz_in(&s, 1, 2 * fz_sms());
+            grid_blocks = (int)fz_in(&s, 1, 2 * fz_sms());
         if (fz_pct(&s, 20))
-            plan.group_m = (int)fz_in(&s, 1, 40);
+            group_m = (int)fz_in(&s, 1, 40);
+        /* through tune (the launch computed once) or by hand (re-derived in every run); an empty problem's plan
+         * has no launch to tune */
+        if (m > 0 && n > 0 && k > 0 && fz_pct(&s, 50)) {
+            f->cover[GM_TUNED]++;
+            if (!FZ_TMA(f, tma_gemm_plan_tune(&plan, cluster, epilogue, group_m, grid_blocks, &diag), diag,
+                        "tma_gemm_plan_tune"))
+                goto done;
+        } else {
+            plan.cluster = cluster, plan.epilogue = epilogue, plan.grid_blocks = grid_blocks, plan.group_m = group_m;
+        }
     }
     snprintf(f->what, sizeof f->what,
              "M %d N %d K %d, %s C at +%zu bytes; %s; cluster %d, %s epilogue, grid_blocks %d, group_m %d; %s data",
@@ -609,6 +631,7 @@ static const fz_option gemm_options[] = {
     {"M <= 256", GM_SKINNY},
     {"K = 0", GM_KZERO},
     {"integer data", GM_INTS},
+    {"options set through tma_gemm_plan_tune", GM_TUNED},
 };
 
 Test(gpu_fuzz, gemm, .timeout = 900) {
@@ -620,7 +643,7 @@ Test(gpu_fuzz, gemm, .timeout = 900) {
  * ------------------------------------------------------------------------------------------- */
 
 enum { GG_MAX = 256, GG_MACS_CAP_LOG2 = 33, GG_ELEMS_CAP = 1 << 27 };
-enum { GG_EMPTY, GG_TINY, GG_HUGE, GG_GRID, GG_GROUPM, GG_ONECALL, GG_INTS, GG_KZERO, GG_MANY, GG_SKIP };
+enum { GG_EMPTY, GG_TINY, GG_HUGE, GG_GRID, GG_GROUPM, GG_ONECALL, GG_INTS, GG_KZERO, GG_MANY, GG_SKIP, GG_TUNED };
 
 /* One group's rows: empty, a few (under a tile), a few hundred, or thousands. */
 static int gg_rows(uint64_t *s) {
@@ -697,10 +720,16 @@ static void grouped_problem(fuzz *f, uint64_t seed) {
                     "tma_grouped_gemm_plan_make"))
             goto done;
         have_plan = 1;
-        if (fz_pct(&s, 25))
-            plan.grid_blocks = (int)fz_in(&s, 1, fz_sms());
-        if (fz_pct(&s, 20))
-            plan.group_m = (int)fz_in(&s, 1, 40);
+        const int grid_blocks = fz_pct(&s, 25) ? (int)fz_in(&s, 1, plan.sms > 0 ? plan.sms : fz_sms()) : 0;
+        const int group_m = fz_pct(&s, 20) ? (int)fz_in(&s, 1, 40) : plan.group_m;
+        if (fz_pct(&s, 50)) { /* through tune, or by hand */
+            f->cover[GG_TUNED]++;
+            if (!FZ_TMA(f, tma_grouped_gemm_plan_tune(&plan, grid_blocks, group_m, &diag), diag,
+                        "tma_grouped_gemm_plan_tune"))
+                goto done;
+        } else {
+            plan.grid_blocks = grid_blocks, plan.group_m = group_m;
+        }
     }
     /* runs 2 and 3 reuse run 1's maps (diag_skip_build: right while a, b, c and m stay as they are) */
     const int skip_build = have_plan && fz_pct(&s, 25);
@@ -783,6 +812,7 @@ static const fz_option grouped_options[] = {
     {"one-call", GG_ONECALL},
     {"K = 0", GG_KZERO},
     {"integer data", GG_INTS},
+    {"options set through tma_grouped_gemm_plan_tune", GG_TUNED},
 };
 
 Test(gpu_fuzz, grouped, .timeout = 900) {

@@ -1,15 +1,15 @@
 /* libtma kernels (tma::kernels, libtma_kernels): reusable TMA kernels for Hopper with a small C API.
  *
  *   - C = A * B^T in bf16 with fp32 accumulation (TMA loads, wgmma, warp specialization, clusters sharing B
- *     by multicast), 98-106% of cuBLAS on an H200 (docs/GEMM.md).
+ *     by multicast), 98-106% of cuBLAS on an H200 (docs/guide/gemm.md).
  *   - Grouped C_g = A_g * B_g^T (mixture-of-experts layers) with each group's tensor maps built on the device
- *     from arrays the GPU may write (docs/GROUPED_GEMM.md).
+ *     from arrays the GPU may write (docs/guide/grouped_gemm.md).
  *   - 2-D convolution forward (bf16 NHWC) as an implicit GEMM whose activations come through im2col TMA loads
- *     (docs/CONV.md).
+ *     (docs/guide/conv.md).
  *   - Any permutation of a rank 1-5 strided tensor (1-8 byte elements): a pure TMA copy where the innermost
- *     dimension stays, a conflict-free shared-memory tile transpose where it moves (docs/PERMUTE.md); the 2-D
+ *     dimension stays, a conflict-free shared-memory tile transpose where it moves (docs/guide/permute.md); the 2-D
  *     transpose of a strided matrix is its special case, at 90-95% of a device-to-device copy on an H200 for
- *     aligned pitches (docs/TRANSPOSE.md); both with the same tile pipeline on libtma's CPU model.
+ *     aligned pitches (docs/lab/transpose.md); both with the same tile pipeline on libtma's CPU model.
  *
  * Every kernel has the same shape: a plan (arguments checked, tensor maps encoded, kernel attributes set, and what a
  * launch needs computed, once: its launch record), a run (an asynchronous launch of that record on a stream), and a
@@ -90,7 +90,7 @@ typedef struct tma_gemm_plan {
     int m, n, k;           /**< the problem */
     int cluster;           /**< may be changed: 1 (one block per tile) or 2 (pairs of blocks on vertically
                                 adjacent tiles share B through TMA multicast). Default: 2 where every block
-                                gets more than one tile (measured faster or equal there, docs/GEMM.md) */
+                                gets more than one tile (measured faster or equal there, docs/lab/gemm.md) */
     int group_m;           /**< may be changed: tile rows per rasterization group (default TMA_GEMM_GROUP_M) */
     int sms;               /**< multiprocessors of the device */
     int grid_blocks;       /**< may be changed: 0 (default) as many blocks as can be co-resident; otherwise this
@@ -205,7 +205,7 @@ tma_status tma_grouped_gemm(int groups, int n, int k, const void *const *a, cons
  * block of 64 channels, one im2col TMA load gathers the 128 (or 192) pixels a tile needs straight into swizzled shared
  * memory, padding included (out-of-bounds fill), and the filters come through a tiled map. The pipeline is the
  * GEMM's (TMA producer warp, two wgmma consumer warpgroups, clusters sharing the filters by multicast); the 192 x 128
- * filter-major tile computes y^T (the filters as wgmma's A operand) and stores it transposed. docs/CONV.md.
+ * filter-major tile computes y^T (the filters as wgmma's A operand) and stores it transposed. docs/guide/conv.md.
  * ============================================================================================= */
 
 /** A 2-D convolution: sizes, stride, padding, dilation. y[n, p, q, k] = sum over r, s, c of
@@ -221,7 +221,7 @@ typedef struct tma_conv2d_shape {
 
 /** How a plan's tiles are shared among the blocks of its persistent grid. */
 typedef enum tma_conv2d_schedule {
-    TMA_CONV2D_SCHEDULE_AUTO = 0,  /**< tma_conv2d_plan_tiles chooses (docs/CONV.md) */
+    TMA_CONV2D_SCHEDULE_AUTO = 0,  /**< tma_conv2d_plan_tiles chooses (docs/guide/conv.md) */
     TMA_CONV2D_SCHEDULE_TILES,     /**< every tile whole: block b takes tiles b, b + blocks, ... */
     TMA_CONV2D_SCHEDULE_STREAM_K,  /**< the last one or two waves of tiles shared out by pipeline stages, every block
                                         an equal share; a tile cut between blocks is summed by the block holding its
@@ -247,11 +247,12 @@ typedef struct tma_conv2d_plan {
     int p, q;                  /**< output rows and columns */
     int block_m;               /**< output pixels per tile: 128, or 192 (the filter-major tile, block_n 128: the
                                     filters are wgmma's A operand, two warpgroups of 64, the 192 pixels its B, and
-                                    the epilogue stores y transposed; docs/CONV.md) (set by tma_conv2d_plan_tiles) */
+                                    the epilogue stores y transposed; docs/guide/conv.md) (set by
+                                    tma_conv2d_plan_tiles) */
     int block_n;               /**< output channels per tile: 64, 128 or 256 with 128 pixels, 128 with 192 (set by
                                     tma_conv2d_plan_tiles) */
     int cluster;               /**< may be changed: 1 (default: pairs were slower on every layer measured,
-                                    docs/CONV.md), or 2 (pairs of blocks on adjacent pixel tiles share the filter
+                                    docs/lab/conv.md), or 2 (pairs of blocks on adjacent pixel tiles share the filter
                                     tile through multicast; whole 128-pixel tiles only) */
     int group_m;               /**< may be changed: pixel-tile rows per rasterization group */
     int sms;                   /**< multiprocessors of the device */
@@ -291,7 +292,7 @@ tma_status tma_conv2d_plan_make(tma_conv2d_plan *p, const tma_conv2d_shape *shap
  *  choice). STREAM_K, for outputs whose tiles leave the last wave of blocks part idle, allocates the workspace
  *  (cudaMalloc and cudaMemset: synchronous) for the plan's grid; TILES and SPLIT_K (for fewer tiles than half the
  *  blocks, refused otherwise) free it. A plan with a workspace must not run on two streams at once.
- *  tma_conv2d_plan_make calls it with 0, 0, AUTO (docs/CONV.md says how it chooses).
+ *  tma_conv2d_plan_make calls it with 0, 0, AUTO (docs/guide/conv.md says how it chooses).
  *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_ARG (a width or schedule out of range), TMA_ERR_CUDA */
 tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_m, int block_n, tma_conv2d_schedule schedule,
                                  tma_diag *diag);
@@ -332,7 +333,8 @@ tma_status tma_conv2d_model(const tma_conv2d_shape *shape, const void *x, const 
  * permute(...).contiguous()), rank 1-5, 1-, 2-, 4- and 8-byte elements, strided src and dst. Dimension 0 is the
  * innermost (contiguous) one everywhere, as in tma_tiled_desc. Where dst keeps src's innermost dimension the kernel
  * is a pure TMA copy (the tensor maps do the index arithmetic); otherwise a 2-D tile transpose in shared memory
- * (a conflict-free lane map) inside the same reordering. docs/PERMUTE.md. The 2-D transpose, below, is a special case.
+ * (a conflict-free lane map) inside the same reordering. docs/guide/permute.md. The 2-D transpose, below, is a special
+ * case.
  * ============================================================================================= */
 
 /** A permutation: dst dimension i is src dimension perm[i], so dst has dimensions src_dims[perm[i]].
@@ -364,7 +366,7 @@ typedef struct tma_permute_plan {
                                    map lists dims[2] before dims[1]) */
     uint32_t box[5];          /**< the tile (transpose: box[0] elements of src dim 0, 128 bytes or, in a packed tile,
                                    fewer, x box[1] rows of dst's innermost dimension x box[2] slabs of the next;
-                                   docs/PERMUTE.md) */
+                                   docs/guide/permute.md) */
     uint32_t tiles_n[5];      /**< tiles along each map dimension */
     uint64_t tiles;           /**< tiles in all */
     uint32_t group;           /**< transpose: tile order, bands of `group` tile columns */
@@ -423,7 +425,7 @@ tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_fac
 
 /* =============================================================================================
  * Transpose: out (cols x rows) = in (rows x cols)^T, row-major, strided: the 2-D case of tma_permute, with the
- * same kernel, plan, tuning and CPU model (docs/TRANSPOSE.md).
+ * same kernel, plan, tuning and CPU model (docs/guide/permute.md, "The 2-D transpose").
  * ============================================================================================= */
 
 /** The permute descriptor of out = in^T: in is rows x cols elements of elem_bytes, in_pitch bytes between its
