@@ -363,9 +363,25 @@ struct pm_launch {
     uint32_t stage_bytes;      /* COPY: the stride of its stages in shared memory */
 };
 
-struct pm_launch_record {
+/* The plan's fields a launch reads (the grid, the block, the tiles, the maps' L2 setting, the tensors' addresses): what
+ * run compares before it takes the record as it is. Few, so that the check costs little beside the launch: a permute
+ * is often short (15-20 us), and run's host time lies between a caller's events and the kernel (docs/lab/
+ * architecture.md: with the whole record copied and every input compared, a 26 MB bf16 NCHW -> NHWC read 2-3 points of
+ * a copy lower in three rounds; with this key, within the spread). The plan's other fields are read-only
+ * (kernels.h); a change to them is caught by the full compare only where one of these changed too. */
+struct pm_key {
+    uint64_t grid, block, smem, tiles, group, shape, l2, src, dst;
+};
+
+/* The front of the record: what run reads when the plan is as its record says. */
+struct pm_launch_head {
     uint32_t mark; /* KD_RECORD_PERMUTE */
+    pm_key key;
     pm_launch launch;
+};
+
+struct pm_launch_record {
+    pm_launch_head head;
     tma_tiled_desc ld, st; /* the maps' descriptors, checked (l2_promotion: the plan's l2) */
     pm_inputs from;
 };
@@ -389,6 +405,15 @@ static pm_inputs pm_inputs_of(const tma_permute_plan *p) {
     return in;
 }
 
+static pm_key pm_key_of(const tma_permute_plan *p) {
+    pm_key k;
+    k.grid = p->grid, k.block = p->block, k.smem = p->smem, k.tiles = p->tiles, k.group = p->group;
+    k.shape = (uint64_t)p->transpose | (uint64_t)p->rank << 8 | (uint64_t)p->desc.elem_bytes << 16;
+    k.l2 = (uint64_t)p->l2;
+    k.src = (uint64_t)(uintptr_t)p->desc.src, k.dst = (uint64_t)(uintptr_t)p->desc.dst;
+    return k;
+}
+
 /* The COPY kernel's stage stride: a box rounded up to the 128B swizzle's period. */
 static uint32_t pm_stage_bytes(const tma_permute_plan *p) {
     return (uint32_t)tma_swizzle_round_up(TMA_SWIZZLE_128B, p->load_map.box.smem_bytes);
@@ -407,8 +432,9 @@ static void pm_launch_record_make(tma_permute_plan *p, const pm_launch &l, const
                                   const tma_tiled_desc &st) {
     pm_launch_record r;
     memset(&r, 0, sizeof r);
-    r.mark = KD_RECORD_PERMUTE;
-    r.launch = l;
+    r.head.mark = KD_RECORD_PERMUTE;
+    r.head.key = pm_key_of(p);
+    r.head.launch = l;
     r.ld = ld, r.st = st;
     r.ld.l2_promotion = r.st.l2_promotion = p->l2;
     r.from = pm_inputs_of(p);
@@ -441,9 +467,14 @@ static pm_grid pm_grid_of(const tma_permute_plan *p) {
  * fields were changed by hand, its grid argument rebuilt from them, after the checks that they still make a plan the
  * kernels can run. */
 static tma_status pm_launch_for_run(const tma_permute_plan *p, pm_launch *l, tma_diag *diag) {
+    const pm_launch_head h = kd_record_get<pm_launch_head>(p->launch);
+    if (h.mark == KD_RECORD_PERMUTE && kd_same_inputs(h.key, pm_key_of(p))) {
+        *l = h.launch;
+        return TMA_OK;
+    }
     const pm_launch_record r = kd_record_get<pm_launch_record>(p->launch);
-    if (r.mark == KD_RECORD_PERMUTE && kd_same_inputs(r.from, pm_inputs_of(p))) {
-        *l = r.launch;
+    if (r.head.mark == KD_RECORD_PERMUTE && kd_same_inputs(r.from, pm_inputs_of(p))) {
+        *l = r.head.launch;
         return TMA_OK;
     }
     const uint32_t e = p->desc.elem_bytes;
@@ -543,7 +574,7 @@ extern "C" tma_status tma_permute_plan_tune(tma_permute_plan *p, uint32_t group,
     if ((unsigned)l2 > (unsigned)TMA_L2_256B)
         return KD_FAIL(diag, PM_L2, tma_arg_i((int)l2));
     pm_launch_record r = kd_record_get<pm_launch_record>(p->launch);
-    if (r.mark != KD_RECORD_PERMUTE || !kd_same_inputs(r.from, pm_inputs_of(p))) {
+    if (r.head.mark != KD_RECORD_PERMUTE || !kd_same_inputs(r.from, pm_inputs_of(p))) {
         /* a plan changed by hand: planned again from its description, its run left to derive its launch */
         pm_layout L;
         tma_status st = pm_plan(&p->desc, &L, diag);
@@ -559,8 +590,8 @@ extern "C" tma_status tma_permute_plan_tune(tma_permute_plan *p, uint32_t group,
     if (st != TMA_OK)
         return st;
     if (p->transpose)
-        p->group = r.launch.g.group = group ? group : p->tiles_n[0];
-    pm_launch_record_make(p, r.launch, r.ld, r.st);
+        p->group = r.head.launch.g.group = group ? group : p->tiles_n[0];
+    pm_launch_record_make(p, r.head.launch, r.ld, r.st);
     return kd_ok(diag);
 }
 
