@@ -7,6 +7,7 @@
 
 #include "conv_plan.h"
 #include "gemm_device.cuh"
+#include "tuning_sm90.h"
 #include "kernel_diag.h"
 #include "kernel_maps.h"
 #include "launch_record.h"
@@ -200,34 +201,19 @@ static long conv_split_parts(const tma_conv2d_plan *p, int bm, int bn) {
     return 0;
 }
 
-/* Estimated microseconds of a plan's run on tile bm x bn and a schedule, on `workers` blocks: a model fitted to the
- * sweeps of docs/lab/conv.md, "The plan's choices" (H200, ResNet-50's 3x3 layers at batch 32 and 128, every tile x
- * schedule timed in interleaved rounds). A stage of a tile takes 0.45 / 0.55 / 0.69 us at 128 x 64 / 128 / 256 and
- * CONV_FM_STAGE_US on the filter-major 192 x 128 (one tile per SM); each tile a block finishes costs CONV_TILE_US per
- * 128 x 256 outputs besides (its epilogue, and the pipeline's turn to the next tile); a stream-K or split-K stage
- * CONV_SHARED_STAGE times a stage (every SM loading at once); a stream-K owner takes 3.5 us per helper's partial tile
- * it reads back (a tile's helpers: about workers / the tiles shared out), and split-K's fixup (every block puts its
- * partial tile in its shared memory, then reads and adds its slice of the cluster's) CONV_SPLIT_FIXUP_US in all. The
- * fixed costs (launch, first loads) are left out. parts: split-K's (conv_split_parts). */
-#define CONV_SHARED_STAGE 1.2
-/* Split-K's fixup, traced (H200, 2026-11-23, GM_TRACE, docs/lab/conv.md "Split-K's fixup, taken apart"): from the last
- * stage to the end of the block 5.5-6.6 us with the slice staged (gm_split_reduce). Before that was measured the
- * constant was 10, fitted to a sweep where any value from 4 to 12 ordered the plans to within 0.3 us of the fastest;
- * the only plan it changes is b32 14x14x256's, now 192 x 128 tiles in 2 parts (22.5-22.7 us) instead of whole 128 x
- * 128 tiles (22.7-23.7, the same session, three rounds alternating). */
-#define CONV_SPLIT_FIXUP_US 6.0
-/* The filter-major tile's stage and the per-tile cost, from the sweep with it (H200, 2026-11-23, TMA_CONV_SWEEP, seed
- * 1795387602, every tile x schedule on the ten layers): its whole tiles took 46.8 us on b128 7x7x512 (132 tiles of 72
- * stages) and 18.7 on b32 28x28x128 (131 of 18), but 131.6 on b128 56x56x64 (2,091 tiles of 9 stages, half of each
- * tile's filters past K = 64) against 102.9 for 128 x 64 tiles: short tiles pay their epilogue and their turn. Over the
- * sweep, stage 0.55-0.60 us with 2-4 us a tile picks on every layer the fastest plan or one within 1.3 us of it
- * (with 0.60 and 3: 2.5 us lost over the ten layers; choosing among the 128-pixel tiles alone, 1.4), where the model
- * without the tile cost lost 37 us, 29 of them on b128 56x56x64. */
-#define CONV_FM_STAGE_US 0.60
-#define CONV_TILE_US 3.0
+/* Estimated microseconds of a plan's run on tile bm x bn and a schedule, on `workers` blocks, by the cost model of
+ * tuning_sm90.h: a tile's stages at its stage time, and each tile a block finishes CONV_TILE_US per 128 x 256 outputs
+ * besides (its epilogue, and the pipeline's turn to the next tile); a stream-K or split-K stage CONV_SHARED_STAGE times
+ * a stage (every SM loading at once); a stream-K owner CONV_SK_PARTIAL_US per helper's partial tile it reads back (a
+ * tile's helpers: about workers / the tiles shared out); split-K's fixup (every block puts its partial tile in its
+ * shared memory, then reads and adds its slice of the cluster's) CONV_SPLIT_FIXUP_US in all. The fixed costs (launch,
+ * first loads) are left out. parts: split-K's (conv_split_parts). */
 static double conv_estimate_us(const tma_conv2d_plan *p, int bm, int bn, tma_conv2d_schedule schedule,
                                long workers, long parts) {
-    const double stage_us = conv_filter_major(bm) ? CONV_FM_STAGE_US : bn == 64 ? 0.45 : bn == 128 ? 0.55 : 0.69;
+    const double stage_us = conv_filter_major(bm) ? CONV_FM_STAGE_US
+                            : bn == 64            ? CONV_STAGE_US_64
+                            : bn == 128           ? CONV_STAGE_US_128
+                                                  : CONV_STAGE_US_256;
     const double tile_us = CONV_TILE_US * (double)bm * (double)bn / (128.0 * 256.0);
     const long units = conv_units(p, bm, bn), nk = p->stages;
     if (schedule == TMA_CONV2D_SCHEDULE_TILES)
@@ -239,7 +225,7 @@ static double conv_estimate_us(const tma_conv2d_plan *p, int bm, int bn, tma_con
     if (shared == 0)
         return whole;
     return whole + (double)shared * (double)nk / (double)workers * stage_us * CONV_SHARED_STAGE +
-           3.5 * (double)workers / (double)shared + tile_us;
+           CONV_SK_PARTIAL_US * (double)workers / (double)shared + tile_us;
 }
 
 /* The tiles a plan may have, pixels x filters; ties in conv_default_tiles go to the earlier. */

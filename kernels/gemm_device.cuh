@@ -450,20 +450,9 @@ static __device__ __forceinline__ bool gm_segment_of(const gm_sched *s, uint32_t
  * warpgroup's epilogue buffers (`stage`, gm_split_stage_offset) and stored 16 bytes a thread, consecutive threads on
  * consecutive chunks; else element by element (store_group). The partial tiles never leave the cluster's shared
  * memory.
- * Measured on an H200 (GM_TRACE events 7 and 8, docs/lab/conv.md "Split-K's fixup, taken apart"):
- *  - Through global memory before (each block stored its partial tile to a workspace, set a flag, waited for its
- *    tile's other flags and bulk-copied their slices back), the fixup took 8.2 us of b32 7x7x512's 26 us: storing
- *    128 KiB from each SM at once ran at ~52 GB/s an SM.
- *  - Through the cluster, with element stores: the slice 3.9-5.5 us, the whole fixup 5.6-7.6 us of a 19-22 us launch.
- *    Trace builds made to take it apart: 2.0-3.4 us with the block's own partial read in place of the others' (no
- *    remote reads), 3.2-4.0 without the stores. So the remote reads run at about 40 GB/s an SM.
- *  - Staged, the slice takes 3.6 / 3.7 / 4.8 us (b32 7x7x512 in 4 parts, b32 14x14x256 192 x 128 and 128 x 256 in
- *    2) against 3.9 / 3.9 / 5.5, and b32 14x14x256 on 192 x 128 ran 22.5-22.7 us against 22.8-23.3 (three rounds
- *    alternating); b32 7x7x512 did not move.
- *  - Tried, not kept: the loads of up to 32 float4 in flight per thread (ceil of the slice / (32 / parts) round trips
- *    instead of one per group) shortened the 2-part slices by 0.3-1.2 us but not the 4-part one, and no timed launch
- *    moved beyond the run-to-run spread; the block's own partial read through its own shared memory changed
- *    nothing. */
+ * Why through the cluster and staged: through global memory the fixup took 8.2 of b32 7x7x512's 26 us (H200); this
+ * way 5.5-6.6 us, the remote reads at about 40 GB/s an SM (docs/lab/conv.md "Split-K's fixup, taken apart", with what
+ * was tried and not kept). */
 template <bool CT, typename OutT, uint32_t R>
 static __device__ __forceinline__ void gm_split_reduce(const float4 *mine, uint32_t parts, uint32_t part, OutT *c,
                                                        uint32_t M, uint32_t N, uint32_t row0, uint32_t col0,

@@ -9,11 +9,9 @@
  *   2. gg_kernel: the one pipeline of the GEMMs and the convolution (gm_pipeline_kernel, gemm_device.cuh) on
  *      128 x 256 tiles, no clusters, the TMA-store epilogue, with the grouped GEMM's operands and tile walk
  *      (GroupedOps, below): units number the tiles of group 0, then group 1, ... (grouped_tiles.h).
- * Why a table built once per run, not maps rebuilt in the GEMM's producer when a block moves to another group
- * (measured on an H200, docs/lab/grouped_gemm.md): with the rules checked in a producer held to 40 registers, each
- * rebuild stalled the producer ~30 us (every block rebuilt up to ~70 times a run: a third of the time at 65,536
- * tokens over 128 experts); built once per group by warps with registers to spare, the table costs one small
- * launch. The maps do not change while the GEMM runs, so no copy can see a map change under it. */
+ * A table built once per run, not maps rebuilt in the GEMM's producer when a block moves to another group: there each
+ * rebuild stalled the producer ~30 us (docs/lab/grouped_gemm.md "Why a table built once per run"). The maps do not
+ * change while the GEMM runs, so no copy can see a map change under it. */
 #include <stdio.h>
 #include <string.h>
 

@@ -153,27 +153,16 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
  * elements, and for 2- and 8-byte ones where src's row pitch is not a multiple of 128 bytes (pm_src_keep:
  * g.src_keep), the loads carry an L2 evict_last policy and the stores (threads' or TMA's) evict_first, so the 256-byte
  * blocks neighbouring tiles share stay in L2 and the output, never read again, leaves it first.
- * KEEP is a template parameter (the host launches the instance of g.src_keep), so the kernels without hints carry no
- * hinted code: with it beside the plain code in one kernel, tested at run time, the transposes without hints ran 3-6
- * points slower (H200, one session, three alternating rounds each: fp64 8192^2 88.9-89.0% of memcpy against
- * 94.8-95.1%, u8 8192^2 85.7-90.3% against 91.3-92.1%). Inside the KEEP instance the hinted paths are still guarded by
- * `KEEP && g.src_keep`, a test that is always true there: with `if constexpr (KEEP)` alone the same hinted
- * instructions ran ragged fp32 12345 x 6789 at 85.9-87.0% against 91.8-92.0% (same session, alternating). The two
- * instances' SASS differ in layout only (the same hinted STG / UTMALDG / UTMASTG on the executed path, plus the
- * unused plain ones); why that costs 5 points is not established. TALL (pm_tall: short, packed, and 2-byte
- * thread-stored tiles) is a template parameter too: those tiles have up to PM_TALL_TILE_LINES lines (more threads a
- * block) and no hints. TSTORE says whether the thread stores' code is compiled in: in every instance of 2-, 4- and
- * 8-byte elements, and the usual fp32 instance is compiled a second time without it for the tiles TMA stores
- * (pm_transpose_of). That second instance ran the fp32 cases of 3-5 dimensions 3 points faster (batched
- * [64,1000,1000] 88.2 -> 91.2%, rank 5 78.8 -> 82.0%, NCHW <-> NHWC 1.9-3.0) and the 2-D ones 0.9-2.7 points slower
- * (medians, H200, two device sessions alternating with the build before). The same split of the 2- and 8-byte
- * instances lost up to 7 points (bf16 12345 x 6789 94.4 -> 87.4%, fp64 16384^2 89.9 -> 86.4%), so they keep one
- * instance each (docs/lab/permute.md, "The fp32 instance without thread stores"). Every instance says 1 block per SM in
- * its launch bounds, which is what its shared memory allows: with no minimum, ptxas gave the fp32 instance 64
- * registers and an 8-byte spill once the partial chunk's element-by-element stores were gone (whole chunks,
- * pm_tstore_live), and the TALL bf16 one 128 registers and a 28-byte spill. With 1: 0 spills; fp32 83 registers (78
- * before; 56 without the thread stores), u8 123 (109), fp64 59 / 54 (64). An instance's own code moves its timings
- * by a few points: instances whose machine code is byte for byte the same ran the same in both builds (ibid.).
+ * Template parameters, each an instance of its own (pm_transpose_of), because code compiled in but not taken cost
+ * time: KEEP (the L2 hints, g.src_keep: the transposes without hints ran 3-6 points slower with the hinted code beside
+ * theirs; inside KEEP's instance the hinted paths stay guarded by `KEEP && g.src_keep`, which `if constexpr` alone ran
+ * 5 points slower, not established why); TALL (pm_tall: short, packed and 2-byte thread-stored tiles, up to
+ * PM_TALL_TILE_LINES lines, no hints); TSTORE (the thread stores' code: the usual fp32 instance is compiled a second
+ * time without it for the tiles TMA stores, 3 points faster on 3-5 dimensions, 1-3 slower on 2-D; the same split lost
+ * up to 7 points for 2- and 8-byte elements, which keep one instance). Every instance declares 1 block per SM in its
+ * launch bounds, what its shared memory allows (no spills; without it ptxas spilled). Measured on H200s: docs/lab/
+ * permute.md "The three-way A/B, and the hints in kernel instances of their own (712479e)", "Whole chunks, tall bf16
+ * tiles, few slabs", "The fp32 instance without thread stores".
  * ---------------------------------------------------------------------------------------------- */
 template <int E, bool KEEP, bool TALL, bool TSTORE>
 __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / TMA_SWIZZLE_LINE_BYTES, 1) pm_transpose_kernel(

@@ -25,42 +25,19 @@
 #include "tma/hd.h"
 #include "tma/kernels.h"
 #include "tma/swizzle.h"
+#include "tuning_sm90.h"
 
-/** Bytes of shared memory one COPY box aims at (a plain TMA copy with 256 x 32 fp32 boxes reached 94.7% of a
- *  device-to-device copy, docs/HARDWARE.md). */
-#define PM_COPY_BOX_BYTES 32768u
-/** Load stages of the COPY kernel (each box is loaded into a stage and stored from it). */
-#define PM_COPY_STAGES 4u
-/** Input stages and output buffers of the TRANSPOSE kernel (measured with the former standalone transpose kernel,
- *  docs/lab/transpose.md). */
-#ifndef PM_TR_STAGES
-#define PM_TR_STAGES 4u
-#endif
-#ifndef PM_TR_OUT_BUFFERS
-#define PM_TR_OUT_BUFFERS 3u
-#endif
-/** Lines (of 128 bytes) of a TRANSPOSE tile: box rows of dimension a times stacked slabs; 64 threads per W lines. */
-#ifndef PM_TILE_LINES
-#define PM_TILE_LINES 128u
-#endif
-/** Lines of a TALL tile (pm_tall: a short or packed one, pm_short_rows, pm_packed_cols, or one of 2-byte elements that
- *  the threads store, pm_tstore_tall) for 1-, 2- and 4-byte elements; 8-byte ones keep PM_TILE_LINES (256 lines would
- *  be 1,024 threads of at most 64 registers). Measured on an H200 (tma-permute, one session, two rounds alternating
- *  with 128-line tiles everywhere, seed 1795500010; % of a device-to-device copy): NCHW -> NHWC bf16 C = 8 86.3-90.6%
- *  against 76.9-77.2%, bf16 C = 32 83.3-88.9% against 74.8-75.2%, fp32 C = 16 89.7-92.0% against 87.8-89.3%; NHWC ->
- *  NCHW fp32 C = 16 92.3-93.4% against 88.9-89.6%, bf16 C = 32 98.6-100.1% against 92.4-93.6%. (256 lines for every
- *  tile had lost on 11 of the other cases: docs/lab/permute.md, "Tile height".) Then these instances, without hints,
- *  against 128-line few-channel tiles in the shared instances (the next session, two rounds, seed 1795500011): bf16 C =
- *  8 96.3-98.7% against 70.5-72.9%, C = 32 100.3-100.9% against 72.8-75.7%, fp32 C = 4 84.0-86.7% against 78.8-79.8%;
- *  NHWC -> NCHW bf16 C = 32 100.8-102.0% against 89.4-93.6% (the tensors of 25.7 MB fit in L2). */
-#define PM_TALL_TILE_LINES 256u
+/* The permute's tuning constants (PM_COPY_BOX_BYTES, PM_COPY_STAGES, PM_TR_STAGES, PM_TR_OUT_BUFFERS, PM_TILE_LINES,
+ * PM_TALL_TILE_LINES, PM_DEFAULT_GROUP) are tuning_sm90.h's. A TRANSPOSE tile is PM_TILE_LINES lines of 128 bytes (box
+ * rows of dimension a times stacked slabs; 64 threads per W lines); a TALL tile (pm_tall: a short or packed one,
+ * pm_short_rows, pm_packed_cols, or one of 2-byte elements that the threads store, pm_tstore_tall) PM_TALL_TILE_LINES
+ * for 1-, 2- and 4-byte elements; 8-byte ones keep PM_TILE_LINES (256 lines would be 1,024 threads of at most 64
+ * registers). */
+
 /** The most lines a tile of e-byte elements may have: tall tiles (`tall`: pm_tall) PM_TALL_TILE_LINES but for 8-byte
  *  elements, the others PM_TILE_LINES. A macro: the kernels' launch bounds use it. */
 #define PM_MAX_LINES(e, tall) ((tall) && (e) <= 4u ? PM_TALL_TILE_LINES : PM_TILE_LINES)
 
-/** Default tile order of the TRANSPOSE kernel: bands of this many tile columns (the former standalone transpose's
- *  default, docs/lab/transpose.md). */
-#define PM_DEFAULT_GROUP 8u
 
 /** How tile t maps to coordinates: what the kernel receives besides the two maps. */
 typedef struct pm_grid {
