@@ -15,6 +15,8 @@
 #include <string.h>
 #include <vector>
 
+#include "tma/swizzle.h"
+
 /* A failing CUDA call prints file:line, the call and the error, and exits (a tool's own check). */
 #define CUDA_CHECK(call)                                                                            \
     do {                                                                                            \
@@ -55,7 +57,7 @@ __global__ void replay(const uint32_t *addr, const uint32_t *mask, int n, int by
     extern __shared__ uint8_t dyn[];
     const uint32_t lane = threadIdx.x;
     uint32_t base = (uint32_t)__cvta_generic_to_shared(dyn);
-    base += (1024u - base % 1024u) % 1024u; /* banks see address % 128; phase 0 of every swizzle */
+    base += tma_swizzle_phase0_pad(TMA_SWIZZLE_128B, base); /* banks see address % 128; phase 0 of every swizzle */
     uint32_t acc = 0;
     for (int r = 0; r < n; r++) {
         uint32_t a = base + addr[r * 32 + lane];
@@ -127,7 +129,7 @@ int main(int argc, char **argv) {
         CUDA_CHECK(cudaMalloc(&dmask, b.mask.size() * sizeof(uint32_t)));
         CUDA_CHECK(cudaMemcpy(daddr, b.addr.data(), b.addr.size() * sizeof(uint32_t), cudaMemcpyHostToDevice));
         CUDA_CHECK(cudaMemcpy(dmask, b.mask.data(), b.mask.size() * sizeof(uint32_t), cudaMemcpyHostToDevice));
-        replay<<<1, 32, top + 16 + 1024>>>(daddr, dmask, n, b.bytes, b.ldmatrix, sink);
+        replay<<<1, 32, top + 16 + TMA_SWIZZLE_PERIOD_128B>>>(daddr, dmask, n, b.bytes, b.ldmatrix, sink);
         CUDA_CHECK(cudaGetLastError());
         CUDA_CHECK(cudaDeviceSynchronize());
         printf("pattern %d %s requests %d predicted wavefronts %u ideal %u conflicts %u\n", b.index,
