@@ -512,7 +512,7 @@ static void print_text_caption(const tile *t) {
 
 static void print_text_grid(const tile *t) {
     uint32_t cw = digits(t->rows - 1) + 1 + digits(t->chunks - 1);
-    const bool fixed_banks = t->pitch % 128u == 0;
+    const bool fixed_banks = t->pitch % (BANK_COUNT * BANK_BYTES) == 0; /* every row meets the banks alike */
     if (fixed_banks && cw < 5)
         cw = 5;
     uint32_t lw = digits(t->rows - 1), aw = digits(t->base + (t->rows - 1) * t->pitch);
