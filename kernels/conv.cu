@@ -466,11 +466,8 @@ static tma_status conv_geom_of_plan(const tma_conv2d_plan *p, conv_geom *g, tma_
 /* The launch run makes: the record where the plan's fields are those it was made from; else every field checked and
  * the launch derived again (a field changed by hand). */
 static tma_status conv_launch_for_run(const tma_conv2d_plan *p, conv_launch *l, tma_diag *diag) {
-    const conv_launch_record r = kd_record_get<conv_launch_record>(p->launch);
-    if (r.mark == KD_RECORD_CONV && kd_same_inputs(r.from, conv_inputs_of(p))) {
-        *l = r.launch;
+    if (kd_record_launch<conv_launch_record>(p->launch, KD_RECORD_CONV, conv_inputs_of(p), l))
         return TMA_OK;
-    }
     const tma_status st = conv_check_plan(p, diag);
     return st != TMA_OK ? st : conv_launch_of(p, conv_geom_of(&p->shape), l, diag);
 }

@@ -204,22 +204,14 @@ static GmLaunch gm_launch_of(const tma_gemm_plan *p) {
 }
 
 static void gm_launch_record_make(tma_gemm_plan *p) {
-    gm_launch_record r;
-    memset(&r, 0, sizeof r);
-    r.mark = KD_RECORD_GEMM;
-    r.launch = gm_launch_of(p);
-    r.from = gm_inputs_of(p);
-    kd_record_put(p->launch, r);
+    kd_record_make<gm_launch_record>(p->launch, KD_RECORD_GEMM, gm_launch_of(p), gm_inputs_of(p));
 }
 
 /* The launch run makes: the record where the plan's fields are those it was made from; else every field checked and
  * the launch derived again (a field changed by hand). */
 static tma_status gm_launch_for_run(const tma_gemm_plan *p, GmLaunch *l, tma_diag *diag) {
-    const gm_launch_record r = kd_record_get<gm_launch_record>(p->launch);
-    if (r.mark == KD_RECORD_GEMM && kd_same_inputs(r.from, gm_inputs_of(p))) {
-        *l = r.launch;
+    if (kd_record_launch<gm_launch_record>(p->launch, KD_RECORD_GEMM, gm_inputs_of(p), l))
         return TMA_OK;
-    }
     const tma_status st = gm_check_plan(p, diag);
     if (st == TMA_OK)
         *l = gm_launch_of(p);

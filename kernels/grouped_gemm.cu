@@ -297,22 +297,14 @@ static gg_launch gg_launch_of(const tma_grouped_gemm_plan *p) {
 }
 
 static void gg_launch_record_make(tma_grouped_gemm_plan *p) {
-    gg_launch_record r;
-    memset(&r, 0, sizeof r);
-    r.mark = KD_RECORD_GROUPED;
-    r.launch = gg_launch_of(p);
-    r.from = gg_inputs_of(p);
-    kd_record_put(p->launch, r);
+    kd_record_make<gg_launch_record>(p->launch, KD_RECORD_GROUPED, gg_launch_of(p), gg_inputs_of(p));
 }
 
 /* The launch run makes: the record where the plan's fields are those it was made from; else every field checked and
  * the launch derived again. */
 static tma_status gg_launch_for_run(const tma_grouped_gemm_plan *p, gg_launch *l, tma_diag *diag) {
-    const gg_launch_record r = kd_record_get<gg_launch_record>(p->launch);
-    if (r.mark == KD_RECORD_GROUPED && kd_same_inputs(r.from, gg_inputs_of(p))) {
-        *l = r.launch;
+    if (kd_record_launch<gg_launch_record>(p->launch, KD_RECORD_GROUPED, gg_inputs_of(p), l))
         return TMA_OK;
-    }
     const tma_status st = gg_check_plan(p, diag);
     if (st == TMA_OK)
         *l = gg_launch_of(p);

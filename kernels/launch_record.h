@@ -45,4 +45,26 @@ static inline bool kd_same_inputs(const T &a, const T &b) {
     return memcmp(&a, &b, sizeof(T)) == 0;
 }
 
+/* A record R of the usual form ({uint32_t mark; L launch; I from;}): its launch, where it was made (mark) from these
+ * inputs; false where the plan has no record of this kernel or a field changed since. */
+template <typename R, typename L, typename I>
+static inline bool kd_record_launch(const tma_launch_record &rec, uint32_t mark, const I &inputs, L *launch) {
+    const R r = kd_record_get<R>(rec);
+    if (r.mark != mark || !kd_same_inputs(r.from, inputs))
+        return false;
+    *launch = r.launch;
+    return true;
+}
+
+/* The record R of a launch made from these inputs, into the plan's words. */
+template <typename R, typename L, typename I>
+static inline void kd_record_make(tma_launch_record &rec, uint32_t mark, const L &launch, const I &inputs) {
+    R r;
+    memset(&r, 0, sizeof r);
+    r.mark = mark;
+    r.launch = launch;
+    r.from = inputs;
+    kd_record_put(rec, r);
+}
+
 #endif /* KERNELS_LAUNCH_RECORD_H */
