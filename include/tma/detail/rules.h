@@ -922,9 +922,9 @@ TMA_HD uint32_t tma_rule_stride_order_(const tma_tiled_desc *d, uint32_t order[T
 
 /* The span of dimension 0 and the dimensions before position `upto` of `order`, and their mask; returns 0 (span
  * 0) when it exceeds 2^64 - 32 (kept that far below 2^64 so a fix rounded up to 32 bytes still fits). */
-TMA_HD int tma_rule_span_below_(const tma_tiled_desc *d, const uint32_t *order, uint32_t upto, uint64_t *span,
-                                uint32_t *mask) {
-    uint64_t sp = tma_rule_row_bytes_(d);
+TMA_HD int tma_rule_span_below_(const tma_tiled_desc *d, uint64_t row, const uint32_t *order, uint32_t upto,
+                                uint64_t *span, uint32_t *mask) {
+    uint64_t sp = row;
     int fits = 1;
     *mask = 1u;
     for (uint32_t k = 0; k < upto; k++) {
@@ -938,13 +938,12 @@ TMA_HD int tma_rule_span_below_(const tma_tiled_desc *d, const uint32_t *order, 
     return fits;
 }
 
-/** 1 when the strides nest (step 1 above); else 0 and *o says where the first stride falls short. Reads dtype,
- *  rank, global_dim and global_stride, which must be in range. */
-TMA_HD int tma_rule_strides_nest(const tma_tiled_desc *d, tma_overlap *o) {
+/** tma_rule_strides_nest for rows of `row` bytes (dimension 0's bytes; a store's are rounded up to its chunk). */
+TMA_HD int tma_rule_strides_nest_rows(const tma_tiled_desc *d, uint64_t row, tma_overlap *o) {
     uint32_t order[TMA_MAX_RANK];
     const uint32_t n = tma_rule_stride_order_(d, order);
     for (uint32_t k = 0; k < n; k++) {
-        const int fits = tma_rule_span_below_(d, order, k, &o->span, &o->inner_mask);
+        const int fits = tma_rule_span_below_(d, row, order, k, &o->span, &o->inner_mask);
         if (!fits || d->global_stride[order[k] - 1] < o->span) {
             o->dim = order[k];
             o->inner = k > 0u ? order[k - 1] : 0u;
@@ -956,12 +955,18 @@ TMA_HD int tma_rule_strides_nest(const tma_tiled_desc *d, tma_overlap *o) {
     return 1;
 }
 
+/** 1 when the strides nest (step 1 above); else 0 and *o says where the first stride falls short. Reads dtype,
+ *  rank, global_dim and global_stride, which must be in range. */
+TMA_HD int tma_rule_strides_nest(const tma_tiled_desc *d, tma_overlap *o) {
+    return tma_rule_strides_nest_rows(d, tma_rule_row_bytes_(d), o);
+}
+
 TMA_HD int64_t tma_rule_floor_div_(int64_t a, int64_t b) { return a / b - (a % b != 0 && a < 0); }
 TMA_HD int64_t tma_rule_ceil_div_(int64_t a, int64_t b) { return a / b + (a % b != 0 && a > 0); }
 
 /** Search for two coordinates whose rows start less than a row apart (step 2 above): 1 found, with delta[i] the
  *  difference of their indices in dimension i; 0 none (one-to-one); -1 undecided within the budget. */
-TMA_HD int tma_rule_find_collision(const tma_tiled_desc *d, int64_t delta[TMA_MAX_RANK]) {
+TMA_HD int tma_rule_find_collision_rows(const tma_tiled_desc *d, uint64_t row, int64_t delta[TMA_MAX_RANK]) {
     uint32_t asc[TMA_MAX_RANK];
     const uint32_t m = tma_rule_stride_order_(d, asc);
     int64_t s[TMA_MAX_RANK], n[TMA_MAX_RANK], below[TMA_MAX_RANK + 1];
@@ -977,7 +982,7 @@ TMA_HD int tma_rule_find_collision(const tma_tiled_desc *d, int64_t delta[TMA_MA
             return 1;
         }
     }
-    const int64_t R = (int64_t)tma_rule_row_bytes_(d); /* <= 2^35 */
+    const int64_t R = (int64_t)row; /* <= 2^35 */
     /* below[k]: the largest distance the dimensions after position k can add; saturating at 2^60, where the
      * search would be hopeless anyway */
     below[m] = 0;
@@ -1031,15 +1036,20 @@ TMA_HD int tma_rule_find_collision(const tma_tiled_desc *d, int64_t delta[TMA_MA
     }
 }
 
-/** 1 when no two coordinates of d reach the same bytes; else 0 and *o names the dimensions. Reads dtype, rank,
- *  global_dim and global_stride, which must be in range. */
-TMA_HD int tma_rule_one_to_one(const tma_tiled_desc *d, tma_overlap *o) {
-    if (tma_rule_strides_nest(d, o))
+/** tma_rule_find_collision_rows for the rows a copy through d touches (tma_rule_row_bytes_). */
+TMA_HD int tma_rule_find_collision(const tma_tiled_desc *d, int64_t delta[TMA_MAX_RANK]) {
+    return tma_rule_find_collision_rows(d, tma_rule_row_bytes_(d), delta);
+}
+
+/** 1 when no two coordinates of d, each the start of a row of `row` bytes (<= 2^35), reach the same bytes; else 0
+ *  and *o names the dimensions. Reads dtype, rank, global_dim and global_stride, which must be in range. */
+TMA_HD int tma_rule_one_to_one_rows(const tma_tiled_desc *d, uint64_t row, tma_overlap *o) {
+    if (tma_rule_strides_nest_rows(d, row, o))
         return 1;
     if (o->huge)
         return 0; /* the layout spans more than 2^64 bytes */
     int64_t delta[TMA_MAX_RANK];
-    const int found = tma_rule_find_collision(d, delta);
+    const int found = tma_rule_find_collision_rows(d, row, delta);
     if (found == 0)
         return 1; /* the strides interleave without colliding */
     if (found < 0) {
@@ -1058,8 +1068,14 @@ TMA_HD int tma_rule_one_to_one(const tma_tiled_desc *d, tma_overlap *o) {
     o->dim = order[top]; /* found: some difference is nonzero */
     o->inner = second >= 0 ? order[second] : 0u;
     o->unproven = 0;
-    o->huge = !tma_rule_span_below_(d, order, (uint32_t)top, &o->span, &o->inner_mask);
+    o->huge = !tma_rule_span_below_(d, row, order, (uint32_t)top, &o->span, &o->inner_mask);
     return 0;
+}
+
+/** 1 when no two coordinates of d reach the same bytes (rows as a copy through d touches them:
+ *  tma_rule_row_bytes_); else 0 and *o names the dimensions. */
+TMA_HD int tma_rule_one_to_one(const tma_tiled_desc *d, tma_overlap *o) {
+    return tma_rule_one_to_one_rows(d, tma_rule_row_bytes_(d), o);
 }
 
 /* The overlap rule with its best guess at the mistake: a stride given in elements, or two dimensions
