@@ -22,13 +22,6 @@ tma_status kd_fail_rule(tma_diag *diag, tma_status status, tma_violation v, cons
     return st;
 }
 
-void kd_append_rule(tma_diag *diag, tma_violation v) {
-    if (diag == NULL)
-        return;
-    const size_t at = strlen(diag->message);
-    kd_rule_format(&v, NULL, diag->message + at, sizeof diag->message - at);
-}
-
 tma_status kd_relay(tma_diag *diag, tma_status status, const char *message) {
     if (diag) {
         memset(diag, 0, sizeof *diag);

@@ -33,9 +33,6 @@ tma_status kd_fail_rule(tma_diag *diag, tma_status status, tma_violation v, cons
  *  or a finished message the row quotes). */
 #define KD_FAIL_STATUS(diag, status, ID, ...) kd_fail_rule((diag), (status), KD_VIOLATION(ID, __VA_ARGS__), NULL)
 
-/** Append row v's message to diag->message (diag optional; cut at the tma_diag's size): a refusal's legend. */
-void kd_append_rule(tma_diag *diag, tma_violation v);
-
 /** Fill diag (optional) with a message formatted elsewhere by these rows (the grouped GEMM's device record) and its
  *  status; return the status. */
 tma_status kd_relay(tma_diag *diag, tma_status status, const char *message);

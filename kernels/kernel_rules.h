@@ -145,8 +145,19 @@ extern "C" {
     /* ---- tma_permute (permute_plan.c, permute.cu) ---- */                                                          \
     X(KD_RULE_PM_DESC_NULL, ERR_NULL_ARG, "{0} = NULL: pass a tma_permute_desc")                                      \
     X(KD_RULE_PM_ELEM, ERR_ARG, "elem_bytes = {0}: tma_permute moves 1-, 2-, 4- or 8-byte elements")                  \
-    X(KD_RULE_PM_RANK, ERR_ARG, "rank = {0}: use 1 to {1} dimensions (a TMA map has at most {1})")                    \
+    X(KD_RULE_PM_RANK, ERR_ARG,                                                                                       \
+      "rank = {0}: use 1 to {1} dimensions (merge neighbours that are contiguous in both src and dst into one first)") \
     X(KD_RULE_PM_POINTER_NULL, ERR_NULL_ARG, "{0} = NULL: pass the addresses of src and dst")                         \
+    X(KD_RULE_PM_ADDR_ALIGN, ERR_ARG,                                                                                 \
+      "{0} = {1} is not a multiple of elem_bytes = {2}: tma_permute moves whole elements, so pass the address of one") \
+    X(KD_RULE_PM_STRIDE_ELEM, ERR_ARG,                                                                                \
+      "{0}_strides[{1}] = {2} bytes is not a multiple of elem_bytes = {3}: strides are in bytes and step whole "      \
+      "elements")                                                                                                     \
+    X(KD_RULE_PM_STRIDE_HUGE, ERR_ARG,                                                                                \
+      "{0}_strides[{1}] = {2} bytes reaches 2^40 (a terabyte), past any GPU's memory: the tensor cannot exist")       \
+    X(KD_RULE_PM_DST_OVERLAP, ERR_GLOBAL_STRIDE_OVERLAP,                                                              \
+      "dst dimension {0} steps {1} bytes, less than the {2} bytes of dst {3} inside it, so two dst elements share "   \
+      "bytes and the permute would race with itself: give dst strides that do not overlap (0: dense)")               \
     X(KD_RULE_PM_DIM_ZERO, ERR_ARG, "src_dims[{0}] = 0: every dimension needs at least one element")                  \
     X(KD_RULE_PM_DIM_HUGE, ERR_ARG,                                                                                   \
       "src_dims[{0}] = {1} exceeds 2^31: TMA coordinates are signed 32-bit, so no tile copy reaches index 2^31; "     \
@@ -157,9 +168,6 @@ extern "C" {
     X(KD_RULE_PM_TILES, ERR_ARG,                                                                                      \
       "src dimensions {0} and {1} make {2} tiles of 16 KiB: more than 2^31 would be over 32 TiB, more memory than "   \
       "any Hopper GPU has")                                                                                           \
-    /* a map breaks a libtma rule (the cause follows, then PM_MAP_LEGEND) */                                          \
-    X(KD_RULE_PM_MAP, ERR_ARG, "{0} map: ")                                                                           \
-    X(KD_RULE_PM_MAP_LEGEND, ERR_ARG, " (map dimensions are src dimensions {0})")                                     \
     /* the encoder or the driver refused a map (its status and its message, passed on) */                             \
     X(KD_RULE_PM_ENCODE, ERR_ARG, "{0} map: {1}")                                                                     \
     X(KD_RULE_PM_L2, ERR_ARG, "l2 = {0} is not an L2 promotion: use TMA_L2_NONE .. TMA_L2_256B")                      \

@@ -70,6 +70,52 @@ static __device__ __forceinline__ void pm_st16_hint(void *p, uint4 v, uint64_t p
             "r"(v.w), "l"(pol) : "memory");
 }
 
+/* The first `bytes` bytes (a multiple of the element, below 16) of v to the 16-byte aligned p: 8-, 4-, 2- and 1-byte
+ * stores, each aligned. */
+static __device__ __forceinline__ void pm_st_head(uint8_t *p, uint4 v, uint32_t bytes) {
+    const unsigned long long lo = (unsigned long long)v.y << 32 | v.x, hi = (unsigned long long)v.w << 32 | v.z;
+    uint32_t at = 0;
+    if (bytes & 8u) {
+        *(unsigned long long *)p = lo;
+        at = 8;
+    }
+    unsigned long long rest = at ? hi : lo;
+    if (bytes & 4u) {
+        *(uint32_t *)(p + at) = (uint32_t)rest;
+        rest >>= 32, at += 4;
+    }
+    if (bytes & 2u) {
+        *(uint16_t *)(p + at) = (uint16_t)rest;
+        rest >>= 16, at += 2;
+    }
+    if (bytes & 1u)
+        p[at] = (uint8_t)rest;
+}
+
+/* The first `bytes` bytes (a multiple of E, at most 16) of v to p, an address of an E-byte element: in pieces as wide
+ * as p's alignment allows (bf16 rows of 98 bytes: 2 + 4 + 8 + 2, not 8 stores of 2). */
+template <int E>
+static __device__ __forceinline__ void pm_st_elems(uint8_t *p, uint4 v, uint32_t bytes) {
+    const unsigned long long lo = (unsigned long long)v.y << 32 | v.x, hi = (unsigned long long)v.w << 32 | v.z;
+    for (uint32_t o = 0; o < bytes;) {
+        const uintptr_t a = (uintptr_t)(p + o);
+        const unsigned long long w = o == 0 ? lo : o < 8u ? lo >> (8u * o) | hi << (64u - 8u * o) : hi >> (8u * (o - 8u));
+        if (E <= 8 && a % 8u == 0u && o + 8u <= bytes) {
+            *(unsigned long long *)(p + o) = w;
+            o += 8;
+        } else if (E <= 4 && a % 4u == 0u && o + 4u <= bytes) {
+            *(uint32_t *)(p + o) = (uint32_t)w;
+            o += 4;
+        } else if (E <= 2 && a % 2u == 0u && o + 2u <= bytes) {
+            *(uint16_t *)(p + o) = (uint16_t)w;
+            o += 2;
+        } else {
+            p[o] = (uint8_t)w;
+            o += 1;
+        }
+    }
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Both kernels: the copies are issued by single threads, so what they do per tile is on the pipeline's critical
  * path. The arithmetic that turns a tile index into coordinates (divisions by the tile counts) is done once per
@@ -149,7 +195,7 @@ __global__ void __launch_bounds__(32) pm_copy_kernel(const __grid_constant__ tma
  * tensor's size. Where dst's row pitch is not a multiple of 32 bytes, or the tile is a short one (dst's innermost
  * dimension at most half of W, several slabs side by side in each line: pm_short_rows), the threads store the tile
  * themselves with 16-byte writes (pm_use_tstore: g.tstore), 512 contiguous bytes per warp where dst allows (THREAD
- * STORES in permute_tiles.h), whole 16-byte chunks, a row's last one with its zero tail (pm_tstore_live). For 4-byte
+ * STORES in permute_tiles.h), whole 16-byte chunks, a row's last one in part (pm_tstore_bytes). For 4-byte
  * elements, and for 2- and 8-byte ones where src's row pitch is not a multiple of 128 bytes (pm_src_keep:
  * g.src_keep), the loads carry an L2 evict_last policy and the stores (threads' or TMA's) evict_first, so the 256-byte
  * blocks neighbouring tiles share stay in L2 and the output, never read again, leaves it first.
@@ -188,7 +234,8 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / TMA_SWIZZLE_L
 
     if (tid == 0) {
         tma_prefetch_desc(&tin);
-        tma_prefetch_desc(&tout);
+        if (!(TSTORE && g.dst_any)) /* dst is no map where the threads store it at any alignment */
+            tma_prefetch_desc(&tout);
         for (uint32_t s = 0; s < S; s++)
             tma_mbar_init(&full[s], 1);
         tma_fence_mbar_init();
@@ -266,12 +313,17 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / TMA_SWIZZLE_L
             const uint64_t pol = KEEP ? tma_l2_policy_evict_first() : 0u;
 #pragma unroll
             for (uint32_t j = 0; j < V; j++) {
-                if (!pm_tstore_live(&g, lc, &sl[j]))
-                    continue;
-                if (KEEP && g.src_keep)
-                    pm_st16_hint(tb + sl[j].rel, x[j], pol);
-                else
-                    *(uint4 *)(tb + sl[j].rel) = x[j];
+                const uint32_t bytes = pm_tstore_bytes(&g, lc, &sl[j], E);
+                if (g.dst_any && (bytes != TMA_SWIZZLE_CHUNK_BYTES || (uintptr_t)(tb + sl[j].rel) % 16u != 0u)) {
+                    pm_st_elems<E>(tb + sl[j].rel, x[j], bytes); /* dst at any element: element by element */
+                } else if (bytes == TMA_SWIZZLE_CHUNK_BYTES) {
+                    if (KEEP && g.src_keep)
+                        pm_st16_hint(tb + sl[j].rel, x[j], pol);
+                    else
+                        *(uint4 *)(tb + sl[j].rel) = x[j];
+                } else if (bytes) {
+                    pm_st_head(tb + sl[j].rel, x[j], bytes); /* a row's last chunk: its elements only */
+                }
             }
         } else {
             tma_fence_proxy_async(); /* this thread's shared writes -> visible to the stores (async proxy) */
@@ -310,6 +362,93 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / TMA_SWIZZLE_L
 
 
 /* ------------------------------------------------------------------------------------------------
+ * THE THREAD KERNEL (permute_tiles.h): any tensor, element by element through a shared-memory tile. Block b takes
+ * tiles b, b + G, ...; each thread issues all of its loads of a tile before it waits for any.
+ * ---------------------------------------------------------------------------------------------- */
+/* The element type of E bytes, as an unsigned integer. */
+template <int E> struct pm_elem;
+template <> struct pm_elem<1> { typedef uint8_t t; };
+template <> struct pm_elem<2> { typedef uint16_t t; };
+template <> struct pm_elem<4> { typedef uint32_t t; };
+template <> struct pm_elem<8> { typedef unsigned long long t; };
+
+/* GEN: the tile's sides are any numbers (a short dimension taken whole), each element's place a division (pm_div_by);
+ * else both are powers of two up to PM_THR_THREADS, each thread's column fixed and its addresses a step apart: the same
+ * elements (pm_thr_load_xy, pm_thr_store_xy), fewer instructions (the divisions cost bf16 T 4096 x 50257 61% -> 42%
+ * of a copy). */
+template <int E, bool TR, bool GEN>
+__global__ void __launch_bounds__(PM_THR_THREADS, PM_THR_BLOCKS_PER_SM) pm_threads_kernel(const pm_thr R,
+                                                                                         const uint8_t *src,
+                                                                                         uint8_t *dst, uint64_t ntiles) {
+    typedef typename pm_elem<E>::t T;
+    constexpr uint32_t K = PM_THR_TILE_ELEMS / PM_THR_THREADS; /* the most passes */
+    extern __shared__ __align__(16) uint8_t dyn[];
+    T *tile = (T *)dyn;
+    const uint32_t i = threadIdx.x, passes = pm_thr_passes(&R);
+    /* the power-of-two tile: pass k's element is (lx, ly + k lstep) for loads, (sx + k sstep, sy) or (sx, sy + k
+     * sstep) for stores */
+    uint32_t lx, ly, sx, sy;
+    pm_thr_load_xy(&R, i, 0, &lx, &ly);
+    pm_thr_store_xy(&R, i, 0, &sx, &sy);
+    const uint32_t lstep = GEN ? 0u : PM_THR_THREADS / R.tx, sstep = GEN ? 0u : PM_THR_THREADS / (TR ? R.ty : R.tx);
+    const uint64_t lrow = (uint64_t)lstep * R.ss[1], srow = (uint64_t)sstep * (TR ? R.ds[0] : R.ds[1]);
+    for (uint64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        pm_thr_tile TL;
+        pm_thr_tile_of(&R, t, &TL);
+        T v[K];
+        const uint8_t *ps = src + TL.s + (uint64_t)lx * E + (uint64_t)ly * R.ss[1];
+#pragma unroll
+        for (uint32_t k = 0; k < K; k++) {
+            uint32_t x = lx, y = ly + k * lstep;
+            if (GEN)
+                pm_thr_load_xy(&R, i, k, &x, &y);
+            const bool live = k < passes && x < TL.nx && y < TL.ny;
+            const uint8_t *p = GEN ? src + TL.s + (uint64_t)x * E + (uint64_t)y * R.ss[1] : ps + k * lrow;
+            v[k] = live ? *(const T *)p : (T)0;
+        }
+        __syncthreads(); /* every thread has read the previous tile from shared memory */
+#pragma unroll
+        for (uint32_t k = 0; k < K; k++) {
+            uint32_t x = lx, y = ly + k * lstep;
+            if (GEN)
+                pm_thr_load_xy(&R, i, k, &x, &y);
+            if (k < passes && y < R.ty) /* a tile smaller than the block: the rows it has */
+                tile[y * R.pitch + x] = v[k];
+        }
+        __syncthreads();
+        uint8_t *pd = dst + TL.d + (uint64_t)sx * R.ds[0] + (uint64_t)sy * R.ds[1];
+#pragma unroll
+        for (uint32_t k = 0; k < K; k++) {
+            uint32_t x = TR ? sx + k * sstep : sx, y = TR ? sy : sy + k * sstep;
+            if (GEN)
+                pm_thr_store_xy(&R, i, k, &x, &y);
+            uint8_t *p = GEN ? dst + TL.d + (uint64_t)x * R.ds[0] + (uint64_t)y * R.ds[1] : pd + k * srow;
+            if (k < passes && x < TL.nx && y < TL.ny)
+                *(T *)p = tile[y * R.pitch + x];
+        }
+    }
+}
+
+typedef void (*pm_threads_fn)(pm_thr, const uint8_t *, uint8_t *, uint64_t);
+/* The instance for e-byte elements, a transpose or a copy, power-of-two tiles or not: each compiled apart, so that a
+ * path not taken costs no registers (one instance for all ran at 88 registers, 2 blocks an SM). */
+template <int E>
+static pm_threads_fn pm_threads_of_e(const pm_thr &R) {
+    const bool gen = !pm_thr_pow2(&R);
+    if (R.transpose)
+        return gen ? pm_threads_kernel<E, true, true> : pm_threads_kernel<E, true, false>;
+    return gen ? pm_threads_kernel<E, false, true> : pm_threads_kernel<E, false, false>;
+}
+static pm_threads_fn pm_threads_of(const pm_thr &R) {
+    switch (R.e) {
+    case 1: return pm_threads_of_e<1>(R);
+    case 2: return pm_threads_of_e<2>(R);
+    case 4: return pm_threads_of_e<4>(R);
+    default: return pm_threads_of_e<8>(R);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------------
  * Host side: plan, tune, run
  * ---------------------------------------------------------------------------------------------- */
 /* The transpose kernel for e-byte elements: the tall instance (tall: pm_tall), or the one with or without the L2
@@ -342,13 +481,17 @@ static pm_transpose_fn pm_transpose_of(uint32_t e, uint32_t keep, uint32_t tall,
 /* The plan fields a record is made from: the description, then what the plan made of it. */
 struct pm_inputs {
     uint64_t elem_bytes, desc_rank, src, dst, src_dims[5], src_strides[4], perm[5], dst_strides[4];
-    uint64_t transpose, rank, src_dim[5], dims[5], box[5], tiles_n[5], tiles, group, l2, grid, block, smem,
+    uint64_t transpose, threads, rank, src_dim[5], dims[5], box[5], tiles_n[5], tiles, group, l2, grid, block, smem,
         load_smem;
 };
 
 struct pm_launch {
     pm_transpose_fn transpose; /* the TRANSPOSE instance (pm_transpose_of); NULL: COPY, pm_copy_kernel */
-    pm_grid g;                 /* the kernel's grid argument */
+    pm_threads_fn threads;     /* THE THREAD KERNEL (pm_threads_of), taking the place of both; NULL: TMA */
+    union {
+        pm_grid g;             /* the TMA kernels' grid argument */
+        pm_thr thr;            /* the thread kernel's */
+    };
     uint32_t stage_bytes;      /* COPY: the stride of its stages in shared memory */
 };
 
@@ -388,7 +531,7 @@ static pm_inputs pm_inputs_of(const tma_permute_plan *p) {
     }
     for (uint32_t k = 0; k < 4u; k++)
         in.src_strides[k] = d->src_strides[k], in.dst_strides[k] = d->dst_strides[k];
-    in.transpose = p->transpose, in.rank = p->rank, in.tiles = p->tiles, in.group = p->group;
+    in.transpose = p->transpose, in.threads = p->threads, in.rank = p->rank, in.tiles = p->tiles, in.group = p->group;
     in.l2 = (uint64_t)p->l2, in.grid = p->grid, in.block = p->block, in.smem = p->smem;
     in.load_smem = p->load_map.box.smem_bytes;
     return in;
@@ -397,7 +540,8 @@ static pm_inputs pm_inputs_of(const tma_permute_plan *p) {
 static pm_key pm_key_of(const tma_permute_plan *p) {
     pm_key k;
     k.grid = p->grid, k.block = p->block, k.smem = p->smem, k.tiles = p->tiles, k.group = p->group;
-    k.shape = (uint64_t)p->transpose | (uint64_t)p->rank << 8 | (uint64_t)p->desc.elem_bytes << 16;
+    k.shape = (uint64_t)p->transpose | (uint64_t)p->rank << 8 | (uint64_t)p->desc.elem_bytes << 16 |
+              (uint64_t)p->threads << 24;
     k.l2 = (uint64_t)p->l2;
     k.src = (uint64_t)(uintptr_t)p->desc.src, k.dst = (uint64_t)(uintptr_t)p->desc.dst;
     return k;
@@ -414,6 +558,14 @@ static pm_launch pm_launch_make(uint32_t transpose, uint32_t e, const pm_grid &g
     l.transpose = transpose ? pm_transpose_of(e, g.src_keep, (uint32_t)pm_tall(&g, e), g.tstore) : NULL;
     l.g = g;
     l.stage_bytes = stage_bytes;
+    return l;
+}
+
+static pm_launch pm_launch_threads(const pm_thr &R) {
+    pm_launch l;
+    memset(&l, 0, sizeof l);
+    l.threads = pm_threads_of(R);
+    l.thr = R;
     return l;
 }
 
@@ -437,6 +589,7 @@ static pm_grid pm_grid_of(const tma_permute_plan *p) {
     memset(&L, 0, sizeof L);
     L.elem_bytes = p->desc.elem_bytes;
     L.src_rank = p->desc.rank < 5u ? p->desc.rank : 5u;
+    L.dst_phase = (uint32_t)((uintptr_t)p->desc.dst % TMA_GLOBAL_ALIGN);
     for (uint32_t k = 0; k < 5u; k++)
         L.src_dim[k] = p->src_dim[k];
     pm_strides_of(&p->desc, L.src_stride, L.dst_stride);
@@ -467,6 +620,15 @@ static tma_status pm_launch_for_run(const tma_permute_plan *p, pm_launch *l, tma
         return TMA_OK;
     }
     const uint32_t e = p->desc.elem_bytes;
+    if (p->threads) { /* planned again from the description: the fields must still be what it plans */
+        pm_layout L;
+        tma_diag ignored;
+        if (p->threads != 1u || p->grid == 0 || pm_plan(&p->desc, &L, &ignored) != TMA_OK || !L.threads ||
+            p->tiles != L.tiles || p->block != PM_THR_THREADS || p->smem != pm_thr_smem(&L.thr))
+            return KD_FAIL(diag, PM_NOT_MADE, tma_arg_u(0));
+        *l = pm_launch_threads(L.thr);
+        return TMA_OK;
+    }
     const bool sane = p->grid != 0 && p->group != 0 && p->rank >= 1 && p->rank <= 5 &&
                       (e == 1 || e == 2 || e == 4 || e == 8) && p->transpose <= 1u;
     const pm_grid g = sane ? pm_grid_of(p) : pm_grid{};
@@ -476,18 +638,62 @@ static tma_status pm_launch_for_run(const tma_permute_plan *p, pm_launch *l, tma
     return TMA_OK;
 }
 
-/* Both maps, from descriptors pm_plan checked, with L2 promotion l2: encoded without a second check. */
+/* Both maps, from descriptors pm_plan checked, with L2 promotion l2: encoded without a second check. A dst the
+ * threads store at any alignment (dst_any) is no map: its store_map stays zeroed. */
 static tma_status pm_encode(tma_permute_plan *p, tma_tiled_desc ld, tma_tiled_desc st, tma_l2_promotion l2,
-                            tma_diag *diag) {
+                            uint32_t dst_any, tma_diag *diag) {
     ld.l2_promotion = st.l2_promotion = l2;
     tma_diag m;
     tma_status s = tma_tensor_make_prechecked_(&p->load_map, &ld, &m);
     if (s != TMA_OK)
         return KD_FAIL_STATUS(diag, s, PM_ENCODE, tma_arg_s("src (load)"), tma_arg_s(m.message));
-    if ((s = tma_tensor_make_prechecked_(&p->store_map, &st, &m)) != TMA_OK)
+    if (dst_any)
+        memset(&p->store_map, 0, sizeof p->store_map);
+    else if ((s = tma_tensor_make_prechecked_(&p->store_map, &st, &m)) != TMA_OK)
         return KD_FAIL_STATUS(diag, s, PM_ENCODE, tma_arg_s("dst (store)"), tma_arg_s(m.message));
     p->l2 = l2;
     return TMA_OK;
+}
+
+/* The grid of the largest number of blocks of fn that fit on the device's sms multiprocessors, at most one a tile;
+ * the kernel's dynamic shared memory allowed up to smem_most first (the attribute belongs to the kernel, not to the
+ * plan: allow the most any plan of this kernel uses, so a plan made later with a smaller tile cannot lower it under
+ * an earlier plan's; its launch would then fail with cudaErrorInvalidValue: seen on an H200 when the sample made a
+ * large copy plan and then a small one). */
+static tma_status pm_fit_grid(tma_permute_plan *p, const void *fn, size_t smem_most, int sms, tma_diag *diag) {
+    int per_sm = 0;
+    tma_status st;
+    if (p->smem > smem_most)
+        return KD_FAIL(diag, PM_SMEM_DEFECT, tma_arg_u(p->smem), tma_arg_u(smem_most));
+    if ((st = kd_cuda(diag, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_most),
+                      "cudaFuncSetAttribute")) != TMA_OK ||
+        (st = kd_cuda(diag, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, (int)p->block, p->smem),
+                      "cudaOccupancyMaxActiveBlocksPerMultiprocessor")) != TMA_OK)
+        return st;
+    if (per_sm < 1)
+        return KD_FAIL(diag, PM_NO_FIT, tma_arg_u(0));
+    const uint64_t g = (uint64_t)sms * (uint64_t)per_sm;
+    p->grid = (uint32_t)(p->tiles < g ? p->tiles : g);
+    return TMA_OK;
+}
+
+/* plan_make's thread-kernel half: the plan's fields from the layout (no maps), the grid, the record. */
+static tma_status pm_plan_make_threads(tma_permute_plan *p, const pm_layout &L, int sms, tma_diag *diag) {
+    const pm_thr &R = L.thr;
+    p->transpose = L.transpose, p->threads = 1, p->rank = R.rank, p->tiles = L.tiles, p->group = 0;
+    for (uint32_t k = 0; k < 5u; k++)
+        p->src_dim[k] = L.src_dim[k], p->box[k] = L.grid.box[k], p->tiles_n[k] = R.tn[k], p->dims[k] = R.n[k];
+    p->l2 = TMA_L2_NONE;
+    p->block = PM_THR_THREADS;
+    p->smem = pm_thr_smem(&R);
+    const pm_launch l = pm_launch_threads(R);
+    const tma_status st = pm_fit_grid(p, (const void *)l.threads, pm_thr_smem_bound(R.e), sms, diag);
+    if (st != TMA_OK)
+        return st;
+    tma_tiled_desc none;
+    memset(&none, 0, sizeof none);
+    pm_launch_record_make(p, l, none, none);
+    return kd_ok(diag);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -506,12 +712,14 @@ extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permu
     if (st != TMA_OK)
         return st;
     p->desc = *desc;
+    if (L.threads)
+        return pm_plan_make_threads(p, L, sms, diag);
     p->transpose = L.transpose, p->rank = L.grid.rank, p->tiles = L.tiles, p->group = L.grid.group;
     const int swapped = L.transpose && pm_packed(&L.grid, desc->elem_bytes); /* load map {0, slab, a, ...} */
     for (uint32_t k = 0; k < 5u; k++)
         p->src_dim[k] = L.src_dim[k], p->box[k] = L.grid.box[k], p->tiles_n[k] = L.grid.n[k],
         p->dims[k] = k >= L.grid.rank ? 1u : L.ld.global_dim[swapped && (k == 1u || k == 2u) ? 3u - k : k];
-    if ((st = pm_encode(p, L.ld, L.st, TMA_L2_256B, diag)) != TMA_OK)
+    if ((st = pm_encode(p, L.ld, L.st, TMA_L2_256B, L.transpose && L.grid.dst_any, diag)) != TMA_OK)
         return st;
     const uint32_t e = desc->elem_bytes;
     const int tall = L.transpose && pm_tall(&L.grid, e);
@@ -522,7 +730,7 @@ extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permu
         if (p->load_map.box.swizzle != (packed ? TMA_SWIZZLE_NONE : TMA_SWIZZLE_128B) ||
             p->load_map.box.row_pitch != (packed ? L.grid.box[0] * e : TMA_SWIZZLE_SPAN_128B) ||
             p->load_map.box.smem_bytes != br * TMA_SWIZZLE_LINE_BYTES ||
-            p->store_map.box.smem_bytes != w * TMA_SWIZZLE_LINE_BYTES ||
+            (!L.grid.dst_any && p->store_map.box.smem_bytes != w * TMA_SWIZZLE_LINE_BYTES) ||
             !pm_tile_fits(L.grid.box[0], L.grid.box[1], L.grid.box[2], e, tall))
             return KD_FAIL(diag, PM_LAYOUT_DEFECT, tma_arg_u(0));
         p->smem = (size_t)(PM_TR_STAGES + PM_TR_OUT_BUFFERS) * br * TMA_SWIZZLE_LINE_BYTES + TMA_SWIZZLE_PERIOD_128B;
@@ -533,25 +741,12 @@ extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permu
     }
     const pm_launch l = pm_launch_make(L.transpose, e, L.grid, L.transpose ? 0u : pm_stage_bytes(p));
     const void *fn = l.transpose ? (const void *)l.transpose : (const void *)pm_copy_kernel;
-    int per_sm = 0;
-    /* The attribute belongs to the kernel, not to the plan: allow the most any plan of this kernel uses, so a plan
-     * made later with a smaller box cannot lower it under an earlier plan's (its launch would then fail with
-     * cudaErrorInvalidValue: seen on an H200 when the sample made a large copy plan and then a small one). */
     const size_t smem_max = p->transpose ? (size_t)(PM_TR_STAGES + PM_TR_OUT_BUFFERS) * PM_MAX_LINES(e, tall) *
                                                    TMA_SWIZZLE_LINE_BYTES +
                                                    TMA_SWIZZLE_PERIOD_128B
                                          : (size_t)PM_COPY_STAGES * PM_COPY_BOX_BYTES + TMA_SWIZZLE_PERIOD_128B;
-    if (p->smem > smem_max)
-        return KD_FAIL(diag, PM_SMEM_DEFECT, tma_arg_u(p->smem), tma_arg_u(smem_max));
-    if ((st = kd_cuda(diag, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_max),
-                      "cudaFuncSetAttribute")) != TMA_OK ||
-        (st = kd_cuda(diag, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, (int)p->block, p->smem),
-                      "cudaOccupancyMaxActiveBlocksPerMultiprocessor")) != TMA_OK)
+    if ((st = pm_fit_grid(p, fn, smem_max, sms, diag)) != TMA_OK)
         return st;
-    if (per_sm < 1)
-        return KD_FAIL(diag, PM_NO_FIT, tma_arg_u(0));
-    const uint64_t g = (uint64_t)sms * (uint64_t)per_sm;
-    p->grid = (uint32_t)(p->tiles < g ? p->tiles : g);
     pm_launch_record_make(p, l, L.ld, L.st);
     return kd_ok(diag);
 }
@@ -562,20 +757,25 @@ extern "C" tma_status tma_permute_plan_tune(tma_permute_plan *p, uint32_t group,
         return KD_FAIL(diag, PLAN_NULL, tma_arg_s("a plan made by tma_permute_plan_make"));
     if ((unsigned)l2 > (unsigned)TMA_L2_256B)
         return KD_FAIL(diag, PM_L2, tma_arg_i((int)l2));
+    if (p->threads) { /* no maps, no tile order: nothing to tune, and nothing changed */
+        pm_launch l;
+        const tma_status st = pm_launch_for_run(p, &l, diag);
+        return st == TMA_OK ? kd_ok(diag) : st;
+    }
     pm_launch_record r = kd_record_get<pm_launch_record>(p->launch);
     if (r.head.mark != KD_RECORD_PERMUTE || !kd_same_inputs(r.from, pm_inputs_of(p))) {
         /* a plan changed by hand: planned again from its description, its run left to derive its launch */
         pm_layout L;
         tma_status st = pm_plan(&p->desc, &L, diag);
         if (st == TMA_OK)
-            st = pm_encode(p, L.ld, L.st, l2, diag);
+            st = pm_encode(p, L.ld, L.st, l2, L.transpose && L.grid.dst_any, diag);
         if (st != TMA_OK)
             return st;
         if (p->transpose)
             p->group = group ? group : p->tiles_n[0];
         return kd_ok(diag);
     }
-    const tma_status st = pm_encode(p, r.ld, r.st, l2, diag);
+    const tma_status st = pm_encode(p, r.ld, r.st, l2, p->transpose && r.head.launch.g.dst_any, diag);
     if (st != TMA_OK)
         return st;
     if (p->transpose)
@@ -592,7 +792,10 @@ extern "C" tma_status tma_permute_run(const tma_permute_plan *p, tma_stream stre
     if (st != TMA_OK)
         return st;
     cudaStream_t s = (cudaStream_t)stream;
-    if (l.transpose == NULL)
+    if (l.threads)
+        l.threads<<<p->grid, p->block, p->smem, s>>>(l.thr, (const uint8_t *)p->desc.src, (uint8_t *)p->desc.dst,
+                                                   p->tiles);
+    else if (l.transpose == NULL)
         pm_copy_kernel<<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, l.g, p->tiles, l.stage_bytes);
     else
         l.transpose<<<p->grid, p->block, p->smem, s>>>(p->load_map, p->store_map, l.g, p->tiles,

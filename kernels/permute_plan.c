@@ -51,38 +51,6 @@ void pm_strides_of(const tma_permute_desc *d, uint64_t src_stride[5], uint64_t d
         dst_stride[j] = ds[inv[j]];
 }
 
-/* The src dimensions behind each map dimension, for refusals (PM_MAP_LEGEND quotes it): "0:{0}, 1:{1,2}". A list as
- * long as the maps' rank, so it is built here, in the formatter's own steps, not a row of its own. */
-static void pm_legend(const pm_layout *L, char *buf, size_t cap) {
-    size_t n = 0;
-    for (uint32_t k = 0; k < L->ld.rank; k++) {
-        n = tma_fmt_str_(buf, cap, n, k ? ", " : "");
-        n = tma_fmt_uint_(buf, cap, n, k, 10u);
-        n = tma_fmt_str_(buf, cap, n, ":{");
-        for (uint32_t j = 0, first = 1; j < 5u; j++)
-            if (L->merged[k] >> j & 1u) {
-                n = tma_fmt_str_(buf, cap, n, first ? "" : ",");
-                n = tma_fmt_uint_(buf, cap, n, j, 10u);
-                first = 0;
-            }
-        n = tma_fmt_char_(buf, cap, n, '}');
-    }
-    tma_fmt_end_(buf, cap, n);
-}
-
-/* One of the plan's descriptors, checked once through the rules; a refusal names the map, quotes the rule, and names
- * the src dimensions behind the map's dimensions. */
-static tma_status pm_check_map(const pm_layout *L, const tma_tiled_desc *d, const char *which, tma_diag *diag) {
-    tma_violation why;
-    if (tma_rule_check_tiled(d, &why) == TMA_OK)
-        return TMA_OK;
-    char legend[160];
-    pm_legend(L, legend, sizeof legend);
-    const tma_status st = KD_FAIL_CAUSE(diag, &why, PM_MAP, tma_arg_s(which));
-    kd_append_rule(diag, KD_VIOLATION(PM_MAP_LEGEND, tma_arg_s(legend)));
-    return st;
-}
-
 /* PACKED TILES (pm_packed_cols in permute_tiles.h): where src's innermost dimension is at most half of W and there
  * are slabs to put side by side, turn the checked TRANSPOSE plan into a packed one. Not where its a is short too
  * (box[1] < W: a short tile) or the threads store (their chunks assume lines of one slab); kept only if both new
@@ -118,85 +86,113 @@ static void pm_pack(pm_layout *L) {
     pm_grid_dst(L, g); /* the box changed: its thread stores and hints */
 }
 
-tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
-    if (L == NULL || d == NULL)
-        return KD_FAIL(diag, PM_DESC_NULL, tma_arg_s(d == NULL ? "desc" : "layout"));
-    memset(L, 0, sizeof *L);
-    const uint32_t e = d->elem_bytes, r = d->rank;
-    if (e != 1 && e != 2 && e != 4 && e != 8)
-        return KD_FAIL(diag, PM_ELEM, tma_arg_u(e));
-    if (r < 1 || r > 5)
-        return KD_FAIL(diag, PM_RANK, tma_arg_u(r), tma_arg_u(TMA_MAX_RANK));
-    if (d->src == NULL || d->dst == NULL)
-        return KD_FAIL(diag, PM_POINTER_NULL, tma_arg_s(d->src == NULL ? "src" : "dst"));
-    for (uint32_t i = 0; i < r; i++) {
-        if (d->src_dims[i] == 0)
-            return KD_FAIL(diag, PM_DIM_ZERO, tma_arg_u(i));
-        if (d->src_dims[i] > (1ull << 31))
-            return KD_FAIL(diag, PM_DIM_HUGE, tma_arg_u(i), tma_arg_u(d->src_dims[i]));
+/* The rules of a tensor: every address and stride whole elements, strides below 2^40 (a dimension of one element has
+ * no stride that matters). `which` names the tensor, dims its dimensions, given its strides as described and
+ * resolved (0 = dense) those the kernels use. */
+static tma_status pm_check_tensor(const char *which, uint32_t e, uint32_t r, const void *addr, const uint64_t *dims,
+                                  const uint64_t *given, const uint64_t *resolved, tma_diag *diag) {
+    if ((uintptr_t)addr % e != 0u)
+        return KD_FAIL(diag, PM_ADDR_ALIGN, tma_arg_s(which), tma_arg_x((uintptr_t)addr), tma_arg_u(e));
+    for (uint32_t i = 1; i < r; i++) {
+        if (given[i - 1] % e != 0u)
+            return KD_FAIL(diag, PM_STRIDE_ELEM, tma_arg_s(which), tma_arg_u(i - 1u), tma_arg_u(given[i - 1]),
+                           tma_arg_u(e));
+        if (dims[i] > 1u && resolved[i] >= TMA_GLOBAL_STRIDE_LIMIT)
+            return KD_FAIL(diag, PM_STRIDE_HUGE, tma_arg_s(which), tma_arg_u(i - 1u), tma_arg_u(resolved[i]));
     }
-    uint32_t seen = 0;
-    for (uint32_t i = 0; i < r; i++) {
-        if (d->perm[i] >= r)
-            return KD_FAIL(diag, PM_PERM_RANGE, tma_arg_u(i), tma_arg_u(d->perm[i]), tma_arg_u(r - 1));
-        if (seen >> d->perm[i] & 1u)
-            return KD_FAIL(diag, PM_PERM_REPEAT, tma_arg_u(i), tma_arg_u(d->perm[i]));
-        seen |= 1u << d->perm[i];
-    }
-    /* every stride resolved once: src's and dst's of each src dimension (the merging below and pm_grid_dst) */
-    L->src_rank = r;
-    pm_strides_of(d, L->src_stride, L->dst_stride);
-    const uint64_t *ss = L->src_stride, *ts = L->dst_stride;
+    return TMA_OK;
+}
 
-    /* Step 1 of THE PLAN: drop dimensions of one element (not the innermost of src or dst), merge neighbours
-     * that are contiguous in both, in the same order. dst's innermost dimension always starts a group. */
-    pm_dim v[5];
-    uint32_t n = 0;
-    for (uint32_t j = 0; j < r; j++) {
-        if (d->src_dims[j] == 1 && j != 0 && j != d->perm[0])
-            continue;
-        pm_dim x = {d->src_dims[j], ss[j], ts[j], j, 1u << j};
-        pm_dim *p = n ? &v[n - 1] : NULL;
-        if (p && j != d->perm[0] && p->ss <= UINT64_MAX / p->n && p->ts <= UINT64_MAX / p->n &&
-            x.ss == p->ss * p->n && x.ts == p->ts * p->n && p->n * x.n <= (1ull << 31)) {
-            p->n *= x.n;
-            p->mask |= x.mask;
-            continue;
-        }
-        v[n++] = x;
+/* dst must be a tensor whose elements share no bytes (a store into it would race with itself): the overlap rule of
+ * tma/detail/rules.h on dst's dimensions, with rows of exactly dst dimension 0's bytes. */
+static tma_status pm_check_dst_one_to_one(const tma_permute_desc *d, const uint64_t *ts, tma_diag *diag) {
+    tma_tiled_desc t;
+    memset(&t, 0, sizeof t);
+    t.dtype = pm_dtype(d->elem_bytes);
+    t.rank = d->rank;
+    for (uint32_t i = 0; i < d->rank; i++) {
+        t.global_dim[i] = d->src_dims[d->perm[i]];
+        if (i)
+            t.global_stride[i - 1] = ts[d->perm[i]];
     }
-    uint32_t a = 0; /* the group that holds dst's innermost dimension */
-    for (uint32_t k = 0; k < n; k++)
-        if (v[k].first == d->perm[0])
-            a = k;
-    L->elem_bytes = e;
-    L->transpose = a != 0;
+    tma_overlap o;
+    if (tma_rule_one_to_one_rows(&t, t.global_dim[0] * d->elem_bytes, &o))
+        return TMA_OK;
+    return KD_FAIL(diag, PM_DST_OVERLAP, tma_arg_u(o.dim), tma_arg_u(t.global_stride[o.dim - 1]), tma_arg_u(o.span),
+                   tma_arg_dims(o.inner_mask));
+}
 
-    /* The maps list the dimensions in order o[]: COPY as they are, TRANSPOSE {0, a, the rest} (load) and
-     * {a, 0, the rest} (store). */
-    uint32_t o[5], m = 0;
-    o[m++] = 0;
-    if (a)
-        o[m++] = a;
-    for (uint32_t k = 1; k < n; k++)
-        if (k != a)
-            o[m++] = k;
+/* The thread kernel's tile (permute_tiles.h, THE THREAD KERNEL): tx x ty. A transpose takes a dst row that is short
+ * whole (dimension 1 up to PM_THR_WHOLE_Y: 3 channels, 24 heads), or, where dst's rows start on 32-byte sectors, a src
+ * row that is short whole (up to PM_THR_WHOLE_X: 3 channels, a 7x7 map); else PM_THR_TX or PM_THR_TX_SECTORS src
+ * elements by the rest. A copy takes up to PM_THR_THREADS elements of a row by the rest. */
+static void pm_thr_tile_pick(pm_thr *R, int sectors) {
+    const uint32_t n0 = R->n[0], n1 = R->n[1], most = PM_THR_TILE_ELEMS;
+    uint32_t tx, ty;
+    if (!R->transpose) {
+        tx = n0 < PM_THR_THREADS ? n0 : PM_THR_THREADS;
+        ty = n1 < most / tx ? n1 : most / tx;
+    } else if (n1 <= PM_THR_WHOLE_Y) {
+        ty = n1;
+        tx = n0 < most / ty ? n0 : most / ty;
+    } else if (sectors && n0 <= PM_THR_WHOLE_X) {
+        tx = n0;
+        ty = n1 < most / tx ? n1 : most / tx;
+    } else {
+        tx = sectors ? PM_THR_TX_SECTORS : PM_THR_TX;
+        tx = n0 < tx ? n0 : tx;
+        ty = n1 < most / tx ? n1 : most / tx;
+    }
+    R->tx = tx, R->ty = ty;
+    R->mx = pm_div_magic(tx), R->my = pm_div_magic(ty);
+}
+
+/* THE THREAD KERNEL's plan (permute_tiles.h) for the simplified dimensions v in the kernel's order o. */
+static void pm_plan_threads(pm_layout *L, const void *dst, const pm_dim *v, uint32_t n, const uint32_t *o) {
+    pm_thr *R = &L->thr;
+    memset(R, 0, sizeof *R);
+    const uint32_t e = L->elem_bytes;
+    R->rank = n, R->transpose = L->transpose, R->e = e;
+    for (uint32_t k = 0; k < 5u; k++) {
+        R->n[k] = k < n ? (uint32_t)v[o[k]].n : 1u;
+        R->ss[k] = k < n ? v[o[k]].ss : 0u;
+        R->ds[k] = k < n ? v[o[k]].ts : 0u;
+    }
+    uint64_t phases = (uint64_t)(uintptr_t)dst | R->ds[0]; /* dst rows (dimension 0 indices) on 32-byte sectors? */
+    for (uint32_t k = 2; k < n; k++)
+        phases |= R->ds[k];
+    pm_thr_tile_pick(R, phases % 32u == 0u);
+    R->pitch = pm_thr_pitch(R->tx, e, R->transpose);
+    L->tiles = 1;
+    for (uint32_t k = 0; k < 5u; k++) {
+        const uint32_t b = k == 0 ? R->tx : k == 1 ? R->ty : 1u;
+        R->tn[k] = (uint32_t)(((uint64_t)R->n[k] + b - 1u) / b);
+        L->tiles *= R->tn[k];
+    }
+    L->threads = 1;
+    L->grid.rank = n;
+    for (uint32_t k = 0; k < 5u; k++) {
+        L->grid.box[k] = k == 0 ? R->tx : k == 1 ? R->ty : 1u;
+        L->grid.n[k] = R->tn[k];
+        L->src_dim[k] = k < n ? v[o[k]].first : 0u;
+        L->merged[k] = k < n ? v[o[k]].mask : 0u;
+    }
+}
+
+/* The TMA kernels' plan (THE PLAN, steps 2 and 3) for the simplified dimensions v in the kernel's order o; returns 0
+ * where TMA cannot move the tensor exactly (a src map the rules refuse: an address or stride not of 16 bytes; a copy's
+ * dst rows that a store would write past, pm_row_spills, or a transpose's of 1-byte elements, which has no thread
+ * stores), and the plan is the thread kernel's. A transpose whose dst is no map is stored by the threads at any
+ * alignment (g->dst_any) where its dst rows are PM_TSTORE_ANY_MIN_ROW bytes or more; shorter ones go to the thread
+ * kernel, which was faster there. */
+static int pm_plan_tma(pm_layout *L, const tma_permute_desc *d, pm_dim *v, uint32_t n, uint32_t a, uint32_t *o) {
+    const uint32_t e = L->elem_bytes;
     tma_tiled_desc *ld = &L->ld, *st = &L->st;
     memset(ld, 0, sizeof *ld);
     ld->dtype = pm_dtype(e);
     ld->global_address = (void *)(uintptr_t)d->src;
     ld->l2_promotion = TMA_L2_256B;
     ld->oob_fill = TMA_OOB_ZERO;
-    if (!L->transpose && n == 1) {
-        /* A dense run: view it as rows of c elements where a power of two divides it, so a box is many rows. */
-        for (uint64_t c = TMA_MAX_BOX_DIM; c >= tma_box_dim0_unit(e); c /= 2)
-            if (v[0].n % c == 0 && v[0].n > c) {
-                v[1] = (pm_dim){v[0].n / c, v[0].ss * c, v[0].ts * c, v[0].first, v[0].mask};
-                v[0].n = c;
-                o[m++] = 1, n = 2;
-                break;
-            }
-    }
     ld->rank = n;
     for (uint32_t k = 0; k < n; k++) {
         ld->global_dim[k] = v[o[k]].n;
@@ -207,7 +203,7 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
     }
     *st = *ld;
     st->global_address = d->dst;
-    st->flags = TMA_DESC_STORE; /* dst is stored through: refused here, dimensions named, if its indices share bytes */
+    st->flags = TMA_DESC_STORE;
     if (L->transpose) { /* store order {a, 0, rest}: swap the first two */
         st->global_dim[0] = v[a].n, st->global_dim[1] = v[0].n;
         st->global_stride[0] = v[0].ts;
@@ -217,6 +213,8 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
         for (uint32_t k = 1; k < n; k++)
             st->global_stride[k - 1] = v[o[k]].ts;
     }
+    if (pm_row_spills(st->global_dim[0], e) && (!L->transpose || e == 1u))
+        return 0;
 
     pm_grid *g = &L->grid;
     g->rank = n;
@@ -226,8 +224,12 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
     if (L->transpose) {
         const uint32_t w = tr_box_cols(e);
         const uint64_t na = v[a].n, rows = (na + w - 1) / w * w, slabs = n >= 3 ? v[o[2]].n : 1u;
-        const uint32_t short_rows = pm_short_rows(na, slabs, e), L_ = PM_MAX_LINES(
-            e, short_rows != 0u || pm_tstore_tall(e, pm_use_tstore(v[0].ts, e, w), pm_src_keep(v[a].ss, e)));
+        uint64_t phases = L->dst_phase; /* g->dst_any, as pm_grid_dst will find it */
+        for (uint32_t k = 0; k < n; k++)
+            phases |= k == a ? 0u : v[k].ts;
+        const uint32_t tstore = pm_use_tstore(v[0].ts, e, w, na) || phases % TMA_GLOBAL_ALIGN != 0u;
+        const uint32_t short_rows = pm_short_rows(na, slabs, e),
+                       L_ = PM_MAX_LINES(e, short_rows != 0u || pm_tstore_tall(e, tstore, pm_src_keep(v[a].ss, e)));
         /* a multiple of w, at most L_ lines, or a short tile's rows */
         const uint32_t br = short_rows ? short_rows : rows < L_ ? (uint32_t)rows : L_;
         /* dimension a short: stack slabs of the next dimension, up to L_ lines (pm_store_coords), as evenly as the
@@ -294,22 +296,120 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
         g->n[k] = (uint32_t)((ld->global_dim[k] + g->box[k] - 1) / g->box[k]);
         L->tiles *= g->n[k];
     }
+    /* the transpose's tile index within a slab is 32-bit: past 2^31 tiles of 16 KiB (32 TiB) the threads take it */
     if (L->transpose && (uint64_t)g->n[0] * g->n[1] >= (1ull << 31))
-        return KD_FAIL(diag, PM_TILES, tma_arg_u(v[0].first), tma_arg_u(v[a].first),
-                       tma_arg_u((uint64_t)g->n[0] * g->n[1]));
-    tma_status s = pm_check_map(L, ld, "src (load)", diag);
-    if (s == TMA_OK)
-        s = pm_check_map(L, st, "dst (store)", diag);
-    if (s == TMA_OK && L->transpose)
+        return 0;
+    /* src must be a TMA map; dst a map too, or, in a transpose of 2- to 8-byte elements, stored by the threads
+     * (g->dst_any: pm_grid_dst made tstore so, whatever the map's fault) */
+    tma_violation why;
+    if (tma_rule_check_tiled(ld, &why) != TMA_OK)
+        return 0;
+    if (tma_rule_check_tiled(st, &why) != TMA_OK &&
+        !(L->transpose && g->dst_any && e >= 2u && st->global_dim[0] * e >= PM_TSTORE_ANY_MIN_ROW))
+        return 0;
+    if (L->transpose)
         pm_pack(L);
-    return s == TMA_OK ? kd_ok(diag) : s;
+    return 1;
+}
+
+tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
+    if (L == NULL || d == NULL)
+        return KD_FAIL(diag, PM_DESC_NULL, tma_arg_s(d == NULL ? "desc" : "layout"));
+    memset(L, 0, sizeof *L);
+    const uint32_t e = d->elem_bytes, r = d->rank;
+    if (e != 1 && e != 2 && e != 4 && e != 8)
+        return KD_FAIL(diag, PM_ELEM, tma_arg_u(e));
+    if (r < 1 || r > 5)
+        return KD_FAIL(diag, PM_RANK, tma_arg_u(r), tma_arg_u(TMA_MAX_RANK));
+    if (d->src == NULL || d->dst == NULL)
+        return KD_FAIL(diag, PM_POINTER_NULL, tma_arg_s(d->src == NULL ? "src" : "dst"));
+    for (uint32_t i = 0; i < r; i++) {
+        if (d->src_dims[i] == 0)
+            return KD_FAIL(diag, PM_DIM_ZERO, tma_arg_u(i));
+        if (d->src_dims[i] > (1ull << 31))
+            return KD_FAIL(diag, PM_DIM_HUGE, tma_arg_u(i), tma_arg_u(d->src_dims[i]));
+    }
+    uint32_t seen = 0;
+    for (uint32_t i = 0; i < r; i++) {
+        if (d->perm[i] >= r)
+            return KD_FAIL(diag, PM_PERM_RANGE, tma_arg_u(i), tma_arg_u(d->perm[i]), tma_arg_u(r - 1));
+        if (seen >> d->perm[i] & 1u)
+            return KD_FAIL(diag, PM_PERM_REPEAT, tma_arg_u(i), tma_arg_u(d->perm[i]));
+        seen |= 1u << d->perm[i];
+    }
+    /* every stride resolved once: src's and dst's of each src dimension (the merging below and pm_grid_dst) */
+    L->src_rank = r;
+    L->dst_phase = (uint32_t)((uintptr_t)d->dst % TMA_GLOBAL_ALIGN);
+    pm_strides_of(d, L->src_stride, L->dst_stride);
+    const uint64_t *ss = L->src_stride, *ts = L->dst_stride;
+    uint64_t dd[5] = {1, 1, 1, 1, 1}, dst_by_dim[5] = {0, 0, 0, 0, 0};
+    for (uint32_t i = 0; i < r; i++)
+        dd[i] = d->src_dims[d->perm[i]], dst_by_dim[i] = ts[d->perm[i]];
+    tma_status st = pm_check_tensor("src", e, r, d->src, d->src_dims, d->src_strides, ss, diag);
+    if (st == TMA_OK)
+        st = pm_check_tensor("dst", e, r, d->dst, dd, d->dst_strides, dst_by_dim, diag);
+    if (st == TMA_OK)
+        st = pm_check_dst_one_to_one(d, ts, diag);
+    if (st != TMA_OK)
+        return st;
+
+    /* Step 1 of THE PLAN: drop dimensions of one element (not the innermost of src or dst), merge neighbours
+     * that are contiguous in both, in the same order. dst's innermost dimension always starts a group. */
+    pm_dim v[5];
+    uint32_t n = 0;
+    for (uint32_t j = 0; j < r; j++) {
+        if (d->src_dims[j] == 1 && j != 0 && j != d->perm[0])
+            continue;
+        pm_dim x = {d->src_dims[j], ss[j], ts[j], j, 1u << j};
+        pm_dim *p = n ? &v[n - 1] : NULL;
+        if (p && j != d->perm[0] && p->ss <= UINT64_MAX / p->n && p->ts <= UINT64_MAX / p->n &&
+            x.ss == p->ss * p->n && x.ts == p->ts * p->n && p->n * x.n <= (1ull << 31)) {
+            p->n *= x.n;
+            p->mask |= x.mask;
+            continue;
+        }
+        v[n++] = x;
+    }
+    uint32_t a = 0; /* the group that holds dst's innermost dimension */
+    for (uint32_t k = 0; k < n; k++)
+        if (v[k].first == d->perm[0])
+            a = k;
+    L->elem_bytes = e;
+    L->transpose = a != 0;
+
+    /* The kernels list the dimensions in order o[]: COPY as they are, TRANSPOSE {0, a, the rest} (the TMA kernel's
+     * store map {a, 0, the rest}). */
+    uint32_t o[5], m = 0;
+    o[m++] = 0;
+    if (a)
+        o[m++] = a;
+    for (uint32_t k = 1; k < n; k++)
+        if (k != a)
+            o[m++] = k;
+    if (!L->transpose && n == 1) {
+        /* A dense run: view it as rows of c elements where a power of two divides it, so a box is many rows. */
+        for (uint64_t c = TMA_MAX_BOX_DIM; c >= tma_box_dim0_unit(e); c /= 2)
+            if (v[0].n % c == 0 && v[0].n > c) {
+                v[1] = (pm_dim){v[0].n / c, v[0].ss * c, v[0].ts * c, v[0].first, v[0].mask};
+                v[0].n = c;
+                o[m++] = 1, n = 2;
+                break;
+            }
+    }
+    if (!pm_plan_tma(L, d, v, n, a, o))
+        pm_plan_threads(L, d->dst, v, n, o);
+    return kd_ok(diag);
 }
 
 void pm_grid_dst(const pm_layout *L, pm_grid *g) {
     const uint32_t e = L->elem_bytes;
     for (uint32_t k = 0; k < 5u; k++)
         g->dst_stride[k] = k < g->rank && L->src_dim[k] < L->src_rank ? L->dst_stride[L->src_dim[k]] : 0u;
-    g->tstore = pm_use_tstore(g->dst_stride[0], e, g->box[1]);
+    uint64_t phases = L->dst_phase;
+    for (uint32_t k = 0; k < g->rank; k++)
+        phases |= k == 1u ? 0u : g->dst_stride[k]; /* map dimension 1 is dst's innermost: its stride is e */
+    g->dst_any = phases % TMA_GLOBAL_ALIGN != 0u;
+    g->tstore = pm_use_tstore(g->dst_stride[0], e, g->box[1], g->lim_a) || g->dst_any;
     /* few-channel tiles take no hints (the tall instances, pm_tall; measured without them: PM_TALL_TILE_LINES) */
     g->src_keep = g->rank >= 2u && L->src_dim[1] < L->src_rank && !pm_few(g->box[0], g->box[1], e)
                       ? pm_src_keep(L->src_stride[L->src_dim[1]], e)
@@ -333,11 +433,59 @@ void pm_grid_dst(const pm_layout *L, pm_grid *g) {
 /* ------------------------------------------------------------------------------------------------
  * The CPU-model pipeline
  * ---------------------------------------------------------------------------------------------- */
+/* THE THREAD KERNEL on the CPU: for each tile, every thread's loads into a poisoned tile, then every thread's stores
+ * from it, at the kernel's places (pm_thr_load_xy, pm_thr_store_xy). The model checks the geometry; the GPU suites
+ * check the kernel's instructions. */
+static tma_status pm_model_threads(const tma_permute_desc *desc, const pm_layout *L, tma_permute_model_facts *facts,
+                                   tma_diag *diag) {
+    const pm_thr *R = &L->thr;
+    const size_t bytes = pm_thr_smem(R);
+    uint8_t *tile = malloc(bytes);
+    if (tile == NULL)
+        return KD_FAIL(diag, PM_MODEL_MEMORY, tma_arg_u(bytes));
+    const uint8_t *src = desc->src;
+    uint8_t *dst = desc->dst;
+    const uint32_t e = R->e, passes = pm_thr_passes(R);
+    uint64_t stores = 0;
+    for (uint64_t t = 0; t < L->tiles; t++) {
+        pm_thr_tile T;
+        pm_thr_tile_of(R, t, &T);
+        memset(tile, 0xA5, bytes); /* poison: every element stored must come from a load */
+        for (uint32_t i = 0; i < PM_THR_THREADS; i++)
+            for (uint32_t k = 0; k < passes; k++) {
+                uint32_t x, y;
+                pm_thr_load_xy(R, i, k, &x, &y);
+                if (x < T.nx && y < T.ny)
+                    memcpy(tile + ((size_t)y * R->pitch + x) * e, src + T.s + (uint64_t)x * e + (uint64_t)y * R->ss[1],
+                           e);
+            }
+        for (uint32_t i = 0; i < PM_THR_THREADS; i++)
+            for (uint32_t k = 0; k < passes; k++) {
+                uint32_t x, y;
+                pm_thr_store_xy(R, i, k, &x, &y);
+                if (x < T.nx && y < T.ny) {
+                    memcpy(dst + T.d + (uint64_t)x * R->ds[0] + (uint64_t)y * R->ds[1],
+                           tile + ((size_t)y * R->pitch + x) * e, e);
+                    stores++;
+                }
+            }
+    }
+    free(tile);
+    if (facts) {
+        memset(facts, 0, sizeof *facts);
+        facts->transpose = L->transpose, facts->threads = 1;
+        facts->tiles = L->tiles, facts->stores = stores;
+    }
+    return kd_ok(diag);
+}
+
 tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_facts *facts, tma_diag *diag) {
     pm_layout L;
     tma_status s = pm_plan(desc, &L, diag);
     if (s != TMA_OK)
         return s;
+    if (L.threads)
+        return pm_model_threads(desc, &L, facts, diag);
     const uint32_t e = L.elem_bytes, w = tr_box_cols(e),
                    v = TMA_SWIZZLE_CHUNK_BYTES / e > 1u ? TMA_SWIZZLE_CHUNK_BYTES / e : 1u;
     const size_t in_bytes = tma_box_smem_bytes(&L.ld);
@@ -391,8 +539,9 @@ tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_fac
             for (uint32_t i = 0; i < sub * 64u * v; i++) {
                 pm_slot sl;
                 pm_tstore_slot(&L.grid, i, e, &sl);
-                if (pm_tstore_live(&L.grid, lc, &sl)) /* whole chunks, as the kernel stores them */
-                    memcpy((uint8_t *)desc->dst + base + sl.rel, tout + sl.soff, TMA_SWIZZLE_CHUNK_BYTES);
+                const uint32_t bytes = pm_tstore_bytes(&L.grid, lc, &sl, e); /* a row's last chunk: its elements */
+                if (bytes)
+                    memcpy((uint8_t *)desc->dst + base + sl.rel, tout + sl.soff, bytes);
             }
             continue;
         }

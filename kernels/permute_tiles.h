@@ -52,6 +52,8 @@ typedef struct pm_grid {
     uint64_t dst_stride[5]; /**< TRANSPOSE, thread stores: dst's byte stride of each map dimension (load order) */
     uint32_t outer[3]; /**< TRANSPOSE: the order in which tiles walk the outer map dimensions 2..4 (pm_grid_dst) */
     uint32_t src_keep; /**< TRANSPOSE: 1 = loads with an L2 evict_last policy, stores evict_first (pm_src_keep) */
+    uint32_t dst_any;  /**< TRANSPOSE: 1 = dst is no TMA map (its address or a stride not of 16 bytes): the threads
+                            store the tile (tstore), a chunk whose address is not 16-byte aligned element by element */
 } pm_grid;
 
 /** TRANSPOSE: whether the tile is a packed one (box[0] < W: pm_packed_cols), box[2] slabs side by side in each line,
@@ -180,14 +182,24 @@ TMA_HD uint64_t pm_tstore_base(const pm_grid *g, const int32_t ld[5], uint32_t e
            (uint64_t)(uint32_t)ld[4] * g->dst_stride[4];
 }
 
-/** Whether the slot's chunk holds elements of dst for the tile at ld. The row's last chunk, partly past the row's
- *  end, is stored whole: its tail is zeros (the load's out-of-bounds fill of dimension a) and lies in the 16 bytes
- *  after the row that tma_permute may write, as its TMA store boxes do (docs/HARDWARE.md, store rule 7). Element by
- *  element, that chunk had cost rows of 14 or 28 bytes (bf16 NCHW 7x7 and 14x14, W padded) 8-11% of a copy. */
-TMA_HD int pm_tstore_live(const pm_grid *g, const int32_t ld[5], const pm_slot *sl) {
-    return sl->r < g->lim_0 - (uint32_t)ld[0] && sl->c2 < g->lim_c - (uint32_t)ld[2] &&
-           sl->xe < g->lim_a - (uint32_t)ld[1];
+/** The bytes of the slot's chunk that are dst's elements for the tile at ld: 16, fewer in a row's last chunk where
+ *  the row (dimension a) ends inside it, 0 for a chunk past dst. Only those bytes are written: tma_permute writes no
+ *  byte outside dst. (Whole chunks, the tail being the load's zero fill, had been 8-11% of a copy faster on rows of
+ *  14 or 28 bytes, bf16 NCHW 7x7 and 14x14 with W padded: docs/lab/permute.md.) */
+TMA_HD uint32_t pm_tstore_bytes(const pm_grid *g, const int32_t ld[5], const pm_slot *sl, uint32_t e) {
+    if (sl->r >= g->lim_0 - (uint32_t)ld[0] || sl->c2 >= g->lim_c - (uint32_t)ld[2])
+        return 0u;
+    const uint32_t left = g->lim_a - (uint32_t)ld[1]; /* elements of the row from the tile's first */
+    if (sl->xe >= left)
+        return 0u;
+    const uint32_t n = left - sl->xe;
+    return n * e < TMA_SWIZZLE_CHUNK_BYTES ? n * e : TMA_SWIZZLE_CHUNK_BYTES;
 }
+
+/** Whether a TMA store into rows of `n` e-byte elements would write past them: a store writes whole 16-byte chunks
+ *  in dimension 0 (docs/HARDWARE.md, store rule 7), so a row whose bytes are not a multiple of 16 ends inside a
+ *  chunk the store writes whole. Such rows are stored by threads (pm_use_tstore) or by the thread kernel. */
+TMA_HD int pm_row_spills(uint64_t n, uint32_t e) { return (n * e) % TMA_SWIZZLE_CHUNK_BYTES != 0u; }
 
 /** Which transposes store with the threads: those whose dst row pitch is not a multiple of 32 bytes, for 2-, 4- and
  *  8-byte elements. Why (H200, one run of
@@ -198,9 +210,11 @@ TMA_HD int pm_tstore_live(const pm_grid *g, const int32_t ld[5], const pm_slot *
  *  (u8 6789 x 12345: 89.6% -> 58.6%; its 64-thread blocks, 16 chunks each, cannot hide the extra shared-memory pass),
  *  and where the pitch is aligned TMA boxes are as fast or faster (thread stores everywhere: bf16 8192^2 84.8%, u8
  *  59.2%, fp32 93.8%, fp64 92.0%). SHORT TILES (box_rows < W, pm_short_rows) always store with the threads: their
- *  output lines hold several slabs' rows side by side, which no TMA box describes. */
-TMA_HD uint32_t pm_use_tstore(uint64_t dst_pitch, uint32_t elem_bytes, uint32_t box_rows) {
-    return elem_bytes >= 2u && (dst_pitch % 32u != 0u || box_rows < TMA_SWIZZLE_SPAN_128B / elem_bytes);
+ *  output lines hold several slabs' rows side by side, which no TMA box describes. So do rows of dst_row elements
+ *  whose bytes are not a multiple of 16 (pm_row_spills): a TMA store would write past their ends. */
+TMA_HD uint32_t pm_use_tstore(uint64_t dst_pitch, uint32_t elem_bytes, uint32_t box_rows, uint64_t dst_row) {
+    return elem_bytes >= 2u && (dst_pitch % 32u != 0u || box_rows < TMA_SWIZZLE_SPAN_128B / elem_bytes ||
+                                pm_row_spills(dst_row, elem_bytes));
 }
 
 /** SHORT TILES (TRANSPOSE): the rows of dimension a (dst's innermost) a tile takes where a is shorter than W = 128 / e
@@ -307,9 +321,136 @@ TMA_HD int pm_tall(const pm_grid *g, uint32_t e) {
     return pm_few(g->box[0], g->box[1], e) || pm_tstore_tall(e, g->tstore, g->src_keep);
 }
 
+/* ------------------------------------------------------------------------------------------------
+ * THE THREAD KERNEL (pm_threads_kernel), for every tensor the TMA kernels cannot take exactly: a TMA map needs a
+ * 16-byte aligned address and strides of 16-byte multiples, and a TMA store writes whole 16-byte chunks of a row
+ * (pm_row_spills). Rows of 12,345 fp32 elements, 3-channel images read from NHWC, 7x7 feature maps and addresses at
+ * any element are none of those. The kernel's dimensions are the plan's (THE PLAN, step 1): 0 is src's innermost, 1
+ * dst's innermost (a transpose) or src's next one (a copy), 2.. the rest. A tile is ty indices of dimension 1 by tx
+ * elements of dimension 0, at most PM_THR_TILE_ELEMS in all, staged in shared memory; the block's PM_THR_THREADS
+ * threads move it element by element, so any address and stride will do and no byte outside the two tensors is read
+ * or written:
+ * - LOADS: the tile's elements in src order, o = y tx + x: thread i takes o = i, i + PM_THR_THREADS, ...: consecutive
+ *   threads read consecutive elements of a src row, and where the tile holds whole src rows that lie back to back
+ *   (3 channels of NHWC, a dense 7x7 map), one contiguous run. All of a thread's loads are issued before any is stored
+ *   to shared memory.
+ * - STORES: a transpose's elements in dst order, o = x ty + y, read down the tile's columns (a pitch that puts
+ *   consecutive rows in distinct banks, pm_thr_pitch); a copy's, the element it loaded.
+ * A small dimension is taken whole (dimension 0 up to PM_THR_WHOLE_X, dimension 1 up to PM_THR_WHOLE_Y elements), the
+ * other side filling the tile: NCHW -> NHWC with 3 channels takes tiles of 682 pixels x 3, the rank-5 case of issue
+ * 31 (dst rows of 24 elements, src rows of 48) 48 x 24, so no element of a tile is padding. The divisions by tx and ty
+ * are a multiply-high by a reciprocal (pm_div_by).
+ * ---------------------------------------------------------------------------------------------- */
+
+/** The thread kernel's geometry: what it receives besides the two addresses. */
+typedef struct pm_thr {
+    uint32_t rank;        /**< kernel dimensions, 1..5 */
+    uint32_t transpose;   /**< 1: dst's innermost dimension is dimension 1; 0: a copy */
+    uint32_t e;           /**< element bytes */
+    uint32_t tx, ty;      /**< the tile: tx elements of dimension 0 by ty of dimension 1 */
+    uint32_t mx, my;      /**< pm_div_magic of tx and ty */
+    uint32_t pitch;       /**< elements between tile rows in shared memory (pm_thr_pitch) */
+    uint32_t n[5];        /**< elements along each dimension (1 past the rank) */
+    uint32_t tn[5];       /**< tiles along each dimension */
+    uint64_t ss[5], ds[5];/**< byte strides in src and in dst (ss[0] = e; ds[1] = e for a transpose, ds[0] for a copy) */
+} pm_thr;
+
+/** The multiplier that divides by d (1..2^16) with pm_div_by: floor(2^32 / d) + 1, or 2^32 / d for a power of two;
+ *  0 for d = 1. */
+TMA_HD uint32_t pm_div_magic(uint32_t d) { return d > 1u ? 0xFFFFFFFFu / d + 1u : 0u; }
+
+/** n / d for n < 2^16 and d <= 2^16, m = pm_div_magic(d): exact, since n (m - 2^32 / d) / 2^32 < 2^-16 <= the gap from
+ *  n / d to the next integer. */
+TMA_HD uint32_t pm_div_by(uint32_t n, uint32_t d, uint32_t m) {
+#ifdef __CUDA_ARCH__
+    return d > 1u ? __umulhi(n, m) : n;
+#else
+    return d > 1u ? (uint32_t)(((uint64_t)n * m) >> 32) : n;
+#endif
+}
+
+/** Elements between a transpose tile's rows in shared memory: at least tx, with the rows' 32-bit words an odd number
+ *  apart (8-byte elements: an odd number of elements), so a column read by 32 threads hits 32 distinct banks; a copy's
+ *  rows are only read along. */
+TMA_HD uint32_t pm_thr_pitch(uint32_t tx, uint32_t e, uint32_t transpose) {
+    if (!transpose)
+        return tx;
+    const uint32_t step = e >= 4u ? 1u : 4u / e, unit = e >= 4u ? 2u : 8u / e; /* p e / 4 odd: p = step mod unit */
+    uint32_t p = tx;
+    while (p % unit != step % unit)
+        p++;
+    return p;
+}
+
+/** One tile: its first element along dimensions 0 and 1, how many it has of each, and the byte offsets of that
+ *  element in src and dst. */
+typedef struct pm_thr_tile {
+    uint32_t x0, y0, nx, ny;
+    uint64_t s, d;
+} pm_thr_tile;
+
+/** Tile t (dimension 0 fastest, then 1, then the rest). */
+TMA_HD void pm_thr_tile_of(const pm_thr *R, uint64_t t, pm_thr_tile *T) {
+    uint32_t r0, r1;
+    t = pm_divmod(t, R->tn[0], &r0);
+    t = pm_divmod(t, R->tn[1], &r1);
+    T->x0 = r0 * R->tx, T->y0 = r1 * R->ty;
+    T->nx = R->n[0] - T->x0 < R->tx ? R->n[0] - T->x0 : R->tx;
+    T->ny = R->n[1] - T->y0 < R->ty ? R->n[1] - T->y0 : R->ty;
+    uint64_t s = (uint64_t)T->x0 * R->ss[0] + (uint64_t)T->y0 * R->ss[1];
+    uint64_t d = (uint64_t)T->x0 * R->ds[0] + (uint64_t)T->y0 * R->ds[1];
+    for (uint32_t k = 2; k < 5u; k++) { /* a constant trip count: unrolled, coordinates in registers */
+        uint32_t r = 0;
+        if (k < R->rank)
+            t = pm_divmod(t, R->tn[k], &r);
+        s += (uint64_t)r * R->ss[k], d += (uint64_t)r * R->ds[k];
+    }
+    T->s = s, T->d = d;
+}
+
+/** Thread i's element of pass k of the loads: (x, y) of element o = i + k PM_THR_THREADS in src order. */
+TMA_HD void pm_thr_load_xy(const pm_thr *R, uint32_t i, uint32_t k, uint32_t *x, uint32_t *y) {
+    const uint32_t o = i + k * PM_THR_THREADS;
+    *y = pm_div_by(o, R->tx, R->mx), *x = o - *y * R->tx;
+}
+
+/** Thread i's element of pass k of the stores: a transpose's element o in dst order (x = o / ty); a copy's, the one it
+ *  loaded. */
+TMA_HD void pm_thr_store_xy(const pm_thr *R, uint32_t i, uint32_t k, uint32_t *x, uint32_t *y) {
+    if (R->transpose) {
+        const uint32_t o = i + k * PM_THR_THREADS;
+        *x = pm_div_by(o, R->ty, R->my), *y = o - *x * R->ty;
+    } else {
+        pm_thr_load_xy(R, i, k, x, y);
+    }
+}
+
+/** Whether the tile's sides are powers of two up to PM_THR_THREADS (the kernel's instances without divisions: a
+ *  thread's elements are then a column of the tile, a fixed step apart). */
+TMA_HD int pm_thr_pow2(const pm_thr *R) {
+    return R->tx <= PM_THR_THREADS && R->ty <= PM_THR_THREADS && (R->tx & (R->tx - 1u)) == 0u &&
+           (R->ty & (R->ty - 1u)) == 0u;
+}
+
+/** Shared memory of a tile, bytes. */
+TMA_HD size_t pm_thr_smem(const pm_thr *R) { return (size_t)R->ty * R->pitch * R->e; }
+
+/** The most any thread-kernel plan of e-byte elements takes: tx ty <= PM_THR_TILE_ELEMS, the pitch at most
+ *  8 / e - 1 elements (1 for 8-byte ones) past a row of at least one element. */
+TMA_HD size_t pm_thr_smem_bound(uint32_t e) {
+    return (size_t)PM_THR_TILE_ELEMS * (e >= 4u ? 2u : 8u / e) * e;
+}
+
+/** Passes a thread makes over a tile: tx ty / PM_THR_THREADS rounded up (at most PM_THR_TILE_ELEMS / PM_THR_THREADS). */
+TMA_HD uint32_t pm_thr_passes(const pm_thr *R) {
+    return (R->tx * R->ty + PM_THR_THREADS - 1u) / PM_THR_THREADS;
+}
+
 /** Everything the plan decides without a GPU: the kernel's maps and grid. */
 typedef struct pm_layout {
     uint32_t transpose;      /**< 0: COPY, 1: TRANSPOSE */
+    uint32_t threads;        /**< 1: THE THREAD KERNEL (thr), 0: the TMA kernels (ld, st, grid) */
+    pm_thr thr;              /**< the thread kernel's geometry */
     uint32_t elem_bytes;
     tma_tiled_desc ld, st;   /**< load (src) and store (dst) descriptors, dimensions in the same order */
     pm_grid grid;
@@ -319,6 +460,7 @@ typedef struct pm_layout {
     uint32_t src_rank;       /**< the description's rank */
     uint64_t src_stride[5];  /**< bytes between consecutive indices of src dimension j in src (0 resolved) ... */
     uint64_t dst_stride[5];  /**< ... and in dst (pm_strides_of) */
+    uint32_t dst_phase;      /**< dst's address % 16 */
 } pm_layout;
 
 #ifdef __cplusplus
@@ -335,8 +477,9 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag);
 void pm_strides_of(const tma_permute_desc *d, uint64_t src_stride[5], uint64_t dst_stride[5]);
 
 /** TRANSPOSE: fill g->dst_stride (dst's byte stride of each map dimension: that of the lowest src dimension
- *  L->src_dim[k] merged into map dimension k), g->tstore (pm_use_tstore of map dimension 0's dst stride), g->outer and
- *  g->src_keep (pm_src_keep of map dimension 1's src stride), for the box in g. */
+ *  L->src_dim[k] merged into map dimension k), g->dst_any (dst no TMA map: L->dst_phase or a stride not of 16 bytes),
+ *  g->tstore (pm_use_tstore of map dimension 0's dst stride, or dst_any), g->outer and g->src_keep (pm_src_keep of map
+ *  dimension 1's src stride), for the box in g. */
 void pm_grid_dst(const pm_layout *L, pm_grid *g);
 
 #ifdef __cplusplus

@@ -30,6 +30,29 @@
 /* TRANSPOSE tile order: bands of this many tile columns (H200, the standalone transpose's sweep, docs/lab/
  * transpose.md "The standalone kernel (until 2026-11-22)"). */
 #define PM_DEFAULT_GROUP 8u
+/* THE THREAD KERNEL (permute_tiles.h): threads a block, blocks an SM (64 registers; 88 gave 2 blocks, 48 and 40
+ * spilled and ran slower), elements a tile (8 loads in flight a thread; 4096 spilled and ran slower), and a transpose
+ * tile's src row where dimensions are long: 8 elements by 256 dst elements (longer dst runs cut the 32-byte sectors two
+ * tiles write: fp32 12345 x 6789 dense 68.5% of a copy at 8 x 256 against 41.9% at 64 x 32), or 32 by 64 where dst's
+ * rows start on sectors (fp32 T 4096 x 50257, src rows misaligned: 83.6% against 72.3% at 8). Short dimensions are
+ * taken whole: dimension 1 up to PM_THR_WHOLE_Y elements, dimension 0 up to PM_THR_WHOLE_X where dst's rows start on
+ * sectors. H100, docs/lab/permute.md "The thread kernel". */
+#define PM_THR_THREADS 256u
+#ifndef PM_THR_BLOCKS_PER_SM
+#define PM_THR_BLOCKS_PER_SM 4u
+#endif
+#ifndef PM_THR_TILE_ELEMS
+#define PM_THR_TILE_ELEMS 2048u
+#endif
+#define PM_THR_TX 8u
+#define PM_THR_TX_SECTORS 32u
+#define PM_THR_WHOLE_X 128u
+#define PM_THR_WHOLE_Y 256u
+/* A transpose whose src is a TMA map but dst is not takes the TMA kernel with its threads storing at any alignment
+ * where dst's rows are this many bytes or more, else the thread kernel (H100, same session, TMA kernel / thread
+ * kernel: bf16 NHWC -> NCHW 128x256x14x14, rows of 392 bytes, 53.4% / 40.1% of a copy; 128x512x7x7, 98 bytes, 41.8% /
+ * 47.4%; fp32 NCHW -> NHWC 64x3x224x224, 12 bytes, 66.2% / 76.7%). */
+#define PM_TSTORE_ANY_MIN_ROW 128u
 
 /* ---- tma_conv2d's plan (conv.cu, conv_estimate_us): a cost model fitted to the sweeps of docs/lab/conv.md "The
  * plan's choices" (H200, ResNet-50's 3x3 layers at batch 32 and 128, every tile x schedule) ---- */

@@ -156,28 +156,13 @@ __global__ void count_diff_kernel(const uint8_t *a, const uint8_t *b, size_t n) 
     count_bad(bad, 0, first);
 }
 
-/* A permutation's layout in bytes, strides resolved (0: dense), dst's dims. */
+/* A permutation's layout in bytes, strides resolved (0: dense): src's dims and strides, dst's strides. */
 struct perm_layout {
     uint32_t rank, e;
     uint32_t perm[5];
-    uint64_t sd[5], ss[5], dd[5], ds[5];
-    uint64_t elems, rows;
+    uint64_t sd[5], ss[5], ds[5];
+    uint64_t elems;
 };
-
-/* Bytes after each innermost dst row, to the end of its 16-byte chunk: role 2. One thread per row. */
-__global__ void permute_tails_kernel(perm_layout L, uint8_t *role, size_t dst_bytes) {
-    for (uint64_t row = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; row < L.rows;
-         row += (uint64_t)gridDim.x * blockDim.x) {
-        uint64_t r = row, off = 0;
-        for (uint32_t i = 1; i < L.rank; i++) {
-            off += (r % L.dd[i]) * L.ds[i];
-            r /= L.dd[i];
-        }
-        const uint64_t end = off + L.dd[0] * L.e, cend = (end + 15u) / 16u * 16u;
-        for (uint64_t b = end; b < cend && b < dst_bytes; b++)
-            role[b] = 2;
-    }
-}
 
 /* One thread per element, in src index order: its bytes into want, role 1. */
 __global__ void permute_elems_kernel(perm_layout L, const uint8_t *src, uint8_t *want, uint8_t *role) {
@@ -202,10 +187,7 @@ __global__ void permute_check_kernel(const uint8_t *got, const uint8_t *want, co
                                      uint8_t poison) {
     unsigned long long bad = 0, first = ~0ull;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        const bool ok = role[i] == 1   ? got[i] == want[i]
-                        : role[i] == 2 ? got[i] == poison || got[i] == 0
-                                       : got[i] == poison;
-        if (!ok) {
+        if (got[i] != (role[i] ? want[i] : poison)) {
             bad++;
             first = first < i ? first : i;
         }
@@ -321,26 +303,22 @@ extern "C" cudaError_t ref_permute(const tma_permute_desc *d, uint8_t *want, uin
     perm_layout L;
     memset(&L, 0, sizeof L);
     L.rank = d->rank, L.e = d->elem_bytes;
-    L.elems = 1, L.rows = 1;
+    L.elems = 1;
     for (uint32_t i = 0; i < d->rank; i++) {
         L.perm[i] = d->perm[i];
         L.sd[i] = d->src_dims[i];
-        L.dd[i] = d->src_dims[d->perm[i]];
         L.elems *= L.sd[i];
     }
-    for (uint32_t i = 1; i < d->rank; i++)
-        L.rows *= L.dd[i];
     L.ss[0] = L.ds[0] = d->elem_bytes;
     for (uint32_t i = 1; i < d->rank; i++) {
         L.ss[i] = d->src_strides[i - 1] ? d->src_strides[i - 1] : L.ss[i - 1] * L.sd[i - 1];
-        L.ds[i] = d->dst_strides[i - 1] ? d->dst_strides[i - 1] : L.ds[i - 1] * L.dd[i - 1];
+        L.ds[i] = d->dst_strides[i - 1] ? d->dst_strides[i - 1] : L.ds[i - 1] * L.sd[L.perm[i - 1]];
     }
     cudaError_t e = cudaMemset(role, 0, dst_bytes);
     if (e == cudaSuccess)
         e = cudaMemset(want, 0, dst_bytes);
     if (e != cudaSuccess)
         return e;
-    permute_tails_kernel<<<grid_for(L.rows, 256), 256>>>(L, role, dst_bytes);
     permute_elems_kernel<<<grid_for(L.elems, 256), 256>>>(L, (const uint8_t *)d->src, want, role);
     return finish();
 }

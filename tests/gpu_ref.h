@@ -57,13 +57,13 @@ cudaError_t ref_count_not(const void *p, size_t n, uint8_t v, unsigned long long
 cudaError_t ref_count_diff(const void *a, const void *b, size_t n, unsigned long long *count,
                            unsigned long long *first);
 
-/* The permutation of d (d->src, d->dst device addresses, as tma_permute takes them) by one thread per element:
- * want[dst element] = src[src element], and role[b] for each byte b of dst's span of dst_bytes: 1 an element's,
- * 2 one of the bytes a TMA store may write with zeros after an innermost row (to the end of its 16-byte chunk, the
- * documented store rule of tma_permute_plan_make), 0 none: nothing may write it. want and role are dst_bytes long;
- * dst itself is not touched. */
+/* The permutation of d (d->src, d->dst device addresses, as tma_permute takes them; any element-aligned address) by
+ * one thread per element: want[dst element] = src[src element], and role[b] for each byte b of dst's span of
+ * dst_bytes (from dst's first element's first byte to its last element's last): 1 an element's, 0 none (between
+ * rows, a padded row's tail, a gap of any stride): nothing may write it. want and role are dst_bytes long; dst itself
+ * is not touched. */
 cudaError_t ref_permute(const tma_permute_desc *d, uint8_t *want, uint8_t *role, size_t dst_bytes);
-/* got against want and role: elements bitwise, role-2 bytes `poison` or 0, every other byte `poison`. */
+/* got against want and role: elements bitwise, every other byte still `poison`. */
 cudaError_t ref_permute_check(const uint8_t *got, const uint8_t *want, const uint8_t *role, size_t n, uint8_t poison,
                               ref_diff *d);
 

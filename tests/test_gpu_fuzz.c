@@ -8,8 +8,11 @@
  *   gemm    - tma_gemm: M and N 1-16384 (skinny M = 1-256 often), K 0-16384; bf16 and fp32 C, clusters, both
  *             epilogues, grids, band heights, C at element-aligned offsets, the one-call form;
  *   grouped - tma_grouped_gemm: 1-256 groups, empty, tiny and huge ones; grids and band heights;
- *   permute - tma_permute: ranks 1-5, 1/2/4/8-byte elements, every permutation, dense and strided tensors at offset
- *             addresses, NCHW <-> NHWC, head splits and batched transposes among them; tuned plans; the one-call
+ *   permute - tma_permute: ranks 1-5, 1/2/4/8-byte elements, every permutation, any sizes; dense, 16-byte aligned
+ *             and odd strides (any multiple of the element, dimensions in another order in memory, any stride on a
+ *             dimension of one element, src rows overlapping) at element-aligned addresses; NCHW <-> NHWC
+ *             (3-channel 224 x 224 images, 7 x 7 maps of many channels), head splits, batched transposes, logits
+ *             rows, tiny tensors among them; the thread kernel and both TMA kernels; tuned plans; the one-call
  *             form.
  * Every problem: fresh random data (half of the GEMM-like problems small integers, where the result is exact and
  * must match bit for bit; the others within the rounding bound of fp32 sums, 2^-8 |ref| + 2^-16 sum |a b|); outputs
@@ -824,59 +827,140 @@ Test(gpu_fuzz, grouped, .timeout = 900) {
  * ------------------------------------------------------------------------------------------- */
 
 enum { PM_ELEMS_CAP = 1 << 24 };
-enum { PM_E1, PM_E2, PM_E4, PM_E8, PM_R1, PM_R2, PM_R3, PM_R4, PM_R5, PM_TRANSPOSE, PM_STRIDED, PM_TUNED, PM_ONECALL,
-       PM_REAL };
+#define PM_BYTES_CAP ((size_t)1 << 29) /* a tensor's span past this: its strides drawn again, dense */
+enum { PM_E1, PM_E2, PM_E4, PM_E8, PM_R1, PM_R2, PM_R3, PM_R4, PM_R5, PM_STRIDED, PM_TUNED, PM_ONECALL, PM_REAL,
+       PM_THREADS, PM_TMA_COPY, PM_TMA_TRANSPOSE, PM_ODD_ADDR, PM_ODD_STRIDES, PM_ODD_ROWS, PM_DST_UNSORTED,
+       PM_UNIT_STRIDES, PM_SRC_OVERLAP, PM_TINY };
 
-/* Shapes of real tensors, dimension 0 innermost, with the permutation applied to them: NCHW -> NHWC and back,
- * attention's head split {D, H, S, B} -> {D, S, H, B}, batched transposes, 2-D transposes. */
-static void pm_real_shape(uint64_t *s, tma_permute_desc *d) {
+/* Shapes of real tensors, dimension 0 innermost, with the permutation applied to them: NCHW -> NHWC and back (any
+ * channels; 3-channel 224 x 224 images; 7 x 7 and 14 x 14 maps of many channels), attention's head split {D, H, S, B}
+ * -> {D, S, H, B}, batched transposes, logits (rows of a vocabulary: 50,257 and others, transposed or copied into
+ * padded rows), tiny tensors (17 x 31 and smaller), the issue's rank-3 333 x 444 x 55 (2, 0, 1) and rank-5
+ * 16 x 32 x 24 x 40 x 48 (0, 3, 1, 4, 2), ragged 12345 x 6789 transposes. Most of them TMA cannot describe densely
+ * (rows of 3, 49 or 50,257 elements); pm_random_desc scales them to the cap. Returns 1 for a tiny one. */
+static int pm_real_shape(uint64_t *s, tma_permute_desc *d) {
     static const uint32_t chans[] = {3, 4, 8, 16, 32, 64, 96, 128, 256, 512, 1024, 2048};
-    const int kind = (int)(fz_next(s) % 4);
-    if (kind == 0 || kind == 1) { /* images: {W, H, C, N} -> {C, W, H, N}, or back */
-        const uint64_t hw = (uint64_t)fz_in(s, 1, 112), c = chans[fz_next(s) % 12], n = (uint64_t)fz_log(s, 1, 64);
+    const int kind = (int)(fz_next(s) % 10);
+    const int back = fz_pct(s, 50); /* images: NHWC -> NCHW instead */
+    if (kind == 0 || kind == 4 || kind == 5) { /* images: {W, H, C, N} -> {C, W, H, N}, or back */
+        uint64_t hw, c, n;
+        if (kind == 0)
+            hw = (uint64_t)fz_in(s, 1, 112), c = chans[fz_next(s) % 12], n = (uint64_t)fz_log(s, 1, 64);
+        else if (kind == 4)
+            hw = 224, c = 3, n = (uint64_t)fz_log(s, 1, 64);
+        else
+            hw = fz_pct(s, 70) ? 7 : 14, c = 512u << (fz_next(s) % 3), n = (uint64_t)fz_log(s, 1, 128);
         d->rank = 4;
-        if (kind == 0) {
+        if (!back) {
             d->src_dims[0] = hw, d->src_dims[1] = hw, d->src_dims[2] = c, d->src_dims[3] = n;
             d->perm[0] = 2, d->perm[1] = 0, d->perm[2] = 1, d->perm[3] = 3;
         } else {
             d->src_dims[0] = c, d->src_dims[1] = hw, d->src_dims[2] = hw, d->src_dims[3] = n;
             d->perm[0] = 1, d->perm[1] = 2, d->perm[2] = 0, d->perm[3] = 3;
         }
-    } else if (kind == 2) { /* heads: {D, H, S, B} -> {D, S, H, B} */
+    } else if (kind == 1) { /* heads: {D, H, S, B} -> {D, S, H, B} */
         static const uint32_t dh[] = {32, 64, 80, 96, 128};
         d->rank = 4;
         d->src_dims[0] = dh[fz_next(s) % 5], d->src_dims[1] = (uint64_t)fz_in(s, 1, 64);
         d->src_dims[2] = (uint64_t)fz_log(s, 1, 4096), d->src_dims[3] = (uint64_t)fz_log(s, 1, 16);
         d->perm[0] = 0, d->perm[1] = 2, d->perm[2] = 1, d->perm[3] = 3;
-    } else { /* batched transposes {C, R, B} -> {R, C, B} */
+    } else if (kind == 2) { /* batched transposes {C, R, B} -> {R, C, B} */
         d->rank = 3;
         d->src_dims[0] = (uint64_t)fz_log(s, 1, 8192), d->src_dims[1] = (uint64_t)fz_log(s, 1, 8192);
         d->src_dims[2] = (uint64_t)fz_log(s, 1, 64);
         d->perm[0] = 1, d->perm[1] = 0, d->perm[2] = 2;
+    } else if (kind == 3) { /* logits: {V, T} or {V, T, B}, transposed, or copied (strides pad the rows) */
+        static const uint32_t vocab[] = {50257, 50257, 32000, 32001, 151936, 49999, 128256};
+        d->rank = fz_pct(s, 70) ? 2 : 3;
+        d->src_dims[0] = vocab[fz_next(s) % 7], d->src_dims[1] = (uint64_t)fz_log(s, 1, 4096);
+        if (d->rank == 3)
+            d->src_dims[2] = (uint64_t)fz_log(s, 1, 8);
+        const int copy = fz_pct(s, 25);
+        for (uint32_t i = 0; i < d->rank; i++)
+            d->perm[i] = i;
+        if (!copy)
+            d->perm[0] = 1, d->perm[1] = 0;
+    } else if (kind == 6) { /* tiny: 17 x 31 transposed, or a small tensor of any rank */
+        if (fz_pct(s, 40)) {
+            d->rank = 2;
+            d->src_dims[0] = fz_pct(s, 50) ? 31 : 17, d->src_dims[1] = d->src_dims[0] == 31 ? 17 : 31;
+            d->perm[0] = 1, d->perm[1] = 0;
+        } else {
+            d->rank = (uint32_t)fz_in(s, 1, 5);
+            for (uint32_t i = 0; i < d->rank; i++)
+                d->src_dims[i] = (uint64_t)fz_in(s, 1, 17);
+            for (uint32_t i = 0; i < d->rank; i++)
+                d->perm[i] = i;
+            for (uint32_t i = d->rank; i-- > 1;) {
+                const uint32_t j = (uint32_t)fz_in(s, 0, i), t = d->perm[i];
+                d->perm[i] = d->perm[j], d->perm[j] = t;
+            }
+        }
+        return 1;
+    } else if (kind == 7) { /* PyTorch 333 x 444 x 55, permute(2, 0, 1): src {55, 444, 333}, dst {444, 333, 55} */
+        d->rank = 3;
+        d->src_dims[0] = 55, d->src_dims[1] = 444, d->src_dims[2] = 333;
+        d->perm[0] = 1, d->perm[1] = 2, d->perm[2] = 0;
+    } else if (kind == 8) { /* PyTorch 16 x 32 x 24 x 40 x 48, permute(0, 3, 1, 4, 2) */
+        static const uint64_t dims[5] = {48, 40, 24, 32, 16};
+        static const uint32_t perm[5] = {2, 0, 3, 1, 4};
+        d->rank = 5;
+        memcpy(d->src_dims, dims, sizeof dims);
+        memcpy(d->perm, perm, sizeof perm);
+    } else { /* ragged 12345 x 6789, either way */
+        d->rank = 2;
+        d->src_dims[0] = fz_pct(s, 50) ? 6789 : 12345, d->src_dims[1] = d->src_dims[0] == 6789 ? 12345 : 6789;
+        d->perm[0] = 1, d->perm[1] = 0;
     }
+    return 0;
 }
 
-/* Strides in the domain tma_permute accepts: dense where dense rows are 16-byte multiples, else rows padded to a
- * 16-byte multiple, sometimes more (strided views into a larger tensor). */
-static void pm_strides(uint64_t *s, const tma_permute_desc *d, const uint64_t *dims, uint64_t *st, int strided) {
-    uint64_t prev = d->elem_bytes;
-    for (uint32_t i = 1; i < d->rank; i++) {
-        const uint64_t dense = prev * dims[i - 1];
-        if (dense % 16u == 0 && !(strided && fz_pct(s, 50)))
-            st[i - 1] = 0, prev = dense;
-        else
-            st[i - 1] = prev = (dense + 15u) / 16u * 16u + (strided ? 16u * (uint64_t)fz_in(s, 0, 4) : 0u);
-    }
+/* What a problem's description has beyond sizes, for the coverage counts. */
+typedef struct pm_traits {
+    int tma; /* drawn in the TMA kernels' domain: rows of whole 16-byte chunks, aligned strides and addresses */
+    int real, tiny, odd_strides, odd_rows, dst_unsorted, unit_strides, src_overlap;
+} pm_traits;
+
+/* Any resolved stride of a dimension of more than one element that is not a multiple of 16 bytes (TMA strides must
+ * be), dense ones included. */
+static int pm_odd_strides(uint32_t e, uint32_t rank, const uint64_t *dims, const uint64_t *given) {
+    uint64_t st[5];
+    pr_strides(e, rank, dims, given, st);
+    for (uint32_t i = 1; i < rank; i++)
+        if (dims[i] > 1 && st[i] % 16u != 0)
+            return 1;
+    return 0;
 }
 
-static tma_permute_desc pm_random_desc(uint64_t *s, int *real) {
+/* Given strides of dimensions of more than one element that do not grow with the dimension's index. */
+static int pm_unsorted(uint32_t e, uint32_t rank, const uint64_t *dims, const uint64_t *given) {
+    uint64_t st[5], last = 0;
+    pr_strides(e, rank, dims, given, st);
+    for (uint32_t i = 0; i < rank; i++)
+        if (dims[i] > 1) {
+            if (st[i] < last)
+                return 1;
+            last = st[i];
+        }
+    return 0;
+}
+
+/* A permute in the domain tma_permute accepts, which is every tensor: real shapes (35%) or random ranks, sizes and
+ * perms; 40% in the TMA kernels' domain (the random shapes' src and dst rows whole 16-byte chunks, strides dense or
+ * 16-byte aligned, addresses too: permute_problem), the others with strides of any kind (pr_draw_strides: dense, a
+ * few elements of padding, any multiple of the element, dimensions in another order in memory) at element-aligned
+ * addresses, now and then src rows that overlap; odd strides on dimensions of one element in both. */
+static tma_permute_desc pm_random_desc(uint64_t *s, pm_traits *t) {
     static const uint32_t elems[] = {1, 2, 4, 8};
     tma_permute_desc d;
     memset(&d, 0, sizeof d);
+    memset(t, 0, sizeof *t);
     d.elem_bytes = elems[fz_next(s) % 4];
-    *real = fz_pct(s, 35);
-    if (*real) {
-        pm_real_shape(s, &d);
+    const uint64_t v = 16u / d.elem_bytes; /* elements of a 16-byte chunk */
+    t->tma = fz_pct(s, 40);
+    t->real = fz_pct(s, 35);
+    if (t->real) {
+        t->tiny = pm_real_shape(s, &d);
     } else {
         d.rank = (uint32_t)fz_in(s, 1, 5);
         for (uint32_t i = 0; i < d.rank; i++)
@@ -884,11 +968,15 @@ static tma_permute_desc pm_random_desc(uint64_t *s, int *real) {
         for (uint32_t i = 0; i < d.rank; i++)
             d.perm[i] = i;
         for (uint32_t i = d.rank; i-- > 1;) { /* Fisher-Yates: every permutation */
-            const uint32_t j = (uint32_t)fz_in(s, 0, i), t = d.perm[i];
-            d.perm[i] = d.perm[j], d.perm[j] = t;
+            const uint32_t j = (uint32_t)fz_in(s, 0, i), tmp = d.perm[i];
+            d.perm[i] = d.perm[j], d.perm[j] = tmp;
         }
+        if (t->tma) /* src's and dst's rows whole chunks */
+            d.src_dims[0] = (uint64_t)round_up((int64_t)d.src_dims[0], (int64_t)v),
+            d.src_dims[d.perm[0]] = (uint64_t)round_up((int64_t)d.src_dims[d.perm[0]], (int64_t)v);
     }
-    /* within the cap, halving the largest dimension */
+    /* within the cap, halving the largest dimension (odd sizes stay odd as often as not; whole chunks stay so) */
+    const int chunked = t->tma && !t->real;
     for (;;) {
         uint64_t total = 1;
         uint32_t big = 0;
@@ -899,46 +987,48 @@ static tma_permute_desc pm_random_desc(uint64_t *s, int *real) {
         if (total <= PM_ELEMS_CAP)
             break;
         d.src_dims[big] = (d.src_dims[big] + 1) / 2;
+        if (chunked && (big == 0 || big == d.perm[0]))
+            d.src_dims[big] = (uint64_t)round_up((int64_t)d.src_dims[big], (int64_t)v);
     }
-    /* dense rows of 16-byte multiples a third of the time, so the dense (strides 0) case is drawn often */
-    if (fz_pct(s, 35))
-        d.src_dims[0] = (uint64_t)round_up((int64_t)d.src_dims[0], 16 / (int64_t)d.elem_bytes);
     uint64_t dd[5];
     for (uint32_t i = 0; i < d.rank; i++)
         dd[i] = d.src_dims[d.perm[i]];
-    pm_strides(s, &d, d.src_dims, d.src_strides, fz_pct(s, 40));
-    pm_strides(s, &d, dd, d.dst_strides, fz_pct(s, 40));
+    uint64_t r = fz_next(s) | 1u; /* permute_ref.h's generator, seeded from the problem's */
+    const pr_style style = t->tma ? (fz_pct(s, 50) ? PR_DENSE : PR_ALIGNED)
+                           : t->real && fz_pct(s, 50) ? PR_DENSE /* real tensors are mostly dense */
+                                                      : PR_ANY;
+    pr_draw_strides(&r, d.elem_bytes, d.rank, d.src_dims, d.src_strides, style);
+    pr_draw_strides(&r, d.elem_bytes, d.rank, dd, d.dst_strides, style);
+    const pr_layout L = pr_layout_of(&d);
+    if (L.src_bytes > PM_BYTES_CAP || L.dst_bytes > PM_BYTES_CAP) /* padding of many short rows */
+        memset(d.src_strides, 0, sizeof d.src_strides), memset(d.dst_strides, 0, sizeof d.dst_strides);
+    t->unit_strides = pr_unit_strides(&r, d.elem_bytes, d.rank, d.src_dims, d.src_strides, 10) +
+                      pr_unit_strides(&r, d.elem_bytes, d.rank, dd, d.dst_strides, 10);
+    t->src_overlap = !t->tma && fz_pct(s, 6) && pr_overlap_src(&r, d.elem_bytes, d.rank, d.src_dims, d.src_strides);
+    t->odd_strides = pm_odd_strides(d.elem_bytes, d.rank, d.src_dims, d.src_strides) ||
+                     pm_odd_strides(d.elem_bytes, d.rank, dd, d.dst_strides);
+    t->odd_rows = (dd[0] * d.elem_bytes) % 16u != 0 || (d.src_dims[0] * d.elem_bytes) % 16u != 0;
+    t->dst_unsorted = pm_unsorted(d.elem_bytes, d.rank, dd, d.dst_strides);
     return d;
 }
 
-/* Bytes of a tensor from its dims and strides (0: dense), the last element's end. */
-static size_t pm_span(const tma_permute_desc *d, const uint64_t *dims, const uint64_t *given) {
-    uint64_t st = d->elem_bytes, end = d->elem_bytes;
-    for (uint32_t i = 0; i < d->rank; i++) {
-        if (i > 0)
-            st = given[i - 1] ? given[i - 1] : st * dims[i - 1];
-        end += (dims[i] - 1) * st;
-    }
-    return (size_t)end;
-}
-
 static void pm_describe(fuzz *f, const tma_permute_desc *d, const char *how, size_t src_off, size_t dst_off) {
-    char desc[400];
+    char desc[480];
     pr_describe(d, desc, sizeof desc);
-    snprintf(f->what, sizeof f->what, "%s; src at +%zu, dst at +%zu bytes; %s", desc, src_off, dst_off, how);
+    snprintf(f->what, sizeof f->what, "%s; src at +%zu, dst at +%zu bytes from 256-byte boundaries; %s", desc,
+             src_off, dst_off, how);
 }
 
 static void permute_problem(fuzz *f, uint64_t seed) {
     uint64_t s = seed;
-    int real = 0;
-    tma_permute_desc d = pm_random_desc(&s, &real);
-    uint64_t dd[5];
-    for (uint32_t i = 0; i < d.rank; i++)
-        dd[i] = d.src_dims[d.perm[i]];
-    const size_t src_bytes = pm_span(&d, d.src_dims, d.src_strides);
-    /* dst's span, rounded up to its last 16-byte chunk (the store rule's bytes) */
-    const size_t dst_bytes = (size_t)round_up((int64_t)pm_span(&d, dd, d.dst_strides), 16);
-    const size_t src_off = 16u * (size_t)fz_in(&s, 0, 7), dst_off = 16u * (size_t)fz_in(&s, 0, 7);
+    pm_traits tr;
+    tma_permute_desc d = pm_random_desc(&s, &tr);
+    const pr_layout L = pr_layout_of(&d);
+    /* the spans exactly: dst's guards (fz_out) start at the byte after its last element */
+    const size_t src_bytes = L.src_bytes, dst_bytes = L.dst_bytes;
+    uint64_t r = fz_next(&s) | 1u;
+    const size_t src_off = tr.tma ? 16u * (size_t)fz_in(&s, 0, 7) : pr_offset(&r, d.elem_bytes);
+    const size_t dst_off = tr.tma ? 16u * (size_t)fz_in(&s, 0, 7) : pr_offset(&r, d.elem_bytes);
     const int one_call = fz_pct(&s, 10), tuned = !one_call && fz_pct(&s, 25);
     const uint32_t group = (uint32_t)fz_in(&s, 0, 16);
     const tma_l2_promotion l2 = (tma_l2_promotion)fz_in(&s, 0, 3);
@@ -957,6 +1047,7 @@ static void permute_problem(fuzz *f, uint64_t seed) {
         goto done;
     src += src_off;
     d.src = src, d.dst = dst.at;
+    pm_describe(f, &d, how, src_off, dst_off); /* with the addresses' alignment */
     if (!FZ_CUDA(f, ref_fill_bytes(src, src_bytes, fz_mix(seed ^ 1u))) ||
         !FZ_CUDA(f, cudaMemcpy(src_copy, src, src_bytes, cudaMemcpyDeviceToDevice)) ||
         !FZ_CUDA(f, ref_permute(&d, want, role, dst_bytes)))
@@ -969,37 +1060,49 @@ static void permute_problem(fuzz *f, uint64_t seed) {
     }
     f->cover[d.elem_bytes == 1 ? PM_E1 : d.elem_bytes == 2 ? PM_E2 : d.elem_bytes == 4 ? PM_E4 : PM_E8]++;
     f->cover[PM_R1 + d.rank - 1]++;
-    f->cover[PM_TRANSPOSE] += plan.transpose != 0;
+    if (!one_call) { /* the path the plan took */
+        f->cover[PM_THREADS] += plan.threads != 0;
+        f->cover[PM_TMA_COPY] += !plan.threads && !plan.transpose;
+        f->cover[PM_TMA_TRANSPOSE] += !plan.threads && plan.transpose;
+    }
     int strided = 0;
     for (uint32_t i = 0; i + 1 < d.rank; i++)
         strided |= d.src_strides[i] != 0 || d.dst_strides[i] != 0;
     f->cover[PM_STRIDED] += strided;
     f->cover[PM_TUNED] += tuned;
     f->cover[PM_ONECALL] += one_call;
-    f->cover[PM_REAL] += real;
+    f->cover[PM_REAL] += tr.real;
+    f->cover[PM_TINY] += tr.tiny;
+    f->cover[PM_ODD_ADDR] += src_off % 16u != 0 || dst_off % 16u != 0;
+    f->cover[PM_ODD_STRIDES] += tr.odd_strides;
+    f->cover[PM_ODD_ROWS] += tr.odd_rows;
+    f->cover[PM_DST_UNSORTED] += tr.dst_unsorted;
+    f->cover[PM_UNIT_STRIDES] += tr.unit_strides > 0;
+    f->cover[PM_SRC_OVERLAP] += tr.src_overlap;
+    const char *path = one_call ? "one call" : plan.threads ? "thread kernel" : plan.transpose ? "TMA transpose"
+                                                                                                : "TMA copy";
     static const uint8_t poison[RUNS] = {0xEE, 0x5A, 0xC3};
     for (int run = 1; run <= RUNS; run++) {
         if (!fz_poison(f, &dst, poison[run - 1]))
             goto done;
         const tma_status st = one_call ? tma_permute(&d, NULL, &diag) : tma_permute_run(&plan, NULL, &diag);
-        ref_diff r;
+        ref_diff rd;
         unsigned long long src_changed = 0, at = 0;
         if (!FZ_TMA(f, st, diag, one_call ? "tma_permute" : "tma_permute_run") ||
             !FZ_CUDA(f, cudaDeviceSynchronize()) ||
-            !FZ_CUDA(f, ref_permute_check(dst.at, want, role, dst_bytes, poison[run - 1], &r)) ||
+            !FZ_CUDA(f, ref_permute_check(dst.at, want, role, dst_bytes, poison[run - 1], &rd)) ||
             !FZ_CUDA(f, ref_count_diff(src, src_copy, src_bytes, &src_changed, &at)))
             goto done;
-        if (r.bad) {
+        if (rd.bad) {
             uint8_t rl = 0;
-            (void)cudaMemcpy(&rl, role + r.first, 1, cudaMemcpyDeviceToHost);
-            fz_fail(f, "run %d (%s): %llu bad dst bytes; the first, byte %llu (%s), is 0x%02x, want 0x%02x", run,
-                    plan.transpose ? "tile transpose" : "copy", r.bad, r.first,
-                    rl == 1 ? "an element's" : rl == 2 ? "after a row, in its last chunk" : "no element's",
-                    (unsigned)r.got, rl == 1 ? (unsigned)r.want : (unsigned)poison[run - 1]);
+            (void)cudaMemcpy(&rl, role + rd.first, 1, cudaMemcpyDeviceToHost);
+            fz_fail(f, "run %d (%s): %llu bad dst bytes; the first, byte %llu (%s), is 0x%02x, want 0x%02x", run, path,
+                    rd.bad, rd.first, rl ? "an element's" : "no element's: between rows or in a gap, never written",
+                    (unsigned)rd.got, rl ? (unsigned)rd.want : (unsigned)poison[run - 1]);
             goto done;
         }
         if (src_changed) {
-            fz_fail(f, "run %d changed %llu bytes of src (the first at byte %llu)", run, src_changed, at);
+            fz_fail(f, "run %d (%s) changed %llu bytes of src (the first at byte %llu)", run, path, src_changed, at);
             goto done;
         }
         if (!fz_guards_ok(f, &dst, poison[run - 1], run))
@@ -1019,11 +1122,20 @@ static const fz_option permute_options[] = {
     {"rank 3", PM_R3},
     {"rank 4", PM_R4},
     {"rank 5", PM_R5},
-    {"tile transposes", PM_TRANSPOSE},
+    {"thread kernel", PM_THREADS},
+    {"TMA copy", PM_TMA_COPY},
+    {"TMA transpose", PM_TMA_TRANSPOSE},
+    {"odd addresses", PM_ODD_ADDR},
+    {"odd strides", PM_ODD_STRIDES},
+    {"rows not of 16-byte multiples", PM_ODD_ROWS},
+    {"dst strides out of dimension order", PM_DST_UNSORTED},
+    {"odd strides on dimensions of one element", PM_UNIT_STRIDES},
+    {"src rows overlapping", PM_SRC_OVERLAP},
     {"strided", PM_STRIDED},
     {"tuned", PM_TUNED},
     {"one-call", PM_ONECALL},
     {"real shapes", PM_REAL},
+    {"tiny", PM_TINY},
 };
 
 Test(gpu_fuzz, permute, .timeout = 900) {

@@ -1,7 +1,9 @@
 /* tma_permute (tma/kernels.h) on the GPU against a plain CPU permutation (tests/permute_ref.h): random ranks 1-5,
- * ragged sizes, random perms and padded or dense strides, every element size; fresh random data, dst poisoned
- * first, every dst byte checked (elements bitwise, the rest untouched but for the zeros a TMA store writes in the
- * 16-byte chunk after a row). Skips without an sm_90 device. */
+ * odd sizes, random perms, dense, 16-byte aligned and odd strides (any multiple of the element, dimensions in another
+ * order in memory), element-aligned addresses, every element size; the shapes the TMA-only permute refused (rows of
+ * 3, 49, 6789 or 50,257 elements, 17 x 31) and the paths the plan takes for them; fresh random data, dst poisoned
+ * first with guard bytes around it, every byte checked: elements bitwise, every other byte of dst's span (between
+ * rows, in a row's tail, in a gap) and the guards untouched. Skips without an sm_90 device. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,32 +13,41 @@
 #include "permute_ref.h"
 #include "tma/kernels.h"
 
-/* group = ~0u: the plan's defaults; else tma_permute_plan_tune(group, l2) first. one_call: tma_permute. */
-static int gpu_case(tma_permute_desc d, uint32_t group, tma_l2_promotion l2, int one_call) {
+/* What a case's plan chose (one_call: unknown, -1). */
+typedef struct gpu_path {
+    int transpose, threads;
+} gpu_path;
+
+/* d at src_off and dst_off bytes past 64-byte boundaries (multiples of the element), dst with PR_GUARD poisoned bytes
+ * around it. group = ~0u: the plan's defaults; else tma_permute_plan_tune(group, l2) first. one_call: tma_permute. */
+static gpu_path gpu_case_at(tma_permute_desc d, size_t src_off, size_t dst_off, uint32_t group, tma_l2_promotion l2,
+                            int one_call) {
     const pr_layout L = pr_layout_of(&d);
-    uint8_t *src = malloc(L.src_bytes), *got = malloc(L.dst_bytes), *want = malloc(L.dst_bytes);
+    const size_t region = pr_buf_bytes(L.dst_bytes, dst_off);
+    uint8_t *src = malloc(L.src_bytes), *got = malloc(region), *want = malloc(L.dst_bytes);
     cr_assert(src && got && want);
     rnd_bytes(src, L.src_bytes);
     memset(want, PR_POISON, L.dst_bytes);
-    d.src = src, d.dst = want;
     pr_reference(&d, src, want);
-    void *dsrc, *ddst;
-    CUDA_OK(cudaMalloc(&dsrc, L.src_bytes));
-    CUDA_OK(cudaMalloc(&ddst, L.dst_bytes));
-    CUDA_OK(cudaMemcpy(dsrc, src, L.src_bytes, cudaMemcpyHostToDevice));
-    CUDA_OK(cudaMemset(ddst, PR_POISON, L.dst_bytes));
-    d.src = dsrc, d.dst = ddst;
-    char what[400], where[200] = "";
+    uint8_t *dsrc, *ddst; /* cudaMalloc: 256-byte aligned */
+    CUDA_OK(cudaMalloc((void **)&dsrc, src_off + L.src_bytes));
+    CUDA_OK(cudaMalloc((void **)&ddst, region));
+    CUDA_OK(cudaMemcpy(dsrc + src_off, src, L.src_bytes, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemset(ddst, PR_POISON, region));
+    d.src = dsrc + src_off, d.dst = ddst + PR_GUARD + dst_off;
+    char what[480], where[200] = "";
     pr_describe(&d, what, sizeof what);
     tma_diag diag;
     tma_permute_plan p;
     memset(&p, 0, sizeof p);
+    gpu_path path = {-1, -1};
     if (one_call) {
         tma_status st = tma_permute(&d, NULL, &diag);
-        cr_assert_eq(st, TMA_OK, "%s: tma_permute: %s", what, diag.message);
+        cr_assert_eq(st, TMA_OK, "%s: tma_permute refused a valid tensor: %s", what, diag.message);
     } else {
         tma_status st = tma_permute_plan_make(&p, &d, &diag);
-        cr_assert_eq(st, TMA_OK, "%s: plan: %s", what, diag.message);
+        cr_assert_eq(st, TMA_OK, "%s: plan refused a valid tensor: %s", what, diag.message);
+        path.transpose = (int)p.transpose, path.threads = (int)p.threads;
         if (group != ~0u) {
             st = tma_permute_plan_tune(&p, group, l2, &diag);
             cr_assert_eq(st, TMA_OK, "%s: tune: %s", what, diag.message);
@@ -45,14 +56,21 @@ static int gpu_case(tma_permute_desc d, uint32_t group, tma_l2_promotion l2, int
         cr_assert_eq(st, TMA_OK, "%s: run: %s", what, diag.message);
     }
     CUDA_OK(cudaDeviceSynchronize());
-    CUDA_OK(cudaMemcpy(got, ddst, L.dst_bytes, cudaMemcpyDeviceToHost));
-    d.src = src, d.dst = got;
-    size_t bad = pr_check(&d, got, want, where, sizeof where);
-    cr_assert_eq(bad, 0, "%s (%s): %zu bad bytes, first %s", what, p.transpose ? "transpose" : "copy", bad, where);
+    CUDA_OK(cudaMemcpy(got, ddst, region, cudaMemcpyDeviceToHost));
+    const char *how = one_call ? "one call" : p.threads ? "thread kernel" : p.transpose ? "TMA transpose" : "TMA copy";
+    size_t bad = pr_check(&d, got + PR_GUARD + dst_off, want, where, sizeof where);
+    cr_assert_eq(bad, 0, "%s (%s): %zu bad bytes, first %s", what, how, bad, where);
+    size_t before, after;
+    cr_assert_eq(pr_buf_outside(got, L.dst_bytes, dst_off, &before, &after), 0,
+                 "%s (%s): wrote %zu bytes before dst and %zu after it", what, how, before, after);
     CUDA_OK(cudaFree(dsrc));
     CUDA_OK(cudaFree(ddst));
     free(src), free(got), free(want);
-    return (int)p.transpose;
+    return path;
+}
+
+static void gpu_case(tma_permute_desc d, uint32_t group, tma_l2_promotion l2, int one_call) {
+    gpu_case_at(d, 0, 0, group, l2, one_call);
 }
 
 static void random_cases(uint32_t e) {
@@ -61,10 +79,17 @@ static void random_cases(uint32_t e) {
     snprintf(name, sizeof name, "gpu_permute elem %u", e);
     seed_rng(name);
     uint64_t r = rnd() | 1u;
-    int n = 0, tr = 0;
-    for (int i = 0; i < 60; i++, n++) /* small ones, then a few of a million or more elements */
-        tr += gpu_case(pr_random(&r, e, i < 50 ? 60000 : 3000000), ~0u, TMA_L2_NONE, 0);
-    cr_log_info("%s: %d random permutations (%d transposes) matched the CPU permutation bitwise", name, n, tr);
+    int n = 0, threads = 0, tma_kernels = 0;
+    for (int i = 0; i < 60; i++, n++) { /* small ones, then a few of a million or more elements */
+        const int tma = i % 3 == 0; /* a third in the TMA kernels' domain, at 16-byte aligned addresses */
+        const tma_permute_desc d = pr_random(&r, e, i < 50 ? 60000 : 3000000, tma);
+        const size_t so = tma ? 16u * (size_t)(i % 4) : pr_offset(&r, e), dof = tma ? 0 : pr_offset(&r, e);
+        const gpu_path p = gpu_case_at(d, so, dof, ~0u, TMA_L2_NONE, 0);
+        threads += p.threads == 1, tma_kernels += p.threads == 0;
+    }
+    cr_log_info("%s: %d random permutations (%d on the thread kernel, %d on the TMA kernels) matched the CPU "
+                "permutation bitwise, nothing written outside dst's elements",
+                name, n, threads, tma_kernels);
 }
 
 Test(gpu_permute, random_elem1, .timeout = 300) { random_cases(1); }
@@ -72,7 +97,8 @@ Test(gpu_permute, random_elem2, .timeout = 300) { random_cases(2); }
 Test(gpu_permute, random_elem4, .timeout = 300) { random_cases(4); }
 Test(gpu_permute, random_elem8, .timeout = 300) { random_cases(8); }
 
-/* The issue's shapes, scaled down so the CPU check stays quick, with ragged sizes; every element size; each rank. */
+/* The issue's shapes, scaled down so the CPU check stays quick, with ragged sizes; every element size; each rank.
+ * Twice: rows padded to 16 bytes at aligned addresses (the TMA kernels' domain), then dense at odd addresses. */
 Test(gpu_permute, shapes_every_rank, .timeout = 300) {
     require_sm90();
     seed_rng("gpu_permute shapes");
@@ -95,6 +121,7 @@ Test(gpu_permute, shapes_every_rank, .timeout = 300) {
             d.elem_bytes = e, d.rank = cases[i].rank;
             memcpy(d.src_dims, cases[i].dims, sizeof d.src_dims);
             memcpy(d.perm, cases[i].perm, sizeof d.perm);
+            gpu_case_at(d, e, (3u * e) % 64u, ~0u, TMA_L2_NONE, (int)(i % 3 == 1)); /* dense, odd addresses */
             /* strides: rows padded to 16 bytes (+16 on odd cases: the kernels must honour strides) */
             pr_layout L = pr_layout_of(&d);
             for (uint32_t k = 1; k < d.rank; k++) {
@@ -107,6 +134,63 @@ Test(gpu_permute, shapes_every_rank, .timeout = 300) {
             }
             gpu_case(d, ~0u, TMA_L2_NONE, (int)(i % 3 == 0));
         }
+}
+
+/* Shapes of real models that TMA cannot describe densely, all refused before issue 31, dense at cudaMalloc's
+ * addresses: fp32 / bf16 T 12345 x 6789 (scaled to 2345 x 1789), logits rows of 50,257, NCHW <-> NHWC of 3-channel
+ * 224 x 224 images and of 7 x 7 maps of 2048 channels, PyTorch 333 x 444 x 55 permute(2, 0, 1), tiny 17 x 31; and
+ * the rank-5 16 x 32 x 24 x 40 x 48 permute(0, 3, 1, 4, 2). Every element size (the rank-5 case: 2 and 4). */
+Test(gpu_permute, shapes_the_tma_permute_refused, .timeout = 300) {
+    require_sm90();
+    seed_rng("gpu_permute refused shapes");
+    static const struct { uint32_t rank; uint64_t dims[5]; uint32_t perm[5]; } cases[] = {
+        {2, {1789, 2345}, {1, 0}},
+        {2, {2345, 1789}, {1, 0}},
+        {2, {50257, 33}, {1, 0}},             /* logits {V, T} -> {T, V} */
+        {3, {50257, 7, 3}, {0, 2, 1}},        /* logits {V, T, B} -> {V, B, T}: rows of 50,257 copied */
+        {4, {224, 224, 3, 2}, {2, 0, 1, 3}},  /* NCHW -> NHWC, C = 3 */
+        {4, {3, 224, 224, 2}, {1, 2, 0, 3}},  /* NHWC -> NCHW, C = 3 */
+        {4, {7, 7, 2048, 3}, {2, 0, 1, 3}},   /* NCHW -> NHWC, 7 x 7 */
+        {4, {2048, 7, 7, 3}, {1, 2, 0, 3}},   /* NHWC -> NCHW, 7 x 7 */
+        {3, {55, 444, 333}, {1, 2, 0}},       /* PyTorch (333, 444, 55).permute(2, 0, 1) */
+        {2, {31, 17}, {1, 0}},                /* tiny */
+        {2, {17, 31}, {1, 0}},
+    };
+    for (uint32_t e = 1; e <= 8; e *= 2)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            tma_permute_desc d;
+            memset(&d, 0, sizeof d);
+            d.elem_bytes = e, d.rank = cases[i].rank;
+            memcpy(d.src_dims, cases[i].dims, sizeof d.src_dims);
+            memcpy(d.perm, cases[i].perm, sizeof d.perm);
+            gpu_case(d, ~0u, TMA_L2_NONE, (int)(i % 4 == 3));
+        }
+    for (uint32_t e = 2; e <= 4; e *= 2) {
+        tma_permute_desc d = {.elem_bytes = e, .rank = 5, .src_dims = {48, 40, 24, 32, 16}, .perm = {2, 0, 3, 1, 4}};
+        gpu_case(d, ~0u, TMA_L2_NONE, 0);
+    }
+}
+
+/* Which kernel the plan picks where it is certain: a dense fp32 17 x 31 transpose has src rows of 124 bytes, which
+ * no TMA map describes: the thread kernel; a dense fp32 8192 x 8192 one is a TMA map's exactly: the TMA transpose. */
+Test(gpu_permute, plan_picks_the_thread_kernel_only_where_tma_cannot_describe, .timeout = 120) {
+    require_sm90();
+    seed_rng("gpu_permute paths");
+    tma_permute_desc d = {.elem_bytes = 4, .rank = 2, .src_dims = {31, 17}, .perm = {1, 0}};
+    const gpu_path small = gpu_case_at(d, 0, 0, ~0u, TMA_L2_NONE, 0);
+    cr_assert_eq(small.threads, 1, "fp32 17 x 31: threads %d", small.threads);
+    const size_t big = (size_t)8192 * 8192 * 4;
+    void *a = NULL, *b = NULL;
+    CUDA_OK(cudaMalloc(&a, big));
+    CUDA_OK(cudaMalloc(&b, big));
+    d.src = a, d.dst = b, d.src_dims[0] = 8192, d.src_dims[1] = 8192;
+    tma_permute_plan p;
+    tma_diag diag;
+    cr_assert_eq(tma_permute_plan_make(&p, &d, &diag), TMA_OK, "fp32 8192^2: %s", diag.message);
+    cr_assert_eq(p.threads, 0u, "fp32 8192^2 takes the TMA kernels");
+    cr_assert_eq(p.transpose, 1u, "fp32 8192^2: a tile transpose");
+    CUDA_OK(cudaFree(a));
+    CUDA_OK(cudaFree(b));
 }
 
 /* NCHW -> NHWC with few channels: dst rows shorter than 128 bytes take short tiles (pm_short_rows in
@@ -140,6 +224,8 @@ Test(gpu_permute, short_channels, .timeout = 120) {
     }
 }
 
+/* Other tile orders and L2 promotions: on a TMA transpose (rows padded to 16 bytes), and on the same matrix dense
+ * at odd addresses, which the thread kernel takes; tuning must not refuse it. */
 Test(gpu_permute, tile_orders_and_l2, .timeout = 120) {
     require_sm90();
     seed_rng("gpu_permute tune");
@@ -147,20 +233,44 @@ Test(gpu_permute, tile_orders_and_l2, .timeout = 120) {
                           .src_strides = {4944}, .dst_strides = {2720}};
     for (uint32_t g = 0; g <= 16; g += 4)
         gpu_case(d, g, (tma_l2_promotion)(g / 4 % 4), 0);
+    d.src_strides[0] = 0, d.dst_strides[0] = 0;
+    for (uint32_t g = 0; g <= 16; g += 8)
+        gpu_case_at(d, 4, 12, g, (tma_l2_promotion)(g / 4 % 4), 0);
 }
 
+/* Refused: what is not a tensor, with its status and the field in the message. Accepted: what the TMA-only permute
+ * refused for TMA's 16-byte rules (plans made, not run). */
 Test(gpu_permute, refused_arguments_name_the_rule, .timeout = 60) {
     require_sm90();
-    void *b = NULL;
-    CUDA_OK(cudaMalloc(&b, 1 << 16));
+    uint8_t *b = NULL;
+    CUDA_OK(cudaMalloc((void **)&b, 1 << 16));
     tma_permute_plan p;
     tma_diag diag;
-    tma_permute_desc d = {.elem_bytes = 16, .rank = 2, .src = b, .dst = b, .src_dims = {8, 8}, .perm = {1, 0}};
+    tma_permute_desc d = {.elem_bytes = 16, .rank = 2, .src = b, .dst = b + 4096, .src_dims = {8, 8}, .perm = {1, 0}};
     cr_expect_eq(tma_permute_plan_make(&p, &d, &diag), TMA_ERR_ARG, "16-byte elements");
     cr_expect(strstr(diag.message, "elem_bytes = 16") != NULL, "%s", diag.message);
-    d.elem_bytes = 4, d.src_strides[0] = 40;
-    cr_expect_eq(tma_permute_plan_make(&p, &d, &diag), TMA_ERR_GLOBAL_STRIDE_ALIGN, "stride 40");
-    cr_expect(strstr(diag.message, "src (load) map: global_stride[0] = 40 bytes") != NULL, "%s", diag.message);
+    d.elem_bytes = 4, d.src_strides[0] = 40; /* rows of 32 bytes 40 apart: not TMA's, but a tensor */
+    cr_expect_eq(tma_permute_plan_make(&p, &d, &diag), TMA_OK, "stride 40: %s", diag.message);
+    d.src_strides[0] = 42;
+    cr_expect_eq(tma_permute_plan_make(&p, &d, &diag), TMA_ERR_ARG, "stride 42");
+    cr_expect(strstr(diag.message, "src_strides[0]") != NULL, "%s", diag.message);
+    d.src_strides[0] = 0, d.dst_strides[0] = 36;
+    cr_expect_eq(tma_permute_plan_make(&p, &d, &diag), TMA_OK, "dst stride 36: %s", diag.message);
+    d.dst_strides[0] = 0, d.src = b + 4; /* 4-aligned: fine */
+    cr_expect_eq(tma_permute_plan_make(&p, &d, &diag), TMA_OK, "src at +4: %s", diag.message);
+    d.src = b + 2;
+    cr_expect_eq(tma_permute_plan_make(&p, &d, &diag), TMA_ERR_ARG, "src at +2");
+    cr_expect(strstr(diag.message, "src") != NULL && strstr(diag.message, "4") != NULL, "%s", diag.message);
+    d.src = b, d.elem_bytes = 8, d.dst = b + 4096 + 4;
+    cr_expect_eq(tma_permute_plan_make(&p, &d, &diag), TMA_ERR_ARG, "8-byte elements, dst at +4");
+    cr_expect(strstr(diag.message, "dst") != NULL && strstr(diag.message, "8") != NULL, "%s", diag.message);
+    d.dst = b + 4096, d.elem_bytes = 4, d.dst_strides[0] = 16; /* dst rows of 8 fp32 (32 bytes) 16 apart */
+    tma_status st = tma_permute_plan_make(&p, &d, &diag);
+    cr_expect_neq(st, TMA_OK, "dst rows overlapping");
+    cr_expect(strstr(diag.message, "dst") != NULL, "%s", diag.message);
+    d.dst_strides[0] = 0, d.src_strides[0] = 1ull << 40;
+    cr_expect_eq(tma_permute_plan_make(&p, &d, &diag), TMA_ERR_ARG, "a stride of 2^40 bytes");
+    cr_expect(strstr(diag.message, "src_strides[0]") != NULL, "%s", diag.message);
     cr_expect_eq(tma_permute_run(NULL, NULL, &diag), TMA_ERR_NULL_ARG, "NULL plan");
     cr_expect_eq(tma_permute(NULL, NULL, &diag), TMA_ERR_NULL_ARG, "NULL desc");
     CUDA_OK(cudaFree(b));

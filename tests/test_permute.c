@@ -1,11 +1,16 @@
 /* tma_permute without a GPU (tma_permute_model, tma/kernels.h; the plan of kernels/permute_tiles.h):
  *   permute_lanes - the lane map is conflict-free for 1- and 8-byte elements too (every 16-byte read and write
  *                   of every quarter-warp hits 8 distinct bank groups, by libtma's swizzle helper).
- *   permute_plan  - what the plan makes of the issue's shapes: merged dimensions, COPY or TRANSPOSE, boxes.
- *   permute_model - the CPU-model pipeline against a plain CPU permutation on random ranks, shapes, perms,
- *                   strides and element sizes (seeded; TMA_TEST_SEED replays), output poisoned first, every dst
- *                   byte checked.
- *   permute_refuse - refusals name the field, its value, the limit and a fix. */
+ *   permute_plan  - what the plan makes of the issue's shapes: merged dimensions, COPY or TRANSPOSE, boxes; which
+ *                   kernel (the thread kernel only where no TMA map describes the tensor exactly).
+ *   permute_model - the CPU-model pipeline (TMA kernels and thread kernel) against a plain CPU permutation on
+ *                   random ranks, odd sizes, perms, dense, aligned and odd strides, element-aligned addresses inside
+ *                   host buffers, every element size (seeded; TMA_TEST_SEED replays), output poisoned first, every
+ *                   dst byte checked: elements bitwise, every other byte of dst's span (between rows, a row's tail,
+ *                   gaps) and the guard bytes around dst untouched, src unchanged.
+ *   permute_refuse - only what is not a tensor is refused, with the field in the message; what TMA's 16-byte rules
+ *                   refused before (rows of 12 or 124 bytes, strides of any element multiple, element-aligned
+ *                   addresses) is accepted. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,9 +157,10 @@ Test(permute_plan, l2_hints_for_4_byte_elements_and_where_the_src_pitch_is_not_1
     cr_assert_eq(plan_of(n).grid.src_keep, 0, "bf16, stride 128");
     n.src_dims[0] = 40; /* 80 bytes */
     cr_assert_eq(plan_of(n).grid.src_keep, 1, "bf16, stride 80");
-    /* 1-byte elements never: u8 12345 x 6789, src pitch 6,800 bytes */
-    tma_permute_desc u = {.elem_bytes = 1, .rank = 2, .src_dims = {6789, 12345}, .perm = {1, 0},
+    /* 1-byte elements never: u8 12352 x 6789, src pitch 6,800 bytes (dst rows of 12,352 bytes: a TMA map's exactly) */
+    tma_permute_desc u = {.elem_bytes = 1, .rank = 2, .src_dims = {6789, 12352}, .perm = {1, 0},
                           .src_strides = {6800}, .dst_strides = {12352}};
+    cr_assert_eq(plan_of(u).threads, 0u, "u8 12352 x 6789: the TMA transpose");
     cr_assert_eq(plan_of(u).grid.src_keep, 0, "u8");
     u.elem_bytes = 2, u.src_strides[0] = 13584, u.dst_strides[0] = 24704;
     cr_assert_eq(plan_of(u).grid.src_keep, 1, "bf16, pitch 13584");
@@ -173,37 +179,97 @@ Test(permute_plan, unit_dimensions_dropped) {
 /* ------------------------------------------------------------------------------------------------ model */
 static uint64_t seed_of(const char *what) { return test_seed(what); }
 
-/* Run d through the model on fresh random data and check every dst byte; returns 1 for a transpose plan. */
-static int model_case(uint64_t *rng, tma_permute_desc d) {
+/* Run d through the model on fresh random data, dst at dst_off bytes past a 64-byte boundary in a guarded host
+ * buffer, poisoned, and src src_off bytes into an allocation that ends with it (so AddressSanitizer, in CI, reports
+ * a read past src); both offsets multiples of the element. Check every dst byte (pr_check: elements bitwise, every
+ * other byte of its span the poison), the guards around dst, and that src is unchanged. Returns the facts. */
+static tma_permute_model_facts model_run(uint64_t *rng, tma_permute_desc d, size_t src_off, size_t dst_off) {
     const pr_layout L = pr_layout_of(&d);
-    uint8_t *src = aligned_alloc(16, L.src_bytes), *got = aligned_alloc(16, L.dst_bytes), *want = malloc(L.dst_bytes);
-    cr_assert(src && got && want);
+    uint8_t *dst, *dbuf = pr_buf_alloc(L.dst_bytes, dst_off, &dst);
+    uint8_t *sbuf = malloc(src_off + L.src_bytes); /* 16-byte aligned (glibc) */
+    uint8_t *want = malloc(L.dst_bytes), *src_copy = malloc(L.src_bytes);
+    cr_assert(sbuf && dbuf && want && src_copy && (uintptr_t)sbuf % 16u == 0);
+    uint8_t *src = sbuf + src_off;
     for (size_t i = 0; i < L.src_bytes; i++)
         src[i] = (uint8_t)pr_next(rng);
-    memset(got, PR_POISON, L.dst_bytes);
+    memcpy(src_copy, src, L.src_bytes);
     memset(want, PR_POISON, L.dst_bytes);
-    d.src = src, d.dst = got;
     pr_reference(&d, src, want);
-    char what[400], where[200] = "";
+    d.src = src, d.dst = dst;
+    char what[480], where[200] = "";
     pr_describe(&d, what, sizeof what);
     tma_diag diag;
     tma_permute_model_facts f;
-    tma_status s = tma_permute_model(&d, &f, &diag);
-    cr_assert_eq(s, TMA_OK, "%s: %s", what, diag.message);
-    size_t bad = pr_check(&d, got, want, where, sizeof where);
-    cr_assert_eq(bad, 0, "%s (%s): %zu bad bytes, first %s", what, f.transpose ? "transpose" : "copy", bad, where);
-    cr_assert_eq(f.load_tx_bytes, tma_box_tx_bytes(&f.load_desc));
-    free(src), free(got), free(want);
-    return (int)f.transpose;
+    const tma_status s = tma_permute_model(&d, &f, &diag);
+    cr_assert_eq(s, TMA_OK, "%s: refused a valid tensor: %s: %s", what, tma_status_name(s), diag.message);
+    const char *how = f.threads ? "thread kernel" : f.transpose ? "TMA transpose" : "TMA copy";
+    const size_t bad = pr_check(&d, dst, want, where, sizeof where);
+    cr_assert_eq(bad, 0, "%s (%s): %zu bad bytes, first %s", what, how, bad, where);
+    size_t before, after;
+    cr_assert_eq(pr_buf_outside(dbuf, L.dst_bytes, dst_off, &before, &after), 0,
+                 "%s (%s): wrote %zu bytes before dst and %zu after it", what, how, before, after);
+    cr_assert_eq(memcmp(src, src_copy, L.src_bytes), 0, "%s (%s): src changed", what, how);
+    if (!f.threads)
+        cr_assert_eq(f.load_tx_bytes, tma_box_tx_bytes(&f.load_desc), "%s", what);
+    free(sbuf), free(dbuf), free(want), free(src_copy);
+    return f;
 }
 
+/* d at 64-byte aligned addresses; returns 1 for a transpose plan. */
+static int model_case(uint64_t *rng, tma_permute_desc d) { return (int)model_run(rng, d, 0, 0).transpose; }
+
 Test(permute_model, random_permutations_every_element_size, .timeout = 300) {
+    /* pr_random: odd sizes, dense, 16-byte aligned and odd strides on each side (dimensions in another order in
+     * memory, odd strides on dimensions of one element, src rows overlapping now and then), at element-aligned
+     * addresses; every fourth one in the TMA kernels' domain (rows of whole 16-byte chunks, aligned strides and
+     * addresses), so their share stays large */
     uint64_t rng = seed_of("permute_model");
-    int n = 0, tr = 0;
-    for (int i = 0; i < 400; i++, n++)
-        tr += model_case(&rng, pr_random(&rng, 1u << (i % 4), 40000));
-    cr_log_info("permute_model: %d random permutations (%d transposes, %d copies) matched the CPU permutation", n,
-                tr, n - tr);
+    int n = 0, threads = 0, tr = 0;
+    for (int i = 0; i < 1000; i++, n++) {
+        const uint32_t e = 1u << (i % 4);
+        const int tma = i % 16 < 4;
+        const tma_permute_desc d = pr_random(&rng, e, 4000, tma);
+        const size_t so = tma ? 0 : pr_offset(&rng, e), dof = tma ? 0 : pr_offset(&rng, e);
+        const tma_permute_model_facts f = model_run(&rng, d, so, dof);
+        threads += f.threads != 0, tr += !f.threads && f.transpose;
+    }
+    cr_log_info("permute_model: %d random permutations (%d on the thread kernel, %d TMA transposes, %d TMA copies) "
+                "matched the CPU permutation, nothing written outside dst's elements",
+                n, threads, tr, n - threads - tr);
+}
+
+Test(permute_model, odd_shapes_every_element_size_and_address) {
+    /* Shapes of real models that no TMA map describes densely, scaled down: 17 x 31 and 31 x 17, rows of 12 bytes
+     * (fp32 3 x 50 transposed, and copied), NCHW <-> NHWC of 3-channel images and of 7 x 7 maps, a logits-like row
+     * of 257 elements, the rank-3 and rank-5 permutations of the issue; dense at 64-byte aligned and at odd
+     * addresses, then with odd strides (each row a few elements longer) */
+    uint64_t rng = seed_of("permute_model odd shapes");
+    static const struct { uint32_t rank; uint64_t dims[5]; uint32_t perm[5]; } cases[] = {
+        {2, {31, 17}, {1, 0}},       {2, {17, 31}, {1, 0}},          {2, {3, 50}, {1, 0}},
+        {3, {3, 7, 5}, {0, 2, 1}},   {4, {9, 11, 3, 2}, {2, 0, 1, 3}}, {4, {3, 9, 11, 2}, {1, 2, 0, 3}},
+        {4, {7, 7, 40, 2}, {2, 0, 1, 3}}, {4, {40, 7, 7, 2}, {1, 2, 0, 3}}, {2, {257, 5}, {1, 0}},
+        {3, {11, 13, 7}, {1, 2, 0}}, {5, {6, 5, 4, 3, 2}, {2, 0, 3, 1, 4}}, {1, {37}, {0}},
+    };
+    int threads = 0, n = 0;
+    for (uint32_t e = 1; e <= 8; e *= 2)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            tma_permute_desc d = {.elem_bytes = e, .rank = cases[i].rank};
+            memcpy(d.src_dims, cases[i].dims, sizeof d.src_dims);
+            memcpy(d.perm, cases[i].perm, sizeof d.perm);
+            threads += model_run(&rng, d, 0, 0).threads != 0;
+            model_run(&rng, d, e, (5u * e) % 64u);
+            /* odd strides: every stride of each side a few elements more than the span inside it */
+            const pr_layout L = pr_layout_of(&d);
+            uint64_t ss = e * d.src_dims[0], ds = e * L.dd[0];
+            for (uint32_t k = 1; k < d.rank; k++) {
+                d.src_strides[k - 1] = ss + e * (k % 3 + 1), ss = d.src_strides[k - 1] * d.src_dims[k];
+                d.dst_strides[k - 1] = ds + e * (k % 2 + 1), ds = d.dst_strides[k - 1] * L.dd[k];
+            }
+            model_run(&rng, d, pr_offset(&rng, e), pr_offset(&rng, e));
+            n += 3;
+        }
+    cr_log_info("permute_model: %d odd shapes matched (%d of the dense aligned ones on the thread kernel)", n,
+                threads);
 }
 
 Test(permute_model, issue_shapes_scaled_down) {
@@ -237,10 +303,11 @@ Test(permute_model, issue_shapes_scaled_down) {
 }
 
 Test(permute_model, thread_stores_where_dst_rows_are_not_32_byte_aligned) {
-    /* fp32 45 x 37 -> 37 x 45 with dst rows of 208 bytes (16 mod 32): the plan stores with the threads (THREAD
-     * STORES in permute_tiles.h), each dst row's last chunk holding one element; with 224-byte rows, TMA boxes */
+    /* fp32 48 x 37 -> 37 x 48 with dst rows of 192 bytes at a pitch of 208 (16 mod 32): the plan stores with the
+     * threads (THREAD STORES in permute_tiles.h); at a pitch of 224, TMA boxes. (dst rows of whole 16-byte chunks:
+     * a TMA map describes both exactly.) */
     uint64_t rng = seed_of("permute_model thread stores");
-    tma_permute_desc d = {.elem_bytes = 4, .rank = 2, .src_dims = {37, 45}, .perm = {1, 0}, .src_strides = {160},
+    tma_permute_desc d = {.elem_bytes = 4, .rank = 2, .src_dims = {37, 48}, .perm = {1, 0}, .src_strides = {160},
                           .dst_strides = {208}};
     pm_layout L = plan_of(d);
     cr_assert_eq(L.grid.tstore, 1, "dst pitch 208: tstore %u", L.grid.tstore);
@@ -250,12 +317,12 @@ Test(permute_model, thread_stores_where_dst_rows_are_not_32_byte_aligned) {
     L = plan_of(d);
     cr_assert_eq(L.grid.tstore, 0, "dst pitch 224: tstore %u", L.grid.tstore);
     cr_assert_eq(model_case(&rng, d), 1);
-    /* every element size (1-byte ones keep TMA boxes), dst rows 16 bytes past a multiple of 32, slabs stacked (rank
-     * 3, a short) */
+    /* every element size (1-byte ones keep TMA boxes), dst rows of 32 elements at a pitch 16 bytes past a multiple of
+     * 32, slabs stacked (rank 3, a short) */
     for (uint32_t e = 1; e <= 8; e *= 2) {
-        tma_permute_desc s3 = {.elem_bytes = e, .rank = 3, .src_dims = {300 / e, 20, 3}, .perm = {1, 0, 2}};
-        s3.src_strides[0] = (300 / e * e + 15) / 16 * 16 + 32, s3.src_strides[1] = s3.src_strides[0] * 20;
-        uint64_t pitch = (20u * e + 15u) / 16u * 16u;
+        tma_permute_desc s3 = {.elem_bytes = e, .rank = 3, .src_dims = {300 / e, 32, 3}, .perm = {1, 0, 2}};
+        s3.src_strides[0] = (300 / e * e + 15) / 16 * 16 + 32, s3.src_strides[1] = s3.src_strides[0] * 32;
+        uint64_t pitch = 32u * e;
         pitch += pitch % 32u ? 0u : 16u;
         s3.dst_strides[0] = pitch, s3.dst_strides[1] = pitch * (300 / e);
         cr_assert_eq(plan_of(s3).grid.tstore, e >= 2, "elem %u", e);
@@ -321,8 +388,9 @@ Test(permute_model, short_tiles_where_dst_rows_are_shorter_than_128_bytes) {
 Test(permute_model, packed_tiles_where_src_rows_are_shorter_than_128_bytes) {
     /* NHWC -> NCHW with few channels: src {C, HW, N}, dst {HW, C, N}. src's innermost dimension is at most W / 2, so
      * the tile takes C rounded up to C0 = V 2^j and W / C0 slabs side by side in each line (pm_packed_cols), loaded
-     * unswizzled through a map of order {C, N, HW} and stored as W x C0 x K boxes. Ragged HW (7 x 9) and N (not a
-     * multiple of K). */
+     * unswizzled through a map of order {C, N, HW} and stored as W x C0 x K boxes. HW = 16 x 9 (dst rows of whole
+     * 16-byte chunks for every element size, which TMA stores exactly; ragged against the tile's W rows but for
+     * 8-byte elements) and N not a multiple of K. */
     uint64_t rng = seed_of("permute_model packed tiles");
     static const struct { uint32_t e, c, c0; } cases[] = {
         {1, 16, 16}, {1, 20, 32}, {1, 64, 64}, {1, 65, 0}, {2, 8, 8},  {2, 12, 16}, {2, 32, 32},
@@ -330,13 +398,13 @@ Test(permute_model, packed_tiles_where_src_rows_are_shorter_than_128_bytes) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const uint32_t e = cases[i].e, c = cases[i].c, w = 128u / e;
-        tma_permute_desc d = {.elem_bytes = e, .rank = 4, .src_dims = {c, 7, 9, w + 5}, .perm = {1, 2, 0, 3}};
+        tma_permute_desc d = {.elem_bytes = e, .rank = 4, .src_dims = {c, 16, 9, w + 5}, .perm = {1, 2, 0, 3}};
         d.src_strides[0] = (c * e + 15u) / 16u * 16u;
-        d.src_strides[1] = d.src_strides[0] * 7u, d.src_strides[2] = d.src_strides[1] * 9u;
+        d.src_strides[1] = d.src_strides[0] * 16u, d.src_strides[2] = d.src_strides[1] * 9u;
         /* dst {W, H, C, N}: H dense after W (they merge), C's stride an H W plane padded to 32 bytes (TMA stores,
          * not the threads) */
-        d.dst_strides[0] = 7u * e;
-        d.dst_strides[1] = (63u * e + 31u) / 32u * 32u, d.dst_strides[2] = d.dst_strides[1] * c;
+        d.dst_strides[0] = 16u * e;
+        d.dst_strides[1] = (144u * e + 31u) / 32u * 32u, d.dst_strides[2] = d.dst_strides[1] * c;
         const pm_layout L = plan_of(d);
         cr_assert_eq(L.transpose, 1, "C %u e %u", c, e);
         cr_assert_eq(L.grid.tstore, 0, "C %u e %u", c, e);
@@ -392,23 +460,43 @@ Test(permute_model, thread_store_reads_are_conflict_free) {
 }
 
 Test(permute_model, merged_strides_need_not_be_16_byte_multiples) {
-    /* dense fp32 7 x 5 x 3 -> its own layout: src strides 28 and 140 bytes, which TMA cannot describe, vanish in
-     * the merge (one run of 105 elements) */
+    /* dense fp32 8 x 5 x 3 -> its own layout: src strides 32 and 160 bytes merge into one run of 120 elements, and
+     * 7 x 5 x 3 (strides 28 and 140, one run of 105 elements: 420 bytes, not whole 16-byte chunks) */
     uint64_t rng = seed_of("permute_model merged");
-    tma_permute_desc d = {.elem_bytes = 4, .rank = 3, .src_dims = {7, 5, 3}, .perm = {0, 1, 2}};
+    tma_permute_desc d = {.elem_bytes = 4, .rank = 3, .src_dims = {8, 5, 3}, .perm = {0, 1, 2}};
     cr_assert_eq(model_case(&rng, d), 0);
+    d.src_dims[0] = 7;
+    cr_assert_eq(model_case(&rng, d), 0);
+}
+
+/* ------------------------------------------------------------------------------------------------ which kernel */
+Test(permute_plan, thread_kernel_only_where_tma_cannot_describe) {
+    /* A dense fp32 17 x 31 transpose: src rows of 124 bytes, which no TMA map describes: the thread kernel. A dense
+     * fp32 8192 x 8192 one is a TMA map's exactly: the TMA transpose (plan only: the model would take minutes). */
+    uint64_t rng = seed_of("permute_plan threads");
+    tma_permute_desc d = {.elem_bytes = 4, .rank = 2, .src_dims = {31, 17}, .perm = {1, 0}};
+    cr_assert_eq(plan_of(d).threads, 1u, "fp32 17 x 31: the thread kernel");
+    const tma_permute_model_facts f = model_run(&rng, d, 0, 0);
+    cr_assert_eq(f.threads, 1u, "fp32 17 x 31 on the model: the thread kernel");
+    d.src_dims[0] = 8192, d.src_dims[1] = 8192;
+    const pm_layout L = plan_of(d);
+    cr_assert_eq(L.threads, 0u, "fp32 8192^2: the TMA kernels");
+    cr_assert_eq(L.transpose, 1u, "fp32 8192^2: a tile transpose");
 }
 
 /* ------------------------------------------------------------------------------------------------ refusals */
 Test(permute_refuse, messages_name_the_rule) {
-    static uint8_t buf[4096] __attribute__((aligned(16)));
+    static uint8_t buf[4096] __attribute__((aligned(64)));
     tma_diag diag;
-    tma_permute_desc d = {.elem_bytes = 3, .rank = 2, .src = buf, .dst = buf, .src_dims = {4, 4}, .perm = {1, 0}};
+    tma_permute_desc d = {.elem_bytes = 3, .rank = 2, .src = buf, .dst = buf + 2048, .src_dims = {4, 4},
+                          .perm = {1, 0}};
     cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_ERR_ARG);
     cr_assert(strstr(diag.message, "elem_bytes = 3") != NULL, "%s", diag.message);
     d.elem_bytes = 4, d.rank = 6;
     cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_ERR_ARG);
     cr_assert(strstr(diag.message, "rank = 6") != NULL, "%s", diag.message);
+    d.rank = 0;
+    cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_ERR_ARG, "rank 0");
     d.rank = 2, d.perm[1] = 1, d.perm[0] = 1;
     cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_ERR_ARG);
     cr_assert(strstr(diag.message, "perm[1] = 1 repeats") != NULL, "%s", diag.message);
@@ -424,21 +512,102 @@ Test(permute_refuse, messages_name_the_rule) {
     d.src_dims[1] = 4, d.dst = NULL;
     cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_ERR_NULL_ARG);
     cr_assert(strstr(diag.message, "dst = NULL") != NULL, "%s", diag.message);
-    d.dst = buf;
-    /* a 4 x 4 fp32 transpose with dense 16-byte rows is fine; 5 columns make a 20-byte src stride, refused by the
-     * checker, whose message names the stride, with the src dimension behind the map dimension */
-    d.src_dims[0] = 5;
-    cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_ERR_GLOBAL_STRIDE_ALIGN);
-    cr_assert(strstr(diag.message, "src (load) map: global_stride[0] = 20 bytes") != NULL, "%s", diag.message);
-    cr_assert(strstr(diag.message, "map dimensions are src dimensions 0:{0}, 1:{1}") != NULL, "%s", diag.message);
-    /* a dst whose strides overlap */
-    d.src_dims[0] = 8, d.src_strides[0] = 0, d.dst_strides[0] = 16; /* dst rows of 4 fp32 (16 B) hold 8 */
-    d.src_dims[1] = 8;
+    d.dst = buf + 2048, d.src = NULL;
+    cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_ERR_NULL_ARG);
+    cr_assert(strstr(diag.message, "src = NULL") != NULL, "%s", diag.message);
+    d.src = buf;
+    cr_assert_eq(tma_permute_model(NULL, NULL, &diag), TMA_ERR_NULL_ARG, "NULL desc");
+    cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_OK, "4 x 4 fp32: %s", diag.message);
+}
+
+Test(permute_refuse, addresses_and_strides_off_the_element) {
+    static uint8_t buf[8192] __attribute__((aligned(64)));
+    tma_diag diag;
+    /* fp32 8 x 8 transposed; addresses at any multiple of 4 are fine, at +2 refused, naming src or dst and the
+     * element size */
+    tma_permute_desc d = {.elem_bytes = 4, .rank = 2, .src = buf + 4, .dst = buf + 4096 + 12, .src_dims = {8, 8},
+                          .perm = {1, 0}};
+    cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_OK, "src at +4, dst at +12: %s", diag.message);
+    d.src = buf + 2;
+    cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_ERR_ARG, "src at +2");
+    cr_assert(strstr(diag.message, "src") != NULL && strstr(diag.message, "4") != NULL, "%s", diag.message);
+    d.src = buf, d.elem_bytes = 8, d.dst = buf + 4096 + 4;
+    cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_ERR_ARG, "8-byte elements, dst at +4");
+    cr_assert(strstr(diag.message, "dst") != NULL && strstr(diag.message, "8") != NULL, "%s", diag.message);
+    /* strides: any multiple of the element (rows of 32 bytes 36 and 44 apart), not 42 or 2 more than a row */
+    d.elem_bytes = 4, d.dst = buf + 4096, d.src_strides[0] = 36, d.dst_strides[0] = 44;
+    cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_OK, "strides 36 and 44: %s", diag.message);
+    d.src_strides[0] = 42;
+    cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_ERR_ARG, "src stride 42");
+    cr_assert(strstr(diag.message, "src_strides[0]") != NULL, "%s", diag.message);
+    d.src_strides[0] = 0, d.dst_strides[0] = 34;
+    cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_ERR_ARG, "dst stride 34");
+    cr_assert(strstr(diag.message, "dst_strides[0]") != NULL, "%s", diag.message);
+    /* rank 3: the second stride */
+    tma_permute_desc r3 = {.elem_bytes = 2, .rank = 3, .src = buf, .dst = buf + 4096, .src_dims = {4, 3, 2},
+                           .perm = {2, 0, 1}, .dst_strides = {0, 17}};
+    cr_assert_eq(tma_permute_model(&r3, NULL, &diag), TMA_ERR_ARG, "bf16 dst stride 17");
+    cr_assert(strstr(diag.message, "dst_strides[1]") != NULL, "%s", diag.message);
+    r3.dst_strides[1] = 0, r3.src_strides[1] = 25;
+    cr_assert_eq(tma_permute_model(&r3, NULL, &diag), TMA_ERR_ARG, "bf16 src stride 25");
+    cr_assert(strstr(diag.message, "src_strides[1]") != NULL, "%s", diag.message);
+}
+
+Test(permute_refuse, dst_elements_sharing_bytes) {
+    static uint8_t buf[8192] __attribute__((aligned(64)));
+    tma_diag diag;
+    /* dst rows of 8 fp32 (32 bytes) 16 apart; then 28 apart (one element shared); src may overlap: only read */
+    tma_permute_desc d = {.elem_bytes = 4, .rank = 2, .src = buf, .dst = buf + 4096, .src_dims = {8, 8},
+                          .perm = {1, 0}, .dst_strides = {16}};
     tma_status s = tma_permute_model(&d, NULL, &diag);
-    cr_assert_eq(s, TMA_ERR_GLOBAL_STRIDE_OVERLAP, "%s: %s", tma_status_name(s), diag.message);
-    cr_assert(strstr(diag.message, "dst (store) map") != NULL, "%s", diag.message);
-    /* a misaligned address */
-    d.dst_strides[0] = 0, d.src = buf + 8;
-    cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_ERR_GLOBAL_ADDRESS_ALIGN);
-    cr_assert(strstr(diag.message, "src (load) map: global_address") != NULL, "%s", diag.message);
+    cr_assert_neq(s, TMA_OK, "dst rows 16 bytes apart");
+    cr_assert(strstr(diag.message, "dst") != NULL, "%s: %s", tma_status_name(s), diag.message);
+    d.dst_strides[0] = 28;
+    s = tma_permute_model(&d, NULL, &diag);
+    cr_assert_neq(s, TMA_OK, "dst rows 28 bytes apart");
+    cr_assert(strstr(diag.message, "dst") != NULL, "%s: %s", tma_status_name(s), diag.message);
+    /* rank 3, dst dimension 2 stepping into dimension 1's rows: {4, 3, 2} fp32 with strides 16 and 24 (element
+     * (0, 0, 1) at byte 24 is element (2, 1, 0)) */
+    tma_permute_desc r3 = {.elem_bytes = 4, .rank = 3, .src = buf, .dst = buf + 4096, .src_dims = {4, 3, 2},
+                           .perm = {0, 1, 2}, .dst_strides = {16, 24}};
+    s = tma_permute_model(&r3, NULL, &diag);
+    cr_assert_neq(s, TMA_OK, "dst strides 16 and 24");
+    cr_assert(strstr(diag.message, "dst") != NULL, "%s: %s", tma_status_name(s), diag.message);
+    /* the same strides on src: accepted (src is only read) */
+    r3.dst_strides[0] = r3.dst_strides[1] = 0, r3.src_strides[0] = 16, r3.src_strides[1] = 24;
+    cr_assert_eq(tma_permute_model(&r3, NULL, &diag), TMA_OK, "src strides 16 and 24: %s", diag.message);
+    d.dst_strides[0] = 0, d.src_strides[0] = 16;
+    cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_OK, "src rows 16 bytes apart: %s", diag.message);
+}
+
+Test(permute_refuse, strides_of_a_terabyte_on_dimensions_of_more_than_one_element) {
+    static uint8_t buf[4096] __attribute__((aligned(64)));
+    tma_diag diag;
+    tma_permute_desc d = {.elem_bytes = 4, .rank = 2, .src = buf, .dst = buf + 2048, .src_dims = {4, 2},
+                          .perm = {1, 0}, .src_strides = {1ull << 40}};
+    cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_ERR_ARG, "src stride 2^40 on 2 elements");
+    cr_assert(strstr(diag.message, "src_strides[0]") != NULL, "%s", diag.message);
+    d.src_strides[0] = 0, d.dst_strides[0] = (1ull << 41) + 4;
+    cr_assert_eq(tma_permute_model(&d, NULL, &diag), TMA_ERR_ARG, "dst stride 2^41 + 4 on 4 elements");
+    cr_assert(strstr(diag.message, "dst_strides[0]") != NULL, "%s", diag.message);
+}
+
+Test(permute_refuse, accepted_now) {
+    /* Refused by TMA's 16-byte rules before issue 31, tensors all the same: run on the model, every byte checked.
+     * fp32 17 x 31 dense (rows of 124 bytes); rows of 12 bytes (fp32 3 x 50 transposed; a 3 x 7 x 5 copy); src
+     * rows 20 bytes apart; an element-aligned address; a stride of 2^40 and more on dimensions of one element,
+     * where it steps nowhere (PyTorch gives such dimensions any stride) */
+    uint64_t rng = seed_of("permute_refuse accepted");
+    const tma_permute_desc t = {.elem_bytes = 4, .rank = 2, .src_dims = {31, 17}, .perm = {1, 0}};
+    model_run(&rng, t, 0, 0);
+    const tma_permute_desc r12 = {.elem_bytes = 4, .rank = 2, .src_dims = {3, 50}, .perm = {1, 0}};
+    model_run(&rng, r12, 0, 0);
+    const tma_permute_desc c12 = {.elem_bytes = 4, .rank = 3, .src_dims = {3, 7, 5}, .perm = {0, 2, 1}};
+    model_run(&rng, c12, 0, 0);
+    const tma_permute_desc p20 = {.elem_bytes = 4, .rank = 2, .src_dims = {5, 4}, .perm = {1, 0}};
+    model_run(&rng, p20, 8, 4);
+    const tma_permute_desc unit = {.elem_bytes = 2, .rank = 4, .src_dims = {6, 1, 5, 1}, .perm = {2, 3, 0, 1},
+                                   .src_strides = {1ull << 40, 12, (1ull << 45) + 2},
+                                   .dst_strides = {(1ull << 42) + 6, 10, 4}}; /* dst {5, 1, 6, 1} */
+    model_run(&rng, unit, 2, 6);
 }

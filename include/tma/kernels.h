@@ -344,12 +344,15 @@ tma_status tma_conv2d_model(const tma_conv2d_shape *shape, const void *x, const 
 typedef struct tma_permute_desc {
     uint32_t elem_bytes;      /**< 1, 2, 4 or 8 (the bits are copied as they are) */
     uint32_t rank;            /**< 1..5 */
-    const void *src;          /**< device address (host address for tma_permute_model), 16-byte aligned */
-    void *dst;                /**< likewise; src and dst must not overlap */
+    const void *src;          /**< device address (host address for tma_permute_model) of an element: a multiple of
+                                   elem_bytes */
+    void *dst;                /**< likewise; src and dst must not share bytes (not checked) */
     uint64_t src_dims[5];     /**< elements per src dimension, dimension 0 innermost; 1..2^31 */
-    uint64_t src_strides[4];  /**< bytes between consecutive indices of src dimension i + 1; 0: dense */
+    uint64_t src_strides[4];  /**< bytes between consecutive indices of src dimension i + 1, a multiple of
+                                   elem_bytes; 0: dense */
     uint32_t perm[5];         /**< dst dimension i is src dimension perm[i]; a permutation of 0..rank-1 */
-    uint64_t dst_strides[4];  /**< bytes between consecutive indices of dst dimension i + 1; 0: dense */
+    uint64_t dst_strides[4];  /**< bytes between consecutive indices of dst dimension i + 1, a multiple of elem_bytes;
+                                   0: dense. No two dst elements may share bytes */
 } tma_permute_desc;
 
 /** Everything a permute launch needs, prepared once by tma_permute_plan_make. Read-only, except through
@@ -357,16 +360,21 @@ typedef struct tma_permute_desc {
  *  which refuses a plan whose fields disagree with each other. */
 typedef struct tma_permute_plan {
     tma_permute_desc desc;    /**< as given */
-    tma_tensor load_map;      /**< TMA map of src, dimensions merged and ordered as the kernel walks them */
-    tma_tensor store_map;     /**< TMA map of dst in the same dimension order (dst's strides permuted) */
-    uint32_t transpose;       /**< 0: dst keeps src's innermost dimension, a TMA copy; 1: tile transpose */
+    tma_tensor load_map;      /**< TMA map of src, dimensions merged and ordered as the kernel walks them (zeroed
+                                   where threads) */
+    tma_tensor store_map;     /**< TMA map of dst in the same dimension order (dst's strides permuted; zeroed where
+                                   threads) */
+    uint32_t transpose;       /**< 0: dst keeps src's innermost dimension (a copy); 1: a tile transpose */
+    uint32_t threads;         /**< 0: the TMA kernels (load_map, store_map); 1: the thread kernel, for a tensor no TMA
+                                   map describes exactly (docs/guide/permute.md); it has no maps, and tune leaves it */
     uint32_t rank;            /**< of both maps (after merging dimensions and dropping those of size 1) */
     uint32_t src_dim[5];      /**< the lowest src dimension merged into each map dimension */
     uint64_t dims[5];         /**< the map dimensions (transpose: dims[1] is dst's innermost; a packed tile's load
                                    map lists dims[2] before dims[1]) */
     uint32_t box[5];          /**< the tile (transpose: box[0] elements of src dim 0, 128 bytes or, in a packed tile,
                                    fewer, x box[1] rows of dst's innermost dimension x box[2] slabs of the next;
-                                   docs/guide/permute.md) */
+                                   threads: box[0] x box[1] elements of map dimensions 0 and 1; docs/guide/
+                                   permute.md) */
     uint32_t tiles_n[5];      /**< tiles along each map dimension */
     uint64_t tiles;           /**< tiles in all */
     uint32_t group;           /**< transpose: tile order, bands of `group` tile columns */
@@ -378,20 +386,21 @@ typedef struct tma_permute_plan {
 } tma_permute_plan;
 
 /** Prepare dst = permute(src) on the current device.
- *  Rules: elem_bytes 1, 2, 4 or 8; rank 1..5; dimensions 1..2^31 (TMA coordinates are signed 32-bit); perm a
- *  permutation. After dimensions of size 1 are dropped and contiguous neighbours merged (so a stride TMA could not
- *  describe is fine where it is the dense stride of a merged dimension), both tensors must be ones TMA can
- *  describe: addresses 16-byte aligned, strides multiples of 16 bytes below 2^40, dst's strides not overlapping
- *  (src may overlap: it is only loaded from); a refusal forwards tma_check_tiled's message with the map dimension
- *  it names and the src dimensions it stands for. A TMA store writes whole 16-byte chunks: up to 15 bytes past
- *  the last element of each innermost dst row may be written (zeros): pad every row, the last one included, to
- *  a multiple of 16 bytes (docs/HARDWARE.md, store rule 7).
- *  @return TMA_OK; TMA_ERR_NULL_ARG / TMA_ERR_ARG for arguments outside the rules; a descriptor status for a
- *          map TMA cannot describe; TMA_ERR_DEVICE without an sm_90 device; TMA_ERR_CUDA */
+ *  Rules (what is not a tensor is refused; every tensor is taken): elem_bytes 1, 2, 4 or 8; rank 1..5 (more
+ *  dimensions: merge neighbours that are contiguous in both tensors first); dimensions 1..2^31; perm a permutation;
+ *  src and dst addresses and strides multiples of elem_bytes, strides of dimensions with more than one element below
+ *  2^40 bytes; no two dst elements sharing bytes (src may overlap itself: it is only read). Exactly dst's elements are
+ *  written: no byte between its rows or past its end. Dimensions of one element are dropped and contiguous
+ *  neighbours merged; a tensor TMA maps describe exactly (16-byte aligned addresses, strides of 16-byte multiples,
+ *  dst rows ending on a 16-byte chunk or stored by threads) runs the TMA kernels, any other the thread kernel
+ *  (plan.threads).
+ *  @return TMA_OK; TMA_ERR_NULL_ARG / TMA_ERR_ARG for arguments outside the rules; TMA_ERR_GLOBAL_STRIDE_OVERLAP for a
+ *          dst whose elements share bytes; TMA_ERR_DEVICE without an sm_90 device; TMA_ERR_CUDA */
 tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permute_desc *desc, tma_diag *diag);
 
 /** Change a transpose plan's tile order (group = 0: row-major) and both maps' L2 promotion (re-encodes them from the
- *  plan's descriptors, checked when it was made: nothing is planned or checked again).
+ *  plan's descriptors, checked when it was made: nothing is planned or checked again). A thread-kernel plan
+ *  (plan.threads) has neither: its arguments are checked and it stays as it is.
  *  @return TMA_OK, TMA_ERR_NULL_ARG, TMA_ERR_ARG, or an encoding status */
 tma_status tma_permute_plan_tune(tma_permute_plan *p, uint32_t group, tma_l2_promotion l2, tma_diag *diag);
 
@@ -407,6 +416,8 @@ typedef struct tma_permute_model_facts {
     tma_tiled_desc load_desc;  /**< the load map's descriptor (global_address: the host src) */
     tma_tiled_desc store_desc; /**< the store map's descriptor (global_address: the host dst) */
     uint32_t transpose;        /**< as in the plan */
+    uint32_t threads;          /**< as in the plan: 1, the thread kernel's pipeline (no descriptors, no TMA copies;
+                                    stores counts its 16-byte chunks written, whole or in part) */
     size_t load_tx_bytes;      /**< bytes each load delivers (the mbarrier's expect-tx) */
     size_t load_smem_bytes;    /**< bytes each load occupies in shared memory */
     size_t store_smem_bytes;   /**< bytes each store's box occupies in shared memory */
@@ -419,7 +430,9 @@ typedef struct tma_permute_model_facts {
  *  coordinates as the kernels; for each tile a model load (tma_model_load_tiled) into a 1024-aligned buffer, for
  *  a transpose the kernel's 16-byte reads and writes addressed through tma_swizzle_elem with its lane map, and
  *  model stores (tma_model_store_tiled), or, where the kernel's threads store the tile, the same 16-byte chunks
- *  written to dst. desc->src and desc->dst are host memory. Slow: for small tensors.
+ *  written to dst (a row's last one in part); for a thread-kernel plan, its tiles' row spans into a stage and its
+ *  chunks gathered back from it, with the kernel's geometry. desc->src and desc->dst are host memory. Slow: for
+ *  small tensors.
  *  facts: optional. @return as tma_permute_plan_make's rules, or the model's first refusal */
 tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_facts *facts, tma_diag *diag);
 
@@ -431,13 +444,13 @@ tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_fac
 /** The permute descriptor of out = in^T: in is rows x cols elements of elem_bytes, in_pitch bytes between its
  *  rows; out is cols x rows, out_pitch bytes between its rows (a pitch of 0: dense, a row's bytes). That is src
  *  dimensions {cols, rows} with perm {1, 0}. Pass it to tma_permute_plan_make / tma_permute / tma_permute_model,
- *  which check it (elements of 1, 2, 4 or 8 bytes, pitches multiples of 16 bytes, addresses 16-byte aligned). */
+ *  which check it (elements of 1, 2, 4 or 8 bytes; addresses and pitches multiples of the element). */
 tma_permute_desc tma_transpose_desc(uint32_t elem_bytes, const void *in, void *out, uint32_t rows, uint32_t cols,
                                     size_t in_pitch, size_t out_pitch);
 
-/** out = in^T in one call, asynchronous on `stream`: tma_permute of tma_transpose_desc(...), whose rules it has (up
- *  to 15 bytes past the last element of each out row may be written); a refusal speaks of rows, cols, in, out and
- *  the pitches, not of the permute's dimensions and maps. @return as tma_permute */
+/** out = in^T in one call, asynchronous on `stream`: tma_permute of tma_transpose_desc(...), whose rules it has (any
+ *  sizes; exactly out's elements are written); a refusal speaks of rows, cols, in, out and the pitches, not of the
+ *  permute's dimensions. @return as tma_permute */
 tma_status tma_transpose(uint32_t elem_bytes, const void *in, void *out, uint32_t rows, uint32_t cols, size_t in_pitch,
                          size_t out_pitch, tma_stream stream, tma_diag *diag);
 
