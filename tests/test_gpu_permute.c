@@ -69,6 +69,16 @@ static gpu_path gpu_case_at(tma_permute_desc d, size_t src_off, size_t dst_off, 
     return path;
 }
 
+/* A dense permute of e-byte elements (gpu_case_at sets the addresses). */
+static tma_permute_desc dense_desc(uint32_t e, uint32_t rank, const uint64_t dims[5], const uint32_t perm[5]) {
+    tma_permute_desc d;
+    memset(&d, 0, sizeof d);
+    d.elem_bytes = e, d.rank = rank;
+    memcpy(d.src_dims, dims, sizeof d.src_dims);
+    memcpy(d.perm, perm, sizeof d.perm);
+    return d;
+}
+
 static void gpu_case(tma_permute_desc d, uint32_t group, tma_l2_promotion l2, int one_call) {
     gpu_case_at(d, 0, 0, group, l2, one_call);
 }
@@ -116,11 +126,7 @@ Test(gpu_permute, shapes_every_rank, .timeout = 300) {
     };
     for (uint32_t e = 1; e <= 8; e *= 2)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-            tma_permute_desc d;
-            memset(&d, 0, sizeof d);
-            d.elem_bytes = e, d.rank = cases[i].rank;
-            memcpy(d.src_dims, cases[i].dims, sizeof d.src_dims);
-            memcpy(d.perm, cases[i].perm, sizeof d.perm);
+            tma_permute_desc d = dense_desc(e, cases[i].rank, cases[i].dims, cases[i].perm);
             gpu_case_at(d, e, (3u * e) % 64u, ~0u, TMA_L2_NONE, (int)(i % 3 == 1)); /* dense, odd addresses */
             /* strides: rows padded to 16 bytes (+16 on odd cases: the kernels must honour strides) */
             pr_layout L = pr_layout_of(&d);
@@ -158,11 +164,7 @@ Test(gpu_permute, shapes_the_tma_permute_refused, .timeout = 300) {
     };
     for (uint32_t e = 1; e <= 8; e *= 2)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-            tma_permute_desc d;
-            memset(&d, 0, sizeof d);
-            d.elem_bytes = e, d.rank = cases[i].rank;
-            memcpy(d.src_dims, cases[i].dims, sizeof d.src_dims);
-            memcpy(d.perm, cases[i].perm, sizeof d.perm);
+            tma_permute_desc d = dense_desc(e, cases[i].rank, cases[i].dims, cases[i].perm);
             gpu_case(d, ~0u, TMA_L2_NONE, (int)(i % 4 == 3));
         }
     for (uint32_t e = 2; e <= 4; e *= 2) {

@@ -387,26 +387,33 @@ typedef struct bench_ctx {
     index_permute_args ix;
 } bench_ctx;
 
-static void launch(void *p, int which) {
-    bench_ctx *c = (bench_ctx *)p;
+/* One launch of what both tables time: a device-to-device copy of the tensor's bytes (dcopy), the index kernel (ix), a
+ * plan's run (plan), or the one call of desc; the first given. Exits on an error, naming `name`. */
+static void launch_one(const char *name, const layout *L, void *dcopy, const void *dsrc, const index_permute_args *ix,
+                       const tma_permute_plan *plan, const tma_permute_desc *desc) {
     tma_diag diag;
     tma_status st = TMA_OK;
-    if (!c->have[which])
-        return; /* a refused plan: nothing to time (its columns say so) */
-    if (which == V_MEMCPY)
-        CUDA_CHECK(cudaMemcpyAsync(c->dcopy, c->dsrc, c->L->elems * c->L->d.elem_bytes, cudaMemcpyDeviceToDevice, 0));
-    else if (which == V_INDEX)
-        CUDA_CHECK(index_permute(&c->ix, 0));
-    else if (which == V_TMA_COPY)
-        st = tma_permute_run(&c->copy, NULL, &diag);
-    else if (which == V_COPY_DST)
-        st = tma_permute_run(&c->copy_dst, NULL, &diag);
+    if (dcopy)
+        CUDA_CHECK(cudaMemcpyAsync(dcopy, dsrc, L->elems * L->d.elem_bytes, cudaMemcpyDeviceToDevice, 0));
+    else if (ix)
+        CUDA_CHECK(index_permute(ix, 0));
+    else if (plan)
+        st = tma_permute_run(plan, NULL, &diag);
     else
-        st = tma_permute_run(&c->perm, NULL, &diag);
+        st = tma_permute(desc, NULL, &diag);
     if (st != TMA_OK) {
-        fprintf(stderr, "%s: %s: %s\n", vname[which], tma_status_name(st), diag.message);
+        fprintf(stderr, "%s: %s: %s\n", name, tma_status_name(st), diag.message);
         exit(1);
     }
+}
+
+static void launch(void *p, int which) {
+    bench_ctx *c = (bench_ctx *)p;
+    if (!c->have[which])
+        return; /* a refused plan: nothing to time (its columns say so) */
+    const tma_permute_plan *plan = which == V_TMA_COPY ? &c->copy : which == V_COPY_DST ? &c->copy_dst : &c->perm;
+    launch_one(vname[which], c->L, which == V_MEMCPY ? c->dcopy : NULL, c->dsrc, which == V_INDEX ? &c->ix : NULL,
+               plan, NULL);
 }
 
 typedef struct row {
@@ -492,20 +499,27 @@ static int once_case(const pcase *c) {
     return ok ? 0 : 1;
 }
 
+/* A case's host buffers: src of fresh random data, want (dst's span poisoned, then the CPU permutation), got of
+ * got_bytes for the device's result. */
+static void host_case(const layout *L, size_t got_bytes, uint8_t **src, uint8_t **want, uint8_t **got) {
+    *src = malloc(L->src_bytes), *want = malloc(L->dst_bytes), *got = malloc(got_bytes);
+    if (!*src || !*want || !*got) {
+        fprintf(stderr, "out of host memory\n");
+        exit(1);
+    }
+    fill_random(*src, L->src_bytes);
+    memset(*want, POISON, L->dst_bytes);
+    cpu_permute(L, *src, *want);
+}
+
 static int measure_case(const pcase *c, int reps, row *out) {
     const layout L = layout_of(c);
     bench_ctx b;
     memset(&b, 0, sizeof b);
     b.L = &L;
     const size_t out_max = (L.dst_bytes > L.src_bytes ? L.dst_bytes : L.src_bytes) + GUARD;
-    uint8_t *src = malloc(L.src_bytes), *want = malloc(L.dst_bytes), *got = malloc(out_max);
-    if (!src || !want || !got) {
-        fprintf(stderr, "out of host memory\n");
-        exit(1);
-    }
-    fill_random(src, L.src_bytes);
-    memset(want, POISON, L.dst_bytes);
-    cpu_permute(&L, src, want);
+    uint8_t *src, *want, *got;
+    host_case(&L, out_max, &src, &want, &got);
     alloc_buffers(&b, &L);
     CUDA_CHECK(cudaMemcpy(b.dsrc, src, L.src_bytes, cudaMemcpyHostToDevice));
     memset(out, 0, sizeof *out);
@@ -593,23 +607,9 @@ typedef struct small_ctx {
 
 static void small_launch(void *p, int which) {
     small_ctx *s = (small_ctx *)p;
-    tma_diag diag;
-    for (int i = 0; i < s->calls; i++) {
-        tma_status st = TMA_OK;
-        if (which == S_MEMCPY)
-            CUDA_CHECK(cudaMemcpyAsync(s->dcopy, s->dsrc, s->L->elems * s->L->d.elem_bytes, cudaMemcpyDeviceToDevice,
-                                       0));
-        else if (which == S_INDEX)
-            CUDA_CHECK(index_permute(&s->ix, 0));
-        else if (which == S_ONE_CALL)
-            st = tma_permute(&s->d, NULL, &diag);
-        else
-            st = tma_permute_run(&s->plan, NULL, &diag);
-        if (st != TMA_OK) {
-            fprintf(stderr, "%s: %s: %s\n", sname[which], tma_status_name(st), diag.message);
-            exit(1);
-        }
-    }
+    for (int i = 0; i < s->calls; i++)
+        launch_one(sname[which], s->L, which == S_MEMCPY ? s->dcopy : NULL, s->dsrc, which == S_INDEX ? &s->ix : NULL,
+                   which == S_RUN ? &s->plan : NULL, &s->d);
 }
 
 typedef struct small_row {
@@ -625,14 +625,8 @@ static int measure_small(const pcase *c, int reps, small_row *out) {
     small_ctx s;
     memset(&s, 0, sizeof s);
     s.L = &L;
-    uint8_t *src = malloc(L.src_bytes), *want = malloc(L.dst_bytes), *got = malloc(L.dst_bytes + GUARD);
-    if (!src || !want || !got) {
-        fprintf(stderr, "out of host memory\n");
-        exit(1);
-    }
-    fill_random(src, L.src_bytes);
-    memset(want, POISON, L.dst_bytes);
-    cpu_permute(&L, src, want);
+    uint8_t *src, *want, *got;
+    host_case(&L, L.dst_bytes + GUARD, &src, &want, &got);
     CUDA_CHECK(cudaMalloc(&s.dsrc, L.src_bytes));
     CUDA_CHECK(cudaMalloc(&s.ddst, L.dst_bytes + GUARD));
     CUDA_CHECK(cudaMalloc(&s.dcopy, L.src_bytes));
