@@ -70,28 +70,6 @@ static __device__ __forceinline__ void pm_st16_hint(void *p, uint4 v, uint64_t p
             "r"(v.w), "l"(pol) : "memory");
 }
 
-/* The first `bytes` bytes (a multiple of the element, below 16) of v to the 16-byte aligned p: 8-, 4-, 2- and 1-byte
- * stores, each aligned. */
-static __device__ __forceinline__ void pm_st_head(uint8_t *p, uint4 v, uint32_t bytes) {
-    const unsigned long long lo = (unsigned long long)v.y << 32 | v.x, hi = (unsigned long long)v.w << 32 | v.z;
-    uint32_t at = 0;
-    if (bytes & 8u) {
-        *(unsigned long long *)p = lo;
-        at = 8;
-    }
-    unsigned long long rest = at ? hi : lo;
-    if (bytes & 4u) {
-        *(uint32_t *)(p + at) = (uint32_t)rest;
-        rest >>= 32, at += 4;
-    }
-    if (bytes & 2u) {
-        *(uint16_t *)(p + at) = (uint16_t)rest;
-        rest >>= 16, at += 2;
-    }
-    if (bytes & 1u)
-        p[at] = (uint8_t)rest;
-}
-
 /* The first `bytes` bytes (a multiple of E, at most 16) of v to p, an address of an E-byte element: in pieces as wide
  * as p's alignment allows (bf16 rows of 98 bytes: 2 + 4 + 8 + 2, not 8 stores of 2). */
 template <int E>
@@ -314,15 +292,14 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / TMA_SWIZZLE_L
 #pragma unroll
             for (uint32_t j = 0; j < V; j++) {
                 const uint32_t bytes = pm_tstore_bytes(&g, lc, &sl[j], E);
-                if (g.dst_any && (bytes != TMA_SWIZZLE_CHUNK_BYTES || (uintptr_t)(tb + sl[j].rel) % 16u != 0u)) {
-                    pm_st_elems<E>(tb + sl[j].rel, x[j], bytes); /* dst at any element: element by element */
-                } else if (bytes == TMA_SWIZZLE_CHUNK_BYTES) {
+                uint8_t *at = tb + sl[j].rel;
+                if (bytes == TMA_SWIZZLE_CHUNK_BYTES && !(g.dst_any && (uintptr_t)at % 16u != 0u)) {
                     if (KEEP && g.src_keep)
-                        pm_st16_hint(tb + sl[j].rel, x[j], pol);
+                        pm_st16_hint(at, x[j], pol);
                     else
-                        *(uint4 *)(tb + sl[j].rel) = x[j];
-                } else if (bytes) {
-                    pm_st_head(tb + sl[j].rel, x[j], bytes); /* a row's last chunk: its elements only */
+                        *(uint4 *)at = x[j];
+                } else if (bytes) { /* a row's last chunk, or a chunk of a dst at any element: its elements only */
+                    pm_st_elems<E>(at, x[j], bytes);
                 }
             }
         } else {
