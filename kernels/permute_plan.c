@@ -122,6 +122,14 @@ static tma_status pm_check_dst_one_to_one(const tma_permute_desc *d, const uint6
                    tma_arg_dims(o.inner_mask));
 }
 
+/* The address of dst (or its phase) OR'd with the dst strides of n dimensions but `innermost` (dst's innermost, whose
+ * stride is the element): its low bits say whether every dst row starts on 16 bytes (a TMA map) or 32 (a sector). */
+static uint64_t pm_dst_row_phases(uint64_t addr, const uint64_t *strides, uint32_t n, uint32_t innermost) {
+    for (uint32_t k = 0; k < n; k++)
+        addr |= k == innermost ? 0u : strides[k];
+    return addr;
+}
+
 /* The thread kernel's tile (permute_tiles.h, THE THREAD KERNEL): tx x ty. A transpose takes a dst row that is short
  * whole (dimension 1 up to PM_THR_WHOLE_Y: 3 channels, 24 heads), or, where dst's rows start on 32-byte sectors, a src
  * row that is short whole (up to PM_THR_WHOLE_X: 3 channels, a 7x7 map); else PM_THR_TX or PM_THR_TX_SECTORS src
@@ -158,10 +166,8 @@ static void pm_plan_threads(pm_layout *L, const void *dst, const pm_dim *v, uint
         R->ss[k] = k < n ? v[o[k]].ss : 0u;
         R->ds[k] = k < n ? v[o[k]].ts : 0u;
     }
-    uint64_t phases = (uint64_t)(uintptr_t)dst | R->ds[0]; /* dst rows (dimension 0 indices) on 32-byte sectors? */
-    for (uint32_t k = 2; k < n; k++)
-        phases |= R->ds[k];
-    pm_thr_tile_pick(R, phases % 32u == 0u);
+    /* a transpose's dst rows (dimension 0 indices) on 32-byte sectors? */
+    pm_thr_tile_pick(R, pm_dst_row_phases((uintptr_t)dst, R->ds, n, 1u) % 32u == 0u);
     R->pitch = pm_thr_pitch(R->tx, e, R->transpose);
     L->tiles = 1;
     for (uint32_t k = 0; k < 5u; k++) {
@@ -224,10 +230,11 @@ static int pm_plan_tma(pm_layout *L, const tma_permute_desc *d, pm_dim *v, uint3
     if (L->transpose) {
         const uint32_t w = tr_box_cols(e);
         const uint64_t na = v[a].n, rows = (na + w - 1) / w * w, slabs = n >= 3 ? v[o[2]].n : 1u;
-        uint64_t phases = L->dst_phase; /* g->dst_any, as pm_grid_dst will find it */
+        uint64_t ts[5]; /* g->dst_any, as pm_grid_dst will find it */
         for (uint32_t k = 0; k < n; k++)
-            phases |= k == a ? 0u : v[k].ts;
-        const uint32_t tstore = pm_use_tstore(v[0].ts, e, w, na) || phases % TMA_GLOBAL_ALIGN != 0u;
+            ts[k] = v[k].ts;
+        const uint32_t tstore = pm_use_tstore(v[0].ts, e, w, na) ||
+                                pm_dst_row_phases(L->dst_phase, ts, n, a) % TMA_GLOBAL_ALIGN != 0u;
         const uint32_t short_rows = pm_short_rows(na, slabs, e),
                        L_ = PM_MAX_LINES(e, short_rows != 0u || pm_tstore_tall(e, tstore, pm_src_keep(v[a].ss, e)));
         /* a multiple of w, at most L_ lines, or a short tile's rows */
@@ -405,10 +412,8 @@ void pm_grid_dst(const pm_layout *L, pm_grid *g) {
     const uint32_t e = L->elem_bytes;
     for (uint32_t k = 0; k < 5u; k++)
         g->dst_stride[k] = k < g->rank && L->src_dim[k] < L->src_rank ? L->dst_stride[L->src_dim[k]] : 0u;
-    uint64_t phases = L->dst_phase;
-    for (uint32_t k = 0; k < g->rank; k++)
-        phases |= k == 1u ? 0u : g->dst_stride[k]; /* map dimension 1 is dst's innermost: its stride is e */
-    g->dst_any = phases % TMA_GLOBAL_ALIGN != 0u;
+    /* map dimension 1 is dst's innermost (its stride is e) */
+    g->dst_any = pm_dst_row_phases(L->dst_phase, g->dst_stride, g->rank, 1u) % TMA_GLOBAL_ALIGN != 0u;
     g->tstore = pm_use_tstore(g->dst_stride[0], e, g->box[1], g->lim_a) || g->dst_any;
     /* few-channel tiles take no hints (the tall instances, pm_tall; measured without them: PM_TALL_TILE_LINES) */
     g->src_keep = g->rank >= 2u && L->src_dim[1] < L->src_rank && !pm_few(g->box[0], g->box[1], e)
