@@ -118,6 +118,65 @@ static size_t conv_smem(int bm, int bn) {
     return c ? c->smem : 0u;
 }
 
+/* PACKED INPUTS (conv_tiles.h): each thread packs 8 channels (16 bytes; C' is a multiple of 8) of a packed pixel,
+ * each read from its source element or 0; consecutive threads take consecutive 16-byte pieces. One 64-bit division
+ * a piece: with one for each element, the 3-channel stem's packing at batch 32 took most of the run. */
+__global__ void conv_pack_kernel(const conv_pack k, const uint16_t *__restrict__ src, uint16_t *__restrict__ dst) {
+    const uint32_t per_pixel = k.c_out / 8u;
+    const uint64_t pieces = conv_pack_pixels(&k) * per_pixel;
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < pieces; i += (uint64_t)gridDim.x * blockDim.x) {
+        const uint64_t pixel = i / per_pixel;
+        const uint32_t j0 = (uint32_t)(i - pixel * per_pixel) * 8u;
+        uint16_t v[8];
+#pragma unroll
+        for (uint32_t j = 0; j < 8u; j++) {
+            const int64_t from = conv_pack_source(&k, pixel, j0 + j);
+            v[j] = from < 0 ? (uint16_t)0 : src[from];
+        }
+        uint4 o;
+        o.x = v[0] | (uint32_t)v[1] << 16, o.y = v[2] | (uint32_t)v[3] << 16;
+        o.z = v[4] | (uint32_t)v[5] << 16, o.w = v[6] | (uint32_t)v[7] << 16;
+        *(uint4 *)(dst + i * 8u) = o;
+    }
+}
+
+/* The packings of a plan's x and w, the addresses its maps read (the workspace's, or x and w), and the convolution the
+ * kernel runs. */
+struct conv_sources {
+    conv_shape_facts f; /* packed, run, xp, wp, x_bytes, w_bytes (conv_pack_plan) */
+    const void *x, *w;
+};
+static conv_sources conv_sources_of(const tma_conv2d_plan *p) {
+    conv_sources s;
+    memset(&s, 0, sizeof s);
+    conv_pack_plan(&p->shape, p->x, p->w, p->q, &s.f);
+    s.x = s.f.packed ? p->packed : p->x;
+    s.w = s.f.packed ? (const void *)((const uint8_t *)p->packed + s.f.x_bytes) : p->w;
+    return s;
+}
+
+/* Pack x and w into the plan's workspace on `stream` (two launches), where the plan packs. */
+static tma_status conv_pack_run(const tma_conv2d_plan *p, cudaStream_t stream, tma_diag *diag) {
+    const conv_sources s = conv_sources_of(p);
+    if (!s.f.packed)
+        return TMA_OK;
+    if (p->packed == NULL || p->packed_bytes < s.f.x_bytes + s.f.w_bytes)
+        return KD_FAIL(diag, CONV_NOT_MADE, tma_arg_u(0));
+    const conv_pack *packs[2] = {&s.f.xp, &s.f.wp};
+    const void *from[2] = {p->x, p->w};
+    void *to[2] = {(void *)s.x, (void *)s.w};
+    for (int i = 0; i < 2; i++) {
+        const uint64_t chunks = conv_pack_elems(packs[i]) / 8u;
+        const uint64_t most = (uint64_t)p->sms * 8u, blocks = (chunks + 255u) / 256u;
+        conv_pack_kernel<<<(unsigned)(blocks < most ? blocks : most), 256, 0, stream>>>(
+            *packs[i], (const uint16_t *)from[i], (uint16_t *)to[i]);
+        const tma_status st = kd_cuda(diag, cudaGetLastError(), "tma_conv2d packing kernel launch");
+        if (st != TMA_OK)
+            return st;
+    }
+    return TMA_OK;
+}
+
 /* Allow every instance of tile bm x bn its dynamic shared memory. */
 static cudaError_t conv_set_smem(int bm, int bn) {
     cudaError_t e = cudaSuccess;
@@ -287,6 +346,15 @@ static size_t conv_slots_bytes(int blocks, int block_m, int block_n) {
     return (size_t)blocks * (size_t)block_m * (size_t)block_n * 4u;
 }
 
+/* Release stream-K's workspace (the packed inputs stay: tma_conv2d_plan_free releases both). */
+static tma_status conv_free_workspace(tma_conv2d_plan *p, tma_diag *diag) {
+    const cudaError_t e = p->workspace ? cudaFree(p->workspace) : cudaSuccess;
+    p->workspace = NULL;
+    p->workspace_blocks = 0;
+    p->schedule = TMA_CONV2D_SCHEDULE_TILES;
+    return e == cudaSuccess ? TMA_OK : kd_cuda(diag, e, "cudaFree of the stream-K workspace");
+}
+
 static tma_status conv_make_workspace(tma_conv2d_plan *p, tma_diag *diag) {
     const int blocks = conv_workspace_blocks(p);
     const size_t slots = conv_slots_bytes(blocks, p->block_m, p->block_n);
@@ -311,7 +379,7 @@ struct conv_shape_inputs {
 };
 struct conv_choice_inputs {
     uint64_t p, q, block_m, block_n, cluster, group_m, sms, grid_blocks, epilogue, smem, stages, schedule,
-        split_parts, workspace, workspace_blocks, x_tx, x_rows, y_tx;
+        split_parts, workspace, workspace_blocks, x_tx, x_rows, y_tx, packed, packed_bytes;
 };
 struct conv_inputs {
     conv_shape_inputs shape;
@@ -353,6 +421,7 @@ static conv_inputs conv_inputs_of(const tma_conv2d_plan *p) {
     c.stages = (uint64_t)p->stages, c.schedule = (uint64_t)p->schedule, c.split_parts = (uint64_t)p->split_parts;
     c.workspace = (uint64_t)(uintptr_t)p->workspace, c.workspace_blocks = (uint64_t)p->workspace_blocks;
     c.x_tx = p->x_map.box.tx_bytes, c.x_rows = p->x_map.box.rows, c.y_tx = p->y_map.box.tx_bytes;
+    c.packed = (uint64_t)(uintptr_t)p->packed, c.packed_bytes = (uint64_t)p->packed_bytes;
     return in;
 }
 
@@ -469,7 +538,7 @@ static tma_status conv_launch_for_run(const tma_conv2d_plan *p, conv_launch *l, 
     if (kd_record_launch<conv_launch_record>(p->launch, KD_RECORD_CONV, conv_inputs_of(p), l))
         return TMA_OK;
     const tma_status st = conv_check_plan(p, diag);
-    return st != TMA_OK ? st : conv_launch_of(p, conv_geom_of(&p->shape), l, diag);
+    return st != TMA_OK ? st : conv_launch_of(p, conv_geom_of(&p->shape, p->x, p->w), l, diag);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -483,19 +552,20 @@ static tma_status conv_tile_maps(const tma_conv2d_plan *p, const conv_descs *mad
                                  const tma_im2col_desc *fm_x, int block_m, int block_n, conv_descs *d,
                                  tma_diag *diag) {
     tma_status st = TMA_OK;
+    const conv_sources src = conv_sources_of(p);
     if (made != NULL && block_m == (int)CONV_BM)
         d->x = made->x;
     else if (fm_x != NULL && conv_filter_major(block_m))
         d->x = *fm_x;
     else
-        st = conv_x_map(&p->shape, p->x, (uint32_t)block_m, &d->x, diag);
+        st = conv_x_map(&src.f.run, src.x, (uint32_t)block_m, &d->x, diag);
     if (st != TMA_OK)
         return st;
     if (made != NULL && block_n == made_bn) {
         d->w = made->w, d->w_half = made->w_half;
         return TMA_OK;
     }
-    return conv_w_maps(&p->shape, p->w, (uint32_t)block_n, &d->w, &d->w_half, diag);
+    return conv_w_maps(&src.f.run, src.w, (uint32_t)block_n, &d->w, &d->w_half, diag);
 }
 
 /* tma_conv2d_plan_tiles on a plan whose shape is checked (g its copies' integers); `made`: tma_conv2d_plan_make's
@@ -519,8 +589,9 @@ static tma_status conv_tiles_apply(tma_conv2d_plan *p, const conv_geom &g, const
          * registers, y^T's elements would be stored one by one) */
         const bool fm_asked = (block_m == 0 || conv_filter_major(block_m)) &&
                               (block_n == 0 || block_n == (int)CONV_FM_FILTERS);
+        const conv_sources src = conv_sources_of(p);
         fm_checked = fm_asked && p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE && p->y_map.box.tx_bytes != 0 &&
-                     conv_x_map(&p->shape, p->x, CONV_FM_PIXELS, &fm_x, NULL) == TMA_OK;
+                     conv_x_map(&src.f.run, src.x, CONV_FM_PIXELS, &fm_x, NULL) == TMA_OK;
         conv_default_tiles(p, fm_checked, &bm, &bn, &schedule, &parts);
     }
     if (whole_tiles)
@@ -535,7 +606,7 @@ static tma_status conv_tiles_apply(tma_conv2d_plan *p, const conv_geom &g, const
     else if (parts < 2)
         return KD_FAIL(diag, CONV_SPLIT_FEW, tma_arg_i(bm), tma_arg_i(bn), tma_arg_i(conv_units(p, bm, bn)),
                        tma_arg_i(conv_blocks(p)));
-    if ((st = tma_conv2d_plan_free(p, diag)) != TMA_OK ||
+    if ((st = conv_free_workspace(p, diag)) != TMA_OK ||
         (st = tma_tensor_make_im2col_prechecked_(&p->x_map, &d.x, diag)) != TMA_OK ||
         (st = tma_tensor_make_prechecked_(&p->w_map, &d.w, diag)) != TMA_OK ||
         (st = tma_tensor_make_prechecked_(&p->w_half, &d.w_half, diag)) != TMA_OK ||
@@ -547,7 +618,7 @@ static tma_status conv_tiles_apply(tma_conv2d_plan *p, const conv_geom &g, const
     p->schedule = schedule;
     p->split_parts = (int)parts;
     if (schedule == TMA_CONV2D_SCHEDULE_STREAM_K && (st = conv_make_workspace(p, diag)) != TMA_OK) {
-        tma_conv2d_plan_free(p, NULL);
+        conv_free_workspace(p, NULL);
         return st;
     }
     st = conv_launch_record_make(p, g, diag);
@@ -575,18 +646,19 @@ extern "C" tma_status tma_conv2d_plan_tiles(tma_conv2d_plan *p, int block_m, int
 extern "C" tma_status tma_conv2d_plan_free(tma_conv2d_plan *p, tma_diag *diag) {
     if (p == NULL)
         return KD_FAIL(diag, PLAN_NULL, tma_arg_s("a plan made by tma_conv2d_plan_make"));
-    cudaError_t e = cudaSuccess;
-    if (p->workspace)
-        e = cudaFree(p->workspace);
-    p->workspace = NULL;
-    p->workspace_blocks = 0;
-    p->schedule = TMA_CONV2D_SCHEDULE_TILES;
-    return e == cudaSuccess ? kd_ok(diag) : kd_cuda(diag, e, "cudaFree of the stream-K workspace");
+    const tma_status st = conv_free_workspace(p, diag);
+    const cudaError_t e = p->packed ? cudaFree(p->packed) : cudaSuccess;
+    p->packed = NULL;
+    p->packed_bytes = 0;
+    if (st != TMA_OK)
+        return st;
+    return e == cudaSuccess ? kd_ok(diag) : kd_cuda(diag, e, "cudaFree of the packed x and w");
 }
 
-/* tma_conv2d_plan_make; whole_tiles: tma_conv2d's plan (the tile AUTO chooses, every tile whole). */
+/* tma_conv2d_plan_make; whole_tiles: tma_conv2d's plan (the tile AUTO chooses, every tile whole), whose packed inputs
+ * are allocated on `stream` (cudaMallocAsync; tma_conv2d frees them there after the run). */
 static tma_status conv_plan_make(tma_conv2d_plan *p, const tma_conv2d_shape *shape, const void *x, const void *w,
-                                 void *y, bool whole_tiles, tma_diag *diag) {
+                                 void *y, bool whole_tiles, cudaStream_t stream, tma_diag *diag) {
     if (p == NULL)
         return KD_FAIL(diag, PLAN_NULL, tma_arg_s("the address of a tma_conv2d_plan"));
     memset(p, 0, sizeof *p);
@@ -612,12 +684,29 @@ static tma_status conv_plan_make(tma_conv2d_plan *p, const tma_conv2d_shape *sha
     if ((st = kd_require_sm90(diag, "tma_conv2d", &p->sms)) != TMA_OK ||
         (f.y_tma && (st = tma_tensor_make_prechecked_(&p->y_map, &f.y, diag)) != TMA_OK))
         return st;
-    return conv_tiles_apply(p, f.g, &made, bn, 0, 0, TMA_CONV2D_SCHEDULE_AUTO, whole_tiles, diag);
+    if (f.packed) { /* the packed tensors' maps are made by conv_tiles_apply, at the workspace's addresses */
+        const size_t bytes = f.x_bytes + f.w_bytes;
+        const cudaError_t e = whole_tiles ? cudaMallocAsync(&p->packed, bytes, stream) : cudaMalloc(&p->packed, bytes);
+        if ((st = kd_cuda(diag, e, "cudaMalloc of the packed x and w")) != TMA_OK) {
+            p->packed = NULL;
+            return st;
+        }
+        p->packed_bytes = bytes;
+    }
+    st = conv_tiles_apply(p, f.g, f.packed ? NULL : &made, bn, 0, 0, TMA_CONV2D_SCHEDULE_AUTO, whole_tiles, diag);
+    if (st != TMA_OK && p->packed) {
+        if (whole_tiles)
+            (void)cudaFreeAsync(p->packed, stream);
+        else
+            (void)cudaFree(p->packed);
+        p->packed = NULL, p->packed_bytes = 0;
+    }
+    return st;
 }
 
 extern "C" tma_status tma_conv2d_plan_make(tma_conv2d_plan *p, const tma_conv2d_shape *shape, const void *x,
                                            const void *w, void *y, tma_diag *diag) {
-    return conv_plan_make(p, shape, x, w, y, false, diag);
+    return conv_plan_make(p, shape, x, w, y, false, NULL, diag);
 }
 
 extern "C" tma_status tma_conv2d_plan_tune(tma_conv2d_plan *p, int cluster, tma_gemm_epilogue epilogue, int group_m,
@@ -643,7 +732,7 @@ extern "C" tma_status tma_conv2d_run(const tma_conv2d_plan *p, tma_stream stream
         return KD_FAIL(diag, PLAN_NULL, tma_arg_s("a plan made by tma_conv2d_plan_make"));
     conv_launch l;
     tma_status st = conv_launch_for_run(p, &l, diag);
-    if (st != TMA_OK)
+    if (st != TMA_OK || (st = conv_pack_run(p, (cudaStream_t)stream, diag)) != TMA_OK)
         return st;
     ConvArgs args;
     args.g = l.g;
@@ -666,7 +755,16 @@ extern "C" tma_status tma_conv2d_run(const tma_conv2d_plan *p, tma_stream stream
 extern "C" tma_status tma_conv2d(const tma_conv2d_shape *shape, const void *x, const void *w, void *y,
                                  tma_stream stream, tma_diag *diag) {
     tma_conv2d_plan p;
-    /* whole tiles: no workspace, since the launch may outlive this call */
-    const tma_status st = conv_plan_make(&p, shape, x, w, y, true, diag);
-    return st == TMA_OK ? tma_conv2d_run(&p, stream, diag) : st;
+    /* whole tiles: no workspace, since the launch may outlive this call; packed inputs allocated and freed on the
+     * stream */
+    tma_status st = conv_plan_make(&p, shape, x, w, y, true, (cudaStream_t)stream, diag);
+    if (st != TMA_OK)
+        return st;
+    st = tma_conv2d_run(&p, stream, diag);
+    if (p.packed) {
+        const tma_status fr = kd_cuda(diag, cudaFreeAsync(p.packed, (cudaStream_t)stream), "cudaFreeAsync of the packed x and w");
+        if (st == TMA_OK)
+            st = fr;
+    }
+    return st;
 }

@@ -45,10 +45,50 @@ static conv_geom geom_make(const tma_conv2d_shape *sh, int p, int q) {
     return g;
 }
 
-conv_geom conv_geom_of(const tma_conv2d_shape *sh) {
+/* Whether x and w must be packed (conv_tiles.h, PACKED INPUTS): channels the im2col map cannot stride over, or an
+ * address TMA cannot start from. NULL pointers are taken as aligned (tma_conv2d_check without them). */
+static int needs_packing(const tma_conv2d_shape *sh, const void *x, const void *w) {
+    const int per_pixel = (int)(TMA_GLOBAL_ALIGN / 2u); /* bf16 channels of a 16-byte pixel: TMA's stride rule */
+    return sh->c % per_pixel != 0 || (uintptr_t)x % TMA_GLOBAL_ALIGN != 0 || (uintptr_t)w % TMA_GLOBAL_ALIGN != 0;
+}
+
+static uint32_t round_up_u32(uint32_t v, uint32_t m) { return (v + m - 1u) / m * m; }
+static size_t round_up_bytes(uint64_t elems) { return (size_t)((elems * 2u + 255u) / 256u * 256u); }
+
+void conv_pack_plan(const tma_conv2d_shape *sh, const void *x, const void *w, int q, conv_shape_facts *f) {
+    memset(&f->xp, 0, sizeof f->xp);
+    memset(&f->wp, 0, sizeof f->wp);
+    f->run = *sh;
+    f->packed = needs_packing(sh, x, w);
+    f->x_bytes = f->w_bytes = 0;
+    if (!f->packed)
+        return;
+    const uint32_t c = (uint32_t)sh->c, s = (uint32_t)sh->s, per_pixel = TMA_GLOBAL_ALIGN / 2u;
+    const int fold = s * c <= CONV_BK;
+    tma_conv2d_shape *run = &f->run;
+    run->c = (int)round_up_u32(fold ? s * c : c, per_pixel);
+    f->xp.rows = (uint64_t)sh->n * (uint64_t)sh->h, f->xp.w = (uint32_t)sh->w, f->xp.c = c;
+    f->xp.c_out = (uint32_t)run->c;
+    f->wp.c = c, f->wp.c_out = (uint32_t)run->c, f->wp.w_out = 1u;
+    if (fold) { /* S taps side by side: packed column j, tap f reads input column j stride_w - pad_w + f dil_w */
+        run->w = q, run->s = 1, run->stride_w = 1, run->pad_w = 0, run->dilation_w = 1;
+        f->xp.w_out = (uint32_t)q, f->xp.taps = s;
+        f->xp.step = sh->stride_w, f->xp.pad = sh->pad_w, f->xp.dil = sh->dilation_w;
+        f->wp.rows = (uint64_t)sh->k * (uint64_t)sh->r, f->wp.w = s, f->wp.taps = s, f->wp.dil = 1;
+    } else { /* channels padded: packed column j is input column j */
+        f->xp.w_out = (uint32_t)sh->w, f->xp.taps = 1u, f->xp.step = 1;
+        f->wp.rows = (uint64_t)sh->k * (uint64_t)sh->r * s, f->wp.w = 1u, f->wp.taps = 1u;
+    }
+    f->x_bytes = round_up_bytes(conv_pack_elems(&f->xp));
+    f->w_bytes = round_up_bytes(conv_pack_elems(&f->wp));
+}
+
+conv_geom conv_geom_of(const tma_conv2d_shape *sh, const void *x, const void *w) {
     int p, q;
     tma_conv2d_out_size(sh, &p, &q);
-    return geom_make(sh, p, q);
+    conv_shape_facts f;
+    conv_pack_plan(sh, x, w, q, &f);
+    return geom_make(&f.run, p, q);
 }
 
 /* The shape's own rules (no maps yet), each with its message; the output size into *p, *q. */
@@ -59,10 +99,6 @@ static tma_status check_shape(const tma_conv2d_shape *sh, int *p, int *q, tma_di
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i].value < 1)
             return KD_FAIL(diag, CONV_SIZE, tma_arg_s(sizes[i].name), tma_arg_i(sizes[i].value));
-    const int per_pixel = (int)(TMA_GLOBAL_ALIGN / 2u); /* bf16 channels of a pixel: TMA's stride rule */
-    if (sh->c % per_pixel != 0)
-        return KD_FAIL(diag, CONV_CHANNELS, tma_arg_i(sh->c), tma_arg_u(TMA_GLOBAL_ALIGN), tma_arg_i(per_pixel),
-                       tma_arg_i((sh->c + per_pixel - 1) / per_pixel * per_pixel));
     const struct { const char *name; int value; } strides[] = {{"stride_h", sh->stride_h}, {"stride_w", sh->stride_w}};
     for (size_t i = 0; i < 2; i++)
         if (strides[i].value < 1 || strides[i].value > 8)
@@ -85,12 +121,13 @@ static tma_status check_shape(const tma_conv2d_shape *sh, int *p, int *q, tma_di
     return TMA_OK;
 }
 
+/* Every tensor at whole bf16 elements; an x or w that TMA cannot start from (not 16-byte aligned) is packed. */
 static tma_status check_pointers(const void *x, const void *w, const void *y, tma_diag *diag) {
-    if ((uintptr_t)x % TMA_GLOBAL_ALIGN != 0 || (uintptr_t)w % TMA_GLOBAL_ALIGN != 0)
-        return KD_FAIL(diag, ADDRESS_ALIGN, tma_arg_s((uintptr_t)x % TMA_GLOBAL_ALIGN ? "x" : "w"),
-                       tma_arg_x((uintptr_t)((uintptr_t)x % TMA_GLOBAL_ALIGN ? x : w)), tma_arg_u(TMA_GLOBAL_ALIGN));
-    if ((uintptr_t)y % 2u != 0)
-        return KD_FAIL(diag, ELEMENT_ALIGN, tma_arg_s("y"), tma_arg_x((uintptr_t)y), tma_arg_u(2));
+    const struct { const char *name; const void *at; } ptrs[] = {{"x", x}, {"w", w}, {"y", y}};
+    for (size_t i = 0; i < 3; i++)
+        if ((uintptr_t)ptrs[i].at % 2u != 0)
+            return KD_FAIL(diag, ELEMENT_ALIGN, tma_arg_s(ptrs[i].name), tma_arg_x((uintptr_t)ptrs[i].at),
+                           tma_arg_u(2));
     return TMA_OK;
 }
 
@@ -169,7 +206,8 @@ tma_status conv_shape_check(const tma_conv2d_shape *sh, const void *x, const voi
     tma_status st = check_shape(sh, &f->p, &f->q, diag);
     if (st != TMA_OK || (st = check_pointers(x, w, y, diag)) != TMA_OK)
         return st;
-    f->g = geom_make(sh, f->p, f->q);
+    conv_pack_plan(sh, x, w, f->q, f);
+    f->g = geom_make(&f->run, f->p, f->q);
     const void *ya = y ? y : STANDIN_Y;
     f->y = tma_desc_2d(TMA_DTYPE_BF16, (void *)(uintptr_t)ya, f->g.m, (uint64_t)sh->k, (uint64_t)sh->k * 2u,
                        GM_EPI_ROWS, GM_EPI_ROW_BYTES / 2u, GM_EPI_SWIZZLE); /* the epilogue's boxes, as the GEMM's */
@@ -232,10 +270,11 @@ tma_status conv_prepare(const tma_conv2d_shape *sh, const void *x, const void *w
     tma_status st = conv_shape_check(sh, x, w, y, f, diag);
     if (st == TMA_OK)
         st = conv_tile_check(block_m, block_n, sh->k, diag);
+    /* the maps of the convolution the kernel runs; packed tensors at stand-in addresses (the workspace's come later) */
     if (st == TMA_OK)
-        st = conv_x_map(sh, x, (uint32_t)block_m, &d->x, diag);
+        st = conv_x_map(&f->run, f->packed ? NULL : x, (uint32_t)block_m, &d->x, diag);
     if (st == TMA_OK)
-        st = conv_w_maps(sh, w, (uint32_t)*block_n, &d->w, &d->w_half, diag);
+        st = conv_w_maps(&f->run, f->packed ? NULL : w, (uint32_t)*block_n, &d->w, &d->w_half, diag);
     return st == TMA_OK ? kd_ok(diag) : st;
 }
 
@@ -260,6 +299,21 @@ static uint16_t float_to_bf16(float f) {
     if ((u & 0x7fffffffu) > 0x7f800000u)
         return (uint16_t)((u >> 16) | 0x40u);
     return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* The packed tensor of k from src (conv_pack_source), in a 1024-byte aligned host buffer; NULL without memory. */
+static uint16_t *conv_model_pack(const conv_pack *k, const void *src) {
+    const uint64_t n = conv_pack_elems(k);
+    uint16_t *out = aligned_alloc(1024, (size_t)((n * 2u + 1023u) / 1024u * 1024u));
+    if (out == NULL)
+        return NULL;
+    const uint16_t *in = src;
+    for (uint64_t pixel = 0, i = 0; pixel < conv_pack_pixels(k); pixel++)
+        for (uint32_t j = 0; j < k->c_out; j++, i++) {
+            const int64_t from = conv_pack_source(k, pixel, j);
+            out[i] = from < 0 ? 0u : in[from];
+        }
+    return out;
 }
 
 /* One tile of the model pipeline: pixels m0.. (bm of them), filters k0.. (bn of them), every stage. */
@@ -311,6 +365,22 @@ tma_status conv_model_tiles(const tma_conv2d_shape *shape, const void *x, const 
     tma_status st = conv_prepare(shape, x, w, y, &d, &f, block_m, &bn, diag);
     if (st != TMA_OK)
         return st;
+    uint16_t *xp = NULL, *wp = NULL;
+    if (f.packed) { /* the kernel's packing (conv_tiles.h, PACKED INPUTS), and the maps over the packed tensors */
+        xp = conv_model_pack(&f.xp, x);
+        wp = conv_model_pack(&f.wp, w);
+        if (xp == NULL || wp == NULL)
+            st = KD_FAIL(diag, CONV_MODEL_MEMORY, tma_arg_u(0));
+        if (st == TMA_OK)
+            st = conv_x_map(&f.run, xp, (uint32_t)block_m, &d.x, diag);
+        if (st == TMA_OK)
+            st = conv_w_maps(&f.run, wp, (uint32_t)bn, &d.w, &d.w_half, diag);
+        if (st != TMA_OK) {
+            free(xp);
+            free(wp);
+            return st;
+        }
+    }
     const conv_geom g = f.g;
     const uint32_t bm = (uint32_t)block_m;
     /* phase 0 of the 128B swizzle, as the kernel's stages (the boxes are whole periods) */
@@ -325,6 +395,8 @@ tma_status conv_model_tiles(const tma_conv2d_shape *shape, const void *x, const 
     free(sa);
     free(sb);
     free(acc);
+    free(xp);
+    free(wp);
     return st == TMA_OK ? kd_ok(diag) : st;
 }
 

@@ -27,7 +27,15 @@ typedef struct conv_shape_facts {
     conv_geom g;      /**< the copies' integers */
     tma_tiled_desc y; /**< y as an (N P Q) x K matrix in the TMA-store epilogue's boxes (meaningful where y_tma) */
     int y_tma;        /**< 1 where TMA can describe y: K * 2 and y's address multiples of 16, and y's map passes */
+    int packed;       /**< 1: x and w are packed before each run (conv_tiles.h, PACKED INPUTS) */
+    tma_conv2d_shape run; /**< the convolution the kernel runs: the shape, or its packed form */
+    conv_pack xp, wp; /**< where packed: the packings of x and w */
+    size_t x_bytes, w_bytes; /**< where packed: their sizes in the workspace, bytes (256-byte multiples) */
 } conv_shape_facts;
+
+/** The packing of a shape (checked sizes, q its output columns) for x and w at these addresses (NULL: aligned): f's
+ *  packed, run, xp, wp, x_bytes and w_bytes. */
+void conv_pack_plan(const tma_conv2d_shape *shape, const void *x, const void *w, int q, conv_shape_facts *f);
 
 /** The shape's rules and the pointers' (tma_conv2d_check's, but for the tile's maps): the sizes, the output size (P
  *  and Q, computed once here), the output pixels, x's and w's alignment and y's, then y's map (checked once; where it
@@ -60,9 +68,10 @@ tma_status conv_prepare(const tma_conv2d_shape *shape, const void *x, const void
 tma_status conv_model_tiles(const tma_conv2d_shape *shape, const void *x, const void *w, void *y, int block_m,
                             int block_n, tma_diag *diag);
 
-/** The copies' integers of a shape conv_shape_check accepted, its output size computed again (for a plan whose shape
- *  was changed by hand since: conv_shape_check's facts are the ones to use otherwise). */
-conv_geom conv_geom_of(const tma_conv2d_shape *shape);
+/** The copies' integers of a shape conv_shape_check accepted for x and w (those of the convolution the kernel runs,
+ *  conv_pack_plan), its output size computed again (for a plan whose shape was changed by hand since:
+ *  conv_shape_check's facts are the ones to use otherwise). */
+conv_geom conv_geom_of(const tma_conv2d_shape *shape, const void *x, const void *w);
 
 #ifdef __cplusplus
 }

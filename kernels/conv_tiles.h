@@ -68,4 +68,46 @@ TMA_HD void conv_tap_offsets(const conv_geom *g, uint32_t r, uint32_t s, uint16_
     off[2] = 0;
 }
 
+/* ------------------------------------------------------------------------------------------------
+ * PACKED INPUTS, for what the im2col map cannot read: a pixel of C channels is 2 C bytes, and TMA's strides are 16-byte
+ * multiples, so C must be a multiple of 8 (and x, w 16-byte aligned). Other inputs are packed by a small kernel before
+ * each run (conv.cu: conv_pack_kernel; the CPU model does the same) into a workspace of the plan, as a convolution the
+ * maps can read with the same output:
+ *  - FOLDED TAPS (S C <= CONV_BK: few channels, the 3-channel stem): packed pixel (n, h, q) holds the S input pixels
+ *    that output column q's filter row meets, side by side: channel f C + c = x[n, h, q stride_w - pad_w + f dil_w,
+ *    c] (0 outside the image), C' = S C rounded up to 8 channels. The packed convolution has S = 1, W = Q, stride_w
+ *    = 1, pad_w = 0: the stem's 49 taps x 64 channels (8 of them real) become 7 x 64 (21 real).
+ *  - PADDED CHANNELS (otherwise): packed pixel = the input pixel, C' = C rounded up to 8.
+ * w is packed the same way: its rows of S C (folded) or C (padded) elements, each padded to C'.
+ * conv_pack describes one such packing: the source as rows of `w` pixels of `c` channels, the packed tensor as the same
+ * rows of `w_out` pixels of `c_out` channels.
+ * ---------------------------------------------------------------------------------------------- */
+typedef struct conv_pack {
+    uint64_t rows;      /* source rows (n h for x; k r or k r s for w) */
+    uint32_t w, c;      /* a source row: w pixels of c channels */
+    uint32_t w_out;     /* a packed row: w_out pixels of c_out channels */
+    uint32_t c_out;
+    uint32_t taps;      /* F: source pixels side by side in a packed pixel */
+    int32_t step, pad;  /* packed pixel j, tap f reads source pixel j step - pad + f dil */
+    int32_t dil;
+} conv_pack;
+
+/** Elements of the packed tensor. */
+TMA_HD uint64_t conv_pack_elems(const conv_pack *k) { return k->rows * k->w_out * k->c_out; }
+
+/** Packed pixels (rows x w_out). */
+TMA_HD uint64_t conv_pack_pixels(const conv_pack *k) { return k->rows * k->w_out; }
+
+/** The source element of channel j of packed pixel `pixel`, or -1 where it is a zero (a padding pixel, or a channel
+ *  past F C). */
+TMA_HD int64_t conv_pack_source(const conv_pack *k, uint64_t pixel, uint32_t j) {
+    const uint64_t row = pixel / k->w_out;
+    const uint32_t q = (uint32_t)(pixel - row * k->w_out);
+    const uint32_t f = j / k->c, c = j - f * k->c;
+    const int64_t col = (int64_t)q * k->step - k->pad + (int64_t)f * k->dil;
+    if (f >= k->taps || col < 0 || col >= (int64_t)k->w)
+        return -1;
+    return ((int64_t)row * k->w + col) * k->c + c;
+}
+
 #endif /* KERNELS_CONV_TILES_H */

@@ -88,9 +88,6 @@ extern "C" {
     /* ---- tma_conv2d: the shape and the tile (conv_plan.c) ---- */                                                  \
     X(KD_RULE_CONV_SHAPE_NULL, ERR_NULL_ARG, "shape = NULL: pass the address of a tma_conv2d_shape")                  \
     X(KD_RULE_CONV_SIZE, ERR_ARG, "shape.{0} = {1}: every size of the convolution must be >= 1")                      \
-    X(KD_RULE_CONV_CHANNELS, ERR_ARG,                                                                                 \
-      "shape.c = {0}: a pixel of bf16 channels must be a multiple of {1} bytes (TMA's stride rule for x and w): pad " \
-      "the channels with zeros to a multiple of {2} ({3})")                                                           \
     X(KD_RULE_CONV_STRIDE, ERR_ARG,                                                                                   \
       "shape.{0} = {1}: the im2col copy steps through the output pixels with the map's element stride, which TMA "    \
       "limits to 1..{2}: use a stride of 1..{2}")                                                                     \

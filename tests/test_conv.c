@@ -5,7 +5,9 @@
  *                    first: shapes chosen for each corner (partial channel blocks, K past a tile, strides,
  *                    dilations, negative padding, 1x1), with the default 128-pixel tiles (tma_conv2d_model) and
  *                    the filter-major tile's 192-pixel loads (conv_model_tiles).
- *   model_random   - the same on random shapes (TMA_TEST_SEED replays them).
+ *   model_packed   - inputs TMA cannot read as they are, packed first (conv_tiles.h, PACKED INPUTS): channels not a
+ *                    multiple of 8, folded or padded, and x and w at 2-byte offsets.
+ *   model_random   - the same on random shapes (TMA_TEST_SEED replays them), a third with any C.
  *   refused        - each argument rule and each map rule that a shape can break: the status and a message
  *                    naming the field, its value and the limit; valid shapes at the edges accepted. */
 #include <stdint.h>
@@ -79,6 +81,32 @@ Test(conv, model_fixed) {
     }
 }
 
+/* PACKED INPUTS (conv_tiles.h): channels that are not a multiple of 8, folded (S C <= 64: the 3-channel stem, 1 and 5
+ * channels with strides, dilations and negative padding) or padded (S C > 64), and an x and w at 2-byte offsets. */
+Test(conv, model_packed) {
+    uint64_t rng = test_seed("conv/model_packed");
+    const tma_conv2d_shape shapes[] = {
+        {2, 23, 21, 3, 64, 7, 7, 2, 2, 3, 3, 1, 1},   {1, 9, 11, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1},
+        {2, 10, 13, 5, 17, 3, 5, 2, 3, -1, 2, 2, 1},  {1, 8, 9, 13, 70, 3, 3, 1, 1, 1, 1, 1, 2},
+        {1, 7, 6, 100, 33, 3, 3, 1, 2, 1, 0, 1, 1},   {1, 5, 5, 3, 8, 1, 1, 1, 1, 0, 0, 1, 1},
+        {1, 6, 40, 21, 9, 2, 4, 1, 1, 0, 1, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        model_check(&shapes[i], i % 2 ? CONV_FM_PIXELS : CONV_BM, &rng);
+    /* x and w 2 bytes past 16-byte boundaries, C = 64: packed with the channels as they are */
+    const tma_conv2d_shape sh = {1, 6, 7, 64, 24, 3, 3, 1, 1, 1, 1, 1, 1};
+    const size_t nx = conv_x_elems(&sh), nw = conv_w_elems(&sh), ny = conv_y_elems(&sh);
+    uint16_t *x = conv_random_bf16(&rng, nx + 1), *w = conv_random_bf16(&rng, nw + 1), *y = malloc(ny * 2);
+    cr_assert(x && w && y, "out of host memory");
+    memset(y, 0xFF, ny * 2);
+    tma_diag d;
+    cr_assert_eq(tma_conv2d_model(&sh, x + 1, w + 1, y, &d), TMA_OK, "%s", d.message);
+    size_t first;
+    const size_t bad = conv_count_bad(&sh, x + 1, w + 1, y, &first);
+    cr_expect_eq(bad, 0, "x and w at 2-byte offsets: %zu of %zu elements differ, the first at %zu", bad, ny, first);
+    free(x), free(w), free(y);
+}
+
 Test(conv, model_random) {
     uint64_t rng = test_seed("conv/model_random");
     for (int i = 0; i < 10; i++) {
@@ -104,8 +132,11 @@ Test(conv, refused) {
     tma_diag d;
     cr_expect_eq(tma_conv2d_check(&sh, NULL, NULL, NULL, &d), TMA_OK, "%s", d.message);
     cr_expect_eq(tma_conv2d_check(NULL, NULL, NULL, NULL, &d), TMA_ERR_NULL_ARG);
-    sh.c = 12;
-    expect_refused(&sh, NULL, NULL, TMA_ERR_ARG, "shape.c = 12", "multiple of 8");
+    sh.c = 12; /* packed (folded taps), not refused */
+    cr_expect_eq(tma_conv2d_check(&sh, NULL, NULL, NULL, &d), TMA_OK, "C = 12: %s", d.message);
+    sh.c = 3, sh.r = sh.s = 7, sh.stride_h = sh.stride_w = 2, sh.pad_h = sh.pad_w = 3, sh.h = sh.w = 224;
+    cr_expect_eq(tma_conv2d_check(&sh, NULL, NULL, NULL, &d), TMA_OK, "the 3-channel stem: %s", d.message);
+    sh = shape_of(1, 8, 8, 64, 64, 3, 3, 1, 1, 1);
     sh.c = 64, sh.h = 0;
     expect_refused(&sh, NULL, NULL, TMA_ERR_ARG, "shape.h = 0", ">= 1");
     sh.h = 8, sh.stride_w = 9;
@@ -117,7 +148,9 @@ Test(conv, refused) {
     sh.dilation_h = 1, sh.pad_h = 0, sh.r = 9;
     expect_refused(&sh, NULL, NULL, TMA_ERR_ARG, "r = 9", "no output rows");
     sh = shape_of(1, 8, 8, 64, 64, 3, 3, 1, 1, 1);
-    expect_refused(&sh, (const void *)(uintptr_t)0x1008, NULL, TMA_ERR_ARG, "x = ", "16-byte aligned");
+    cr_expect_eq(tma_conv2d_check(&sh, (const void *)(uintptr_t)0x1008, NULL, NULL, &d), TMA_OK,
+                 "x at 8 bytes past 16 (packed): %s", d.message);
+    expect_refused(&sh, (const void *)(uintptr_t)0x1001, NULL, TMA_ERR_ARG, "x = ", "2-byte");
     expect_refused(&sh, NULL, (const void *)(uintptr_t)0x1001, TMA_ERR_ARG, "y = ", "2-byte");
     /* The im2col bounding box: lower = -pad must be >= -128 for a rank-4 map. */
     sh.pad_w = 128;

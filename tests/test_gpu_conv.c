@@ -4,7 +4,10 @@
  *             dilations, negative padding, 1x1, more tiles than SMs so blocks take several), each with no
  *             clusters, clusters of two sharing the filters, and the epilogue from registers: every element
  *             within 1e-2 |ref| + 1e-2 and finite (y poisoned with NaN first), and the 4 KiB after y unchanged.
- *   random  - the same on random shapes (TMA_TEST_SEED replays them; TMA_GPU_CONFIGS sets how many).
+ *   packed  - the same on inputs TMA cannot read as they are (C not a multiple of 8: the 3-channel stem, folded or
+ *             padded channels), packed before each run.
+ *   random  - the same on random shapes (TMA_TEST_SEED replays them; TMA_GPU_CONFIGS sets how many), a third of them
+ *             with any C.
  *   one_call - tma_conv2d (plan, run, whole tiles, nothing left behind) on a shape whose plan is stream-K.
  *   refused - plan_make's rules (NULL pointers, a shape tma_conv2d_check refuses) and run's (a plan changed to
  *             something it cannot run, a schedule out of range), each with its message.
@@ -142,6 +145,22 @@ Test(gpu_conv, fixed) {
             run_shape(&shapes[i], v, &rng);
 }
 
+Test(gpu_conv, packed) {
+    require_sm90();
+    uint64_t rng = seed_rng("gpu_conv/packed");
+    /* inputs packed first (kernels/conv_tiles.h, PACKED INPUTS): the 3-channel stem, 1, 5 and 13 channels with
+     * the taps of a filter row side by side, and 100 channels padded to 104 (x and w at 2-byte offsets: the fuzzer) */
+    const tma_conv2d_shape shapes[] = {
+        {2, 64, 64, 3, 64, 7, 7, 2, 2, 3, 3, 1, 1},     {1, 9, 11, 1, 5, 3, 3, 1, 1, 1, 1, 1, 1},
+        {2, 10, 13, 5, 17, 3, 5, 2, 3, -1, 2, 2, 1},    {1, 8, 9, 13, 70, 3, 3, 1, 1, 1, 1, 1, 2},
+        {1, 7, 6, 100, 33, 3, 3, 1, 2, 1, 0, 1, 1},
+    };
+    const size_t n = sizeof shapes / sizeof shapes[0], count = (size_t)config_count((int)n);
+    for (size_t i = 0; i < n && i < count; i++)
+        for (int v = 1; v <= 6; v++)
+            run_shape(&shapes[i], v, &rng);
+}
+
 Test(gpu_conv, random) {
     require_sm90();
     uint64_t rng = seed_rng("gpu_conv/random");
@@ -202,9 +221,13 @@ Test(gpu_conv, refused) {
     cr_expect_eq(tma_conv2d_plan_make(&plan, &ok, NULL, p, p, &d), TMA_ERR_NULL_ARG, "x NULL");
     cr_expect(strstr(d.message, "x = NULL") != NULL, "%s", d.message);
     tma_conv2d_shape bad = ok;
-    bad.c = 20;
-    cr_expect_eq(tma_conv2d_plan_make(&plan, &bad, p, p, p, &d), TMA_ERR_ARG, "C = 20");
-    cr_expect(strstr(d.message, "shape.c = 20") != NULL, "%s", d.message);
+    bad.c = 20; /* packed first: taken, with the packed inputs in the plan until it is freed */
+    cr_assert_eq(tma_conv2d_plan_make(&plan, &bad, p, p, p, &d), TMA_OK, "C = 20: %s", d.message);
+    cr_expect(plan.packed != NULL && plan.packed_bytes > 0, "C = 20: packed inputs");
+    cr_expect_eq(tma_conv2d_plan_free(&plan, &d), TMA_OK, "%s", d.message);
+    cr_expect(plan.packed == NULL, "freed");
+    cr_expect_eq(tma_conv2d_plan_make(&plan, &ok, (const uint8_t *)p + 1, p, p, &d), TMA_ERR_ARG, "x odd");
+    cr_expect(strstr(d.message, "x = ") != NULL && strstr(d.message, "2-byte") != NULL, "%s", d.message);
     cr_assert_eq(tma_conv2d_plan_make(&plan, &ok, p, p, p, &d), TMA_OK, "%s", d.message);
     tma_conv2d_plan changed = plan;
     changed.cluster = 4;

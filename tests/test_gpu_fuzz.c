@@ -259,7 +259,7 @@ static void fz_kernel(const char *kind, unsigned long problems, void (*problem)(
 static const struct conv_layer {
     int hw, c, k, r, stride, pad;
 } conv_layers[] = {
-    {224, 8, 64, 7, 2, 3},    {56, 64, 64, 1, 1, 0},    {56, 64, 64, 3, 1, 1},    {56, 64, 256, 1, 1, 0},
+    {224, 3, 64, 7, 2, 3},    {224, 8, 64, 7, 2, 3},    {56, 64, 64, 1, 1, 0},    {56, 64, 64, 3, 1, 1},    {56, 64, 256, 1, 1, 0},
     {56, 256, 64, 1, 1, 0},   {56, 128, 64, 1, 1, 0},   {56, 192, 64, 1, 1, 0},   {56, 256, 128, 1, 1, 0},
     {56, 256, 512, 1, 2, 0},  {28, 128, 128, 3, 1, 1},  {28, 128, 512, 1, 1, 0},  {28, 512, 128, 1, 1, 0},
     {28, 512, 256, 1, 1, 0},  {28, 512, 1024, 1, 2, 0}, {14, 256, 256, 3, 1, 1},  {14, 256, 1024, 1, 1, 0},
@@ -314,7 +314,9 @@ static tma_conv2d_shape conv_random_shape(uint64_t *s) {
             sh.w = fz_pct(s, 70) ? sh.h : (int)fz_log(s, 1, 224);
             if (sh.dilation_h > 4 || sh.dilation_w > 4) /* room for the dilated filter */
                 sh.h += sh.dilation_h * (sh.r - 1), sh.w += sh.dilation_w * (sh.s - 1);
-            sh.c = fz_pct(s, 50) ? (int)round_up(fz_log(s, 8, 2048), 8) : 64 * (int)fz_log(s, 1, 32);
+            sh.c = fz_pct(s, 25)   ? (int)fz_log(s, 1, 300) /* any: packed first unless a multiple of 8 */
+                   : fz_pct(s, 50) ? (int)round_up(fz_log(s, 8, 2048), 8)
+                                   : 64 * (int)fz_log(s, 1, 32);
             sh.k = fz_pct(s, 50) ? (int)fz_log(s, 1, 2048) : (int)round_up(fz_log(s, 8, 2048), fz_pct(s, 50) ? 8 : 64);
             sh.n = (int)fz_log(s, 1, 256);
         }
@@ -325,7 +327,7 @@ static tma_conv2d_shape conv_random_shape(uint64_t *s) {
             else if (sh.h > 8 && sh.w > 8)
                 sh.h = (sh.h + 1) / 2, sh.w = (sh.w + 1) / 2;
             else if (sh.c > 8)
-                sh.c = (int)round_up(sh.c / 2, 8);
+                sh.c = sh.c % 8 ? (sh.c + 1) / 2 : (int)round_up(sh.c / 2, 8);
             else
                 sh.k = (sh.k + 1) / 2;
         }
@@ -349,7 +351,7 @@ static int conv_in_im2col_ranges(const tma_conv2d_shape *sh) {
 
 /* Coverage slots of the convolution. */
 enum { CV_T64, CV_T128, CV_T256, CV_TFM, CV_TILES, CV_SK, CV_SPLIT, CV_CL2, CV_DIRECT, CV_GRID, CV_GROUP, CV_ONECALL,
-       CV_INTS, CV_1X1, CV_REFUSED, CV_TUNED };
+       CV_INTS, CV_1X1, CV_REFUSED, CV_TUNED, CV_PACKED };
 
 static const char *sched_name(tma_conv2d_schedule s) {
     return s == TMA_CONV2D_SCHEDULE_STREAM_K ? "stream-K" : s == TMA_CONV2D_SCHEDULE_SPLIT_K ? "split-K" : "tiles";
@@ -418,6 +420,7 @@ static void conv_count(fuzz *f, const tma_conv2d_plan *p, int one_call, ref_data
     f->cover[CV_ONECALL] += one_call;
     f->cover[CV_INTS] += data == REF_DATA_INTS;
     f->cover[CV_1X1] += p->shape.r == 1 && p->shape.s == 1;
+    f->cover[CV_PACKED] += p->packed != NULL;
 }
 
 static void conv_problem(fuzz *f, uint64_t seed) {
@@ -428,8 +431,10 @@ static void conv_problem(fuzz *f, uint64_t seed) {
     tma_conv2d_out_size(&sh, &P, &Q);
     const size_t nx = (size_t)sh.n * sh.h * sh.w * sh.c, nw = (size_t)sh.k * sh.r * sh.s * sh.c;
     const size_t ny = (size_t)sh.n * P * Q * sh.k;
-    /* x and w 16-byte aligned at random 16-byte offsets; y at an even offset (2-byte aligned: the direct epilogue) */
-    const size_t x_off = 16u * (size_t)fz_in(&s, 0, 3), w_off = 16u * (size_t)fz_in(&s, 0, 3);
+    /* x and w at random 16-byte offsets, or at 2-byte ones (packed first); y at an even offset (2-byte aligned: the
+     * direct epilogue) */
+    const size_t x_off = fz_pct(&s, 10) ? 2u * (size_t)fz_in(&s, 1, 7) : 16u * (size_t)fz_in(&s, 0, 3);
+    const size_t w_off = fz_pct(&s, 10) ? 2u * (size_t)fz_in(&s, 1, 7) : 16u * (size_t)fz_in(&s, 0, 3);
     const size_t y_off = fz_pct(&s, 15) ? 2u * (size_t)fz_in(&s, 1, 7) : 0u;
     const int one_call = fz_pct(&s, 8);
     tma_conv2d_plan plan;
@@ -500,6 +505,7 @@ static const fz_option conv_options[] = {
     {"one-call", CV_ONECALL},
     {"integer data", CV_INTS},
     {"1x1 filters", CV_1X1},
+    {"packed inputs", CV_PACKED},
     {"refused as documented (dilation past the im2col ranges)", CV_REFUSED},
     {"options set through tma_conv2d_plan_tune", CV_TUNED},
 };

@@ -212,7 +212,7 @@ tma_status tma_grouped_gemm(int groups, int n, int k, const void *const *a, cons
  *  x[n, p * stride_h - pad_h + r * dilation_h, q * stride_w - pad_w + s * dilation_w, c] * w[k, r, s, c], x taken
  *  as 0 outside the image; P = (H + 2 pad_h - dilation_h (R - 1) - 1) / stride_h + 1, Q likewise. */
 typedef struct tma_conv2d_shape {
-    int n, h, w, c;              /**< input: images, rows, columns, channels (C a multiple of 8: 16-byte pixels) */
+    int n, h, w, c;              /**< input: images, rows, columns, channels (any C >= 1; see tma_conv2d_plan.packed) */
     int k, r, s;                 /**< filters: output channels, filter rows, filter columns */
     int stride_h, stride_w;      /**< 1..8 (TMA's traversal stride, the map's element stride) */
     int pad_h, pad_w;            /**< rows / columns of zeros added on each side (negative: cropped) */
@@ -269,6 +269,12 @@ typedef struct tma_conv2d_plan {
     void *workspace;           /**< with STREAM_K: a slot of block_m x block_n fp32 partial sums and two flags per
                                     block of the grid (cudaMalloc), else NULL */
     int workspace_blocks;      /**< the blocks it has slots for: a STREAM_K run launches at most this many */
+    void *packed;              /**< where TMA cannot read x or w as they are (C not a multiple of 8: pixels of 2 C
+                                    bytes, and TMA's strides are 16-byte multiples; or x or w not 16-byte aligned):
+                                    device memory (cudaMalloc) that each run first packs them into, a few channels'
+                                    filter taps side by side or the channels padded to 8 (docs/guide/conv.md), then
+                                    convolves; else NULL */
+    size_t packed_bytes;       /**< its size */
     tma_launch_record launch;  /**< what run launches (private) */
 } tma_conv2d_plan;
 
@@ -282,7 +288,8 @@ void tma_conv2d_out_size(const tma_conv2d_shape *shape, int *p, int *q);
 tma_status tma_conv2d_check(const tma_conv2d_shape *shape, const void *x, const void *w, const void *y,
                             tma_diag *diag);
 
-/** Prepare y = conv2d(x, w) on the current device for device pointers x, w (16-byte aligned) and y (2-byte aligned).
+/** Prepare y = conv2d(x, w) on the current device for device pointers x, w and y (2-byte aligned); x and w are read
+ *  through TMA where it can (C a multiple of 8, 16-byte aligned), else packed first (tma_conv2d_plan.packed).
  *  @return as tma_conv2d_check; TMA_ERR_DEVICE without an sm_90 device; TMA_ERR_CUDA */
 tma_status tma_conv2d_plan_make(tma_conv2d_plan *p, const tma_conv2d_shape *shape, const void *x, const void *w,
                                 void *y, tma_diag *diag);
@@ -311,8 +318,8 @@ tma_status tma_conv2d_plan_tune(tma_conv2d_plan *p, int cluster, tma_gemm_epilog
  *  @return TMA_OK; TMA_ERR_NULL_ARG; TMA_ERR_ARG for fields changed to something it cannot run; TMA_ERR_CUDA */
 tma_status tma_conv2d_run(const tma_conv2d_plan *p, tma_stream stream, tma_diag *diag);
 
-/** Release a plan's workspace (cudaFree: waits for the device; nothing when it has none). @return TMA_OK or
- *  TMA_ERR_CUDA */
+/** Release a plan's workspace and packed inputs (cudaFree: waits for the device; nothing when it has none).
+ *  @return TMA_OK or TMA_ERR_CUDA */
 tma_status tma_conv2d_plan_free(tma_conv2d_plan *p, tma_diag *diag);
 
 /** Plan and run in one call; asynchronous on `stream`. Whole tiles only (stream-K needs a workspace that outlives

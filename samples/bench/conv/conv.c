@@ -6,6 +6,7 @@
  *
  * SYNOPSIS
  *     tma-conv [REPS]
+ *     tma-conv --list
  *
  * DESCRIPTION
  *     y = conv2d(x, w): x N x H x W x C, w K x R x S x C, y N x P x Q x K, bf16, fp32 accumulation.
@@ -13,8 +14,8 @@
  *        double-precision CPU direct convolution; every shape against the explicit im2col (a simple kernel writing
  *        the (N P Q) x (R S C) matrix) + cuBLAS GEMM (cublasGemmEx, bf16 in, fp32 compute, bf16 out). Every element:
  *        |libtma - ref| <= 1e-2 |ref| + 1e-2, NaN never passes.
- *     2. Table (ResNet-50's layers at batch 32 and 128: the 3x3s, a stride-2 3x3, the 1x1s and their stride-2
- *        projections, the 7x7 stem with its 3 channels padded to 8): TFLOP/s = 2 (N P Q) K (R S C)
+ *     2. Table (ResNet-50's layers at batch 32, 128 and 1: the 3x3s, a stride-2 3x3, the 1x1s and their stride-2
+ *        projections, the 7x7 stem with its 3 channels and padded to 8): TFLOP/s = 2 (N P Q) K (R S C)
  *        over the median of REPS (>= 20) event-timed launches, all timed in interleaved rounds after warm-up
  *        (common/bench.h):
  *          libtma          tma_conv2d as tma_conv2d_plan_make sets it up
@@ -23,9 +24,12 @@
  *                          implicit im2col
  *          cuBLAS GEMM     the cuBLAS GEMM alone on the already expanded matrix (the ceiling an implicit GEMM aims
  *                          at: the same GEMM with nothing to gather)
+ *     --list prints the table's rows (name, then N H W C K R S and the strides, paddings and dilations, tab-separated)
+ *     for torch_conv.py, which times PyTorch's F.conv2d (cuDNN) on the same rows.
  *     Without a Hopper GPU it checks the kernel's tile pipeline on libtma's CPU model of the copy engine
  *     (tma_conv2d_model) against the fp64 direct convolution on small shapes, and exits.
- *     TMA_CONV_SEED replays the data; TMA_CONV_ONLY=ROW runs the table row of that name (e.g. "b32 28x28x128");
+ *     TMA_CONV_SEED replays the data; TMA_CONV_ONLY=LIST runs the table rows whose name contains LIST or one of its
+ *     comma-separated strings (e.g. "b32 28x28x128" or "stem,7x7x512");
  *     TMA_CONV_SWEEP also times every tile width (64, 128, 256) with each schedule (whole tiles, stream-K, split-K
  *     where it applies) of each row (docs/lab/conv.md); TMA_CONV_PLAN=BMxBN,SCHED (SCHED tiles, stream-k or
  *     split-k; e.g. "128x256,split-k") replaces the default plan's tiles by these in every layer (a diagnostic: the
@@ -131,6 +135,8 @@ static const tma_conv2d_shape small_shapes[] = {
     {1, 12, 12, 200, 300, 3, 3, 3, 3, 2, 2, 2, 2},  /* stride 3, dilation 2, 4 channel blocks, K > 256 */
     {4, 8, 8, 64, 64, 3, 3, 1, 1, 0, 0, 1, 1},      /* no padding */
     {1, 6, 5, 32, 96, 3, 3, 1, 1, -1, 2, 1, 1},     /* negative padding (cropping) in h */
+    {2, 30, 30, 3, 64, 7, 7, 2, 2, 3, 3, 1, 1},     /* 3 channels: packed, the taps of a filter row side by side */
+    {1, 9, 11, 100, 24, 3, 3, 1, 1, 1, 1, 1, 1},    /* 100 channels: packed, padded to 104 */
 };
 enum { NSMALL = sizeof small_shapes / sizeof small_shapes[0] };
 
@@ -178,7 +184,9 @@ typedef struct problem {
     tma_conv2d_shape sh;
     int p, q;
     long m, kg;       /* GEMM rows (N P Q) and depth (R S C) */
+    long kgp;         /* the baseline's depth: R S C rounded up to 8 (explicit_im2col_cols) */
     void *x, *w, *y;  /* libtma */
+    void *wp;         /* the baseline's filters: w, or w's rows padded to kgp (C not a multiple of 8) */
     void *a, *yref;   /* the explicit im2col matrix and the baseline's y */
     size_t y_bytes;
     tma_conv2d_plan plan, other; /* the default, and the same width with whole tiles */
@@ -214,15 +222,23 @@ static void problem_open(problem *g, cublasHandle_t h, const tma_conv2d_shape *s
     tma_conv2d_out_size(sh, &g->p, &g->q);
     g->m = out_rows(sh);
     g->kg = (long)sh->r * sh->s * sh->c;
+    g->kgp = explicit_im2col_cols(sh);
     const size_t nx = (size_t)sh->n * sh->h * sh->w * sh->c, nw = (size_t)sh->k * g->kg;
     g->y_bytes = (size_t)g->m * sh->k * 2;
     CUDA_CHECK(cudaMalloc(&g->x, nx * 2));
     CUDA_CHECK(cudaMalloc(&g->w, nw * 2));
     CUDA_CHECK(cudaMalloc(&g->y, g->y_bytes));
     CUDA_CHECK(cudaMalloc(&g->yref, g->y_bytes));
-    CUDA_CHECK(cudaMalloc(&g->a, (size_t)g->m * g->kg * 2));
+    CUDA_CHECK(cudaMalloc(&g->a, (size_t)g->m * g->kgp * 2));
     CUDA_CHECK(fill_random_bf16(g->x, nx, seed * 0x9E3779B97F4A7C15ull + 0x1000u, 0));
     CUDA_CHECK(fill_random_bf16(g->w, nw, seed * 0x9E3779B97F4A7C15ull + 0x2000u, 0));
+    g->wp = g->w;
+    if (g->kgp != g->kg) { /* the baseline's filters padded as its im2col rows are, once */
+        CUDA_CHECK(cudaMalloc(&g->wp, (size_t)sh->k * g->kgp * 2));
+        CUDA_CHECK(cudaMemset(g->wp, 0, (size_t)sh->k * g->kgp * 2));
+        CUDA_CHECK(cudaMemcpy2D(g->wp, (size_t)g->kgp * 2, g->w, (size_t)g->kg * 2, (size_t)g->kg * 2, (size_t)sh->k,
+                                cudaMemcpyDeviceToDevice));
+    }
     tma_diag d;
     if (tma_conv2d_plan_make(&g->plan, sh, g->x, g->w, g->y, &d) != TMA_OK) {
         fprintf(stderr, "tma_conv2d_plan_make: %s: %s\n", tma_status_name(d.status), d.message);
@@ -254,6 +270,8 @@ static void problem_close(problem *g) {
     CUDA_CHECK(cudaFree(g->y));
     CUDA_CHECK(cudaFree(g->yref));
     CUDA_CHECK(cudaFree(g->a));
+    if (g->wp != g->w)
+        CUDA_CHECK(cudaFree(g->wp));
 }
 
 static void run_plan(const tma_conv2d_plan *p) {
@@ -264,11 +282,11 @@ static void run_plan(const tma_conv2d_plan *p) {
     }
 }
 
-/* y = a * w^T: row-major (M x KG) times (K x KG)^T, i.e. column-major y^T (K x M) = w^T' * a. */
+/* y = a * w^T: row-major (M x KGP) times (K x KGP)^T, i.e. column-major y^T (K x M) = w^T' * a. */
 static void cublas_gemm(const problem *g, void *y) {
     const float one = 1.f, zero = 0.f;
-    CB(cublasGemmEx(g->h, CUBLAS_OP_T, CUBLAS_OP_N, g->sh.k, (int)g->m, (int)g->kg, &one, g->w, CUDA_R_16BF,
-                    (int)g->kg, g->a, CUDA_R_16BF, (int)g->kg, &zero, y, CUDA_R_16BF, g->sh.k, CUBLAS_COMPUTE_32F,
+    CB(cublasGemmEx(g->h, CUBLAS_OP_T, CUBLAS_OP_N, g->sh.k, (int)g->m, (int)g->kgp, &one, g->wp, CUDA_R_16BF,
+                    (int)g->kgp, g->a, CUDA_R_16BF, (int)g->kgp, &zero, y, CUDA_R_16BF, g->sh.k, CUBLAS_COMPUTE_32F,
                     CUBLAS_GEMM_DEFAULT));
 }
 
@@ -291,7 +309,7 @@ static void launch(void *ctx, int which) {
  * @return 1 when every check passed */
 static int check_problem(problem *g, int fp64) {
     CUDA_CHECK(cudaMemset(g->yref, 0xFF, g->y_bytes));
-    CUDA_CHECK(cudaMemset(g->a, 0xFF, (size_t)g->m * g->kg * 2));
+    CUDA_CHECK(cudaMemset(g->a, 0xFF, (size_t)g->m * g->kgp * 2));
     run_im2col(g);
     cublas_gemm(g, g->yref);
     int ok = 1;
@@ -332,10 +350,11 @@ typedef struct layer {
     tma_conv2d_shape sh;
 } layer;
 
-/* ResNet-50's convolutions at batch 32 and 128: the 3x3s (stride 1, pad 1, K = C), the stride-2 3x3 of its stage 2
+/* ResNet-50's convolutions at batch 32 and 128 (and 1): the 3x3s (stride 1, pad 1, K = C), the stride-2 3x3 of its stage 2
  * (56x56x128 -> 28x28x128), the bottlenecks' 1x1s (reduce and expand, stride 1) and the stride-2 1x1 projections,
- * and the 7x7 stride-2 stem on 224 x 224 images with the 3 channels padded to 8 (tma_conv2d's C rule). Names:
- * "bN HxWxC" for the 3x3s; "bN 1x1 HxW C->K" and "bN 1x1 s2 ..." for the 1x1s; "bN stem 224x224 8->64 7x7 s2". */
+ * and the 7x7 stride-2 stem on 224 x 224 images, with its 3 channels (x and w packed first, the taps of a filter row
+ * side by side: kernels/conv_tiles.h) and with them padded to 8 by the caller (read as they are). Names: "bN HxWxC"
+ * for the 3x3s; "bN 1x1 HxW C->K" and "bN 1x1 s2 ..." for the 1x1s; "bN stem 224x224 C->64 7x7 s2". */
 #define ONE_BY_ONE(b, hw, c, k) {"b" #b " 1x1 " #hw "x" #hw " " #c "->" #k, {b, hw, hw, c, k, 1, 1, 1, 1, 0, 0, 1, 1}}
 #define PROJECTION(b, hw, c, k)                                                                                     \
     {"b" #b " 1x1 s2 " #hw "x" #hw " " #c "->" #k, {b, hw, hw, c, k, 1, 1, 2, 2, 0, 0, 1, 1}}
@@ -357,8 +376,17 @@ static const layer layers[] = {
     {"b128 56x56x128 s2", {128, 56, 56, 128, 128, 3, 3, 2, 2, 1, 1, 1, 1}},
     RESNET50_1X1(32),
     RESNET50_1X1(128),
+    {"b1 56x56x64", {1, 56, 56, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1}},
+    {"b1 28x28x128", {1, 28, 28, 128, 128, 3, 3, 1, 1, 1, 1, 1, 1}},
+    {"b1 14x14x256", {1, 14, 14, 256, 256, 3, 3, 1, 1, 1, 1, 1, 1}},
+    {"b1 7x7x512", {1, 7, 7, 512, 512, 3, 3, 1, 1, 1, 1, 1, 1}},
+    {"b1 56x56x128 s2", {1, 56, 56, 128, 128, 3, 3, 2, 2, 1, 1, 1, 1}},
+    RESNET50_1X1(1),
     {"b32 stem 224x224 8->64 7x7 s2", {32, 224, 224, 8, 64, 7, 7, 2, 2, 3, 3, 1, 1}},
     {"b128 stem 224x224 8->64 7x7 s2", {128, 224, 224, 8, 64, 7, 7, 2, 2, 3, 3, 1, 1}},
+    {"b1 stem 224x224 3->64 7x7 s2", {1, 224, 224, 3, 64, 7, 7, 2, 2, 3, 3, 1, 1}},
+    {"b32 stem 224x224 3->64 7x7 s2", {32, 224, 224, 3, 64, 7, 7, 2, 2, 3, 3, 1, 1}},
+    {"b128 stem 224x224 3->64 7x7 s2", {128, 224, 224, 3, 64, 7, 7, 2, 2, 3, 3, 1, 1}},
 };
 enum { NLAYERS = sizeof layers / sizeof layers[0] };
 
@@ -445,7 +473,34 @@ static void print_table(const char *gpu, int reps, const row *rs, int n, int fai
     printf("%s\n", failures ? "SOME CHECKS FAILED" : "all checks passed");
 }
 
+/* TMA_CONV_ONLY: rows whose name contains `only` or one of its comma-separated strings. */
+static int selected(const char *name, const char *only) {
+    if (only == NULL)
+        return 1;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", only);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
+        if (*tok && strstr(name, tok))
+            return 1;
+    return 0;
+}
+
+/* --list: the table's rows for torch_conv.py, one a line: name, then N H W C K R S stride_h stride_w pad_h pad_w
+ * dilation_h dilation_w, tab-separated. */
+static void list_layers(void) {
+    for (int i = 0; i < NLAYERS; i++) {
+        const tma_conv2d_shape *sh = &layers[i].sh;
+        printf("%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", layers[i].name, sh->n, sh->h, sh->w,
+               sh->c, sh->k, sh->r, sh->s, sh->stride_h, sh->stride_w, sh->pad_h, sh->pad_w, sh->dilation_h,
+               sh->dilation_w);
+    }
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "--list")) {
+        list_layers();
+        return 0;
+    }
     int reps = argc > 1 ? atoi(argv[1]) : 30;
     reps = reps < 20 ? 20 : reps;
     const char *seed_env = getenv("TMA_CONV_SEED");
@@ -478,7 +533,7 @@ int main(int argc, char **argv) {
     row rows[NLAYERS];
     int nrows = 0;
     for (int i = 0; i < NLAYERS; i++) {
-        if (only && strcmp(only, layers[i].name) != 0)
+        if (!selected(layers[i].name, only))
             continue;
         problem g;
         problem_open(&g, h, &layers[i].sh, seed + (uint64_t)i * 7919u);
