@@ -119,20 +119,19 @@ static size_t conv_smem(int bm, int bn) {
 }
 
 /* PACKED INPUTS (conv_tiles.h): each thread packs 8 channels (16 bytes; C' is a multiple of 8) of a packed pixel,
- * each read from its source element or 0; consecutive threads take consecutive 16-byte pieces. One 64-bit division
- * a piece: with one for each element, the 3-channel stem's packing at batch 32 took most of the run. */
+ * each read from its source element or 0 (conv_pack_sources); consecutive threads take consecutive 16-byte pieces. */
 __global__ void conv_pack_kernel(const conv_pack k, const uint16_t *__restrict__ src, uint16_t *__restrict__ dst) {
     const uint32_t per_pixel = k.c_out / 8u;
     const uint64_t pieces = conv_pack_pixels(&k) * per_pixel;
     for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < pieces; i += (uint64_t)gridDim.x * blockDim.x) {
         const uint64_t pixel = i / per_pixel;
         const uint32_t j0 = (uint32_t)(i - pixel * per_pixel) * 8u;
+        int64_t from[8];
+        conv_pack_sources(&k, pixel, j0, 8u, from);
         uint16_t v[8];
 #pragma unroll
-        for (uint32_t j = 0; j < 8u; j++) {
-            const int64_t from = conv_pack_source(&k, pixel, j0 + j);
-            v[j] = from < 0 ? (uint16_t)0 : src[from];
-        }
+        for (uint32_t j = 0; j < 8u; j++)
+            v[j] = from[j] < 0 ? (uint16_t)0 : src[from[j]];
         uint4 o;
         o.x = v[0] | (uint32_t)v[1] << 16, o.y = v[2] | (uint32_t)v[3] << 16;
         o.z = v[4] | (uint32_t)v[5] << 16, o.w = v[6] | (uint32_t)v[7] << 16;
@@ -149,7 +148,8 @@ struct conv_sources {
 static conv_sources conv_sources_of(const tma_conv2d_plan *p) {
     conv_sources s;
     memset(&s, 0, sizeof s);
-    conv_pack_plan(&p->shape, p->x, p->w, p->q, &s.f);
+    s.f.p = p->p, s.f.q = p->q;
+    conv_pack_plan(&p->shape, p->x, p->w, &s.f);
     s.x = s.f.packed ? p->packed : p->x;
     s.w = s.f.packed ? (const void *)((const uint8_t *)p->packed + s.f.x_bytes) : p->w;
     return s;

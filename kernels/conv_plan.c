@@ -45,9 +45,9 @@ static conv_geom geom_make(const tma_conv2d_shape *sh, int p, int q) {
     return g;
 }
 
-/* Whether x and w must be packed (conv_tiles.h, PACKED INPUTS): channels the im2col map cannot stride over, or an
- * address TMA cannot start from. NULL pointers are taken as aligned (tma_conv2d_check without them). */
-static int needs_packing(const tma_conv2d_shape *sh, const void *x, const void *w) {
+/* Whether TMA cannot read x and w as they are (conv_tiles.h, PACKED INPUTS): channels the im2col map cannot stride
+ * over, or an address TMA cannot start from. NULL pointers are taken as aligned (tma_conv2d_check without them). */
+static int unreadable(const tma_conv2d_shape *sh, const void *x, const void *w) {
     const int per_pixel = (int)(TMA_GLOBAL_ALIGN / 2u); /* bf16 channels of a 16-byte pixel: TMA's stride rule */
     return sh->c % per_pixel != 0 || (uintptr_t)x % TMA_GLOBAL_ALIGN != 0 || (uintptr_t)w % TMA_GLOBAL_ALIGN != 0;
 }
@@ -55,40 +55,65 @@ static int needs_packing(const tma_conv2d_shape *sh, const void *x, const void *
 static uint32_t round_up_u32(uint32_t v, uint32_t m) { return (v + m - 1u) / m * m; }
 static size_t round_up_bytes(uint64_t elems) { return (size_t)((elems * 2u + 255u) / 256u * 256u); }
 
-void conv_pack_plan(const tma_conv2d_shape *sh, const void *x, const void *w, int q, conv_shape_facts *f) {
+/* The filter rows folded into a packed pixel (conv_tiles.h, FOLDED TAPS): as many as one stage of CONV_BK channels
+ * holds, S C each; 0 where one row's taps do not fit (S C > CONV_BK). */
+static uint32_t folded_rows(const tma_conv2d_shape *sh) {
+    const uint32_t row = (uint32_t)sh->s * (uint32_t)sh->c, r = (uint32_t)sh->r;
+    return row > CONV_BK ? 0u : CONV_BK / row < r ? CONV_BK / row : r;
+}
+
+/* The plan's packing: folded taps wherever they fit and at least halve the stages (every stage is one im2col load of
+ * the tile's pixels, about 1 us whatever its real channels: R S stages of C <= 64 channels become ceil(R / FR)),
+ * padded channels where TMA cannot read x as it is and the taps do not fit, else none. */
+void conv_pack_plan(const tma_conv2d_shape *sh, const void *x, const void *w, conv_shape_facts *f) {
+    const int q = f->q;
     memset(&f->xp, 0, sizeof f->xp);
     memset(&f->wp, 0, sizeof f->wp);
     f->run = *sh;
-    f->packed = needs_packing(sh, x, w);
     f->x_bytes = f->w_bytes = 0;
+    const uint32_t c = (uint32_t)sh->c, r = (uint32_t)sh->r, s = (uint32_t)sh->s, per_pixel = TMA_GLOBAL_ALIGN / 2u;
+    const uint32_t fr = folded_rows(sh);
+    const uint32_t stages = r * s * ((c + CONV_BK - 1u) / CONV_BK), folded = fr ? (r + fr - 1u) / fr : stages;
+    const int fold = fr != 0 && 2u * folded <= stages;
+    f->packed = fold || unreadable(sh, x, w);
     if (!f->packed)
         return;
-    const uint32_t c = (uint32_t)sh->c, s = (uint32_t)sh->s, per_pixel = TMA_GLOBAL_ALIGN / 2u;
-    const int fold = s * c <= CONV_BK;
     tma_conv2d_shape *run = &f->run;
-    run->c = (int)round_up_u32(fold ? s * c : c, per_pixel);
-    f->xp.rows = (uint64_t)sh->n * (uint64_t)sh->h, f->xp.w = (uint32_t)sh->w, f->xp.c = c;
-    f->xp.c_out = (uint32_t)run->c;
-    f->wp.c = c, f->wp.c_out = (uint32_t)run->c, f->wp.w_out = 1u;
-    if (fold) { /* S taps side by side: packed column j, tap f reads input column j stride_w - pad_w + f dil_w */
-        run->w = q, run->s = 1, run->stride_w = 1, run->pad_w = 0, run->dilation_w = 1;
-        f->xp.w_out = (uint32_t)q, f->xp.taps = s;
-        f->xp.step = sh->stride_w, f->xp.pad = sh->pad_w, f->xp.dil = sh->dilation_w;
-        f->wp.rows = (uint64_t)sh->k * (uint64_t)sh->r, f->wp.w = s, f->wp.taps = s, f->wp.dil = 1;
-    } else { /* channels padded: packed column j is input column j */
-        f->xp.w_out = (uint32_t)sh->w, f->xp.taps = 1u, f->xp.step = 1;
-        f->wp.rows = (uint64_t)sh->k * (uint64_t)sh->r * s, f->wp.w = 1u, f->wp.taps = 1u;
+    conv_pack *xp = &f->xp, *wp = &f->wp;
+    xp->n = (uint32_t)sh->n, xp->h = (uint32_t)sh->h, xp->w = (uint32_t)sh->w, xp->c = c;
+    wp->n = (uint32_t)sh->k, wp->h = r, wp->w = s, wp->c = c;
+    xp->dil_h = xp->dil_w = wp->dil_h = wp->dil_w = 1;
+    xp->step_h = xp->step_w = wp->step_h = wp->step_w = 1;
+    xp->taps_r = xp->taps_s = wp->taps_r = wp->taps_s = 1u;
+    if (fold) {
+        const uint32_t r2 = folded;
+        run->c = (int)round_up_u32(fr * s * c, per_pixel);
+        run->r = (int)r2, run->s = 1;
+        run->dilation_h = (int)fr * sh->dilation_h, run->dilation_w = 1;
+        run->pad_h = 0, run->pad_w = 0, run->stride_w = 1;
+        run->w = q;
+        run->h = (int)((uint32_t)(f->p - 1) * (uint32_t)sh->stride_h + (r2 - 1u) * fr * (uint32_t)sh->dilation_h + 1u);
+        /* packed row y, fold f: input row y - pad_h + f dil_h; packed column j, tap s: j stride_w - pad_w + s dil_w */
+        xp->h_out = (uint32_t)run->h, xp->w_out = (uint32_t)q, xp->taps_r = fr, xp->taps_s = s;
+        xp->pad_h = sh->pad_h, xp->dil_h = sh->dilation_h;
+        xp->step_w = sh->stride_w, xp->pad_w = sh->pad_w, xp->dil_w = sh->dilation_w;
+        /* filter row r' fold f: row r' FR + f; tap s: column s */
+        wp->h_out = r2, wp->w_out = 1u, wp->taps_r = fr, wp->taps_s = s, wp->step_h = (int32_t)fr, wp->step_w = 0;
+    } else { /* channels padded: the pixels as they are */
+        run->c = (int)round_up_u32(c, per_pixel);
+        xp->h_out = xp->h, xp->w_out = xp->w;
+        wp->h_out = r, wp->w_out = s;
     }
-    f->x_bytes = round_up_bytes(conv_pack_elems(&f->xp));
-    f->w_bytes = round_up_bytes(conv_pack_elems(&f->wp));
+    xp->c_out = wp->c_out = (uint32_t)run->c;
+    f->x_bytes = round_up_bytes(conv_pack_elems(xp));
+    f->w_bytes = round_up_bytes(conv_pack_elems(wp));
 }
 
 conv_geom conv_geom_of(const tma_conv2d_shape *sh, const void *x, const void *w) {
-    int p, q;
-    tma_conv2d_out_size(sh, &p, &q);
     conv_shape_facts f;
-    conv_pack_plan(sh, x, w, q, &f);
-    return geom_make(&f.run, p, q);
+    tma_conv2d_out_size(sh, &f.p, &f.q);
+    conv_pack_plan(sh, x, w, &f);
+    return geom_make(&f.run, f.p, f.q);
 }
 
 /* The shape's own rules (no maps yet), each with its message; the output size into *p, *q. */
@@ -206,7 +231,7 @@ tma_status conv_shape_check(const tma_conv2d_shape *sh, const void *x, const voi
     tma_status st = check_shape(sh, &f->p, &f->q, diag);
     if (st != TMA_OK || (st = check_pointers(x, w, y, diag)) != TMA_OK)
         return st;
-    conv_pack_plan(sh, x, w, f->q, f);
+    conv_pack_plan(sh, x, w, f);
     f->g = geom_make(&f->run, f->p, f->q);
     const void *ya = y ? y : STANDIN_Y;
     f->y = tma_desc_2d(TMA_DTYPE_BF16, (void *)(uintptr_t)ya, f->g.m, (uint64_t)sh->k, (uint64_t)sh->k * 2u,
@@ -301,18 +326,24 @@ static uint16_t float_to_bf16(float f) {
     return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
-/* The packed tensor of k from src (conv_pack_source), in a 1024-byte aligned host buffer; NULL without memory. */
+/* The packed tensor of k from src (conv_pack_sources), in a 1024-byte aligned host buffer; NULL without memory. */
 static uint16_t *conv_model_pack(const conv_pack *k, const void *src) {
     const uint64_t n = conv_pack_elems(k);
     uint16_t *out = aligned_alloc(1024, (size_t)((n * 2u + 1023u) / 1024u * 1024u));
     if (out == NULL)
         return NULL;
+    int64_t *from = malloc(sizeof(int64_t) * k->c_out);
+    if (from == NULL) {
+        free(out);
+        return NULL;
+    }
     const uint16_t *in = src;
-    for (uint64_t pixel = 0, i = 0; pixel < conv_pack_pixels(k); pixel++)
-        for (uint32_t j = 0; j < k->c_out; j++, i++) {
-            const int64_t from = conv_pack_source(k, pixel, j);
-            out[i] = from < 0 ? 0u : in[from];
-        }
+    for (uint64_t pixel = 0, i = 0; pixel < conv_pack_pixels(k); pixel++) {
+        conv_pack_sources(k, pixel, 0, k->c_out, from);
+        for (uint32_t j = 0; j < k->c_out; j++, i++)
+            out[i] = from[j] < 0 ? 0u : in[from[j]];
+    }
+    free(from);
     return out;
 }
 

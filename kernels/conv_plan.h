@@ -33,9 +33,9 @@ typedef struct conv_shape_facts {
     size_t x_bytes, w_bytes; /**< where packed: their sizes in the workspace, bytes (256-byte multiples) */
 } conv_shape_facts;
 
-/** The packing of a shape (checked sizes, q its output columns) for x and w at these addresses (NULL: aligned): f's
- *  packed, run, xp, wp, x_bytes and w_bytes. */
-void conv_pack_plan(const tma_conv2d_shape *shape, const void *x, const void *w, int q, conv_shape_facts *f);
+/** The packing of a shape (checked sizes; f->p, f->q its output size) for x and w at these addresses (NULL: aligned):
+ *  f's packed, run, xp, wp, x_bytes and w_bytes. */
+void conv_pack_plan(const tma_conv2d_shape *shape, const void *x, const void *w, conv_shape_facts *f);
 
 /** The shape's rules and the pointers' (tma_conv2d_check's, but for the tile's maps): the sizes, the output size (P
  *  and Q, computed once here), the output pixels, x's and w's alignment and y's, then y's map (checked once; where it

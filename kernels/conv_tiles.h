@@ -69,45 +69,78 @@ TMA_HD void conv_tap_offsets(const conv_geom *g, uint32_t r, uint32_t s, uint16_
 }
 
 /* ------------------------------------------------------------------------------------------------
- * PACKED INPUTS, for what the im2col map cannot read: a pixel of C channels is 2 C bytes, and TMA's strides are 16-byte
- * multiples, so C must be a multiple of 8 (and x, w 16-byte aligned). Other inputs are packed by a small kernel before
- * each run (conv.cu: conv_pack_kernel; the CPU model does the same) into a workspace of the plan, as a convolution the
- * maps can read with the same output:
- *  - FOLDED TAPS (S C <= CONV_BK: few channels, the 3-channel stem): packed pixel (n, h, q) holds the S input pixels
- *    that output column q's filter row meets, side by side: channel f C + c = x[n, h, q stride_w - pad_w + f dil_w,
- *    c] (0 outside the image), C' = S C rounded up to 8 channels. The packed convolution has S = 1, W = Q, stride_w
- *    = 1, pad_w = 0: the stem's 49 taps x 64 channels (8 of them real) become 7 x 64 (21 real).
+ * PACKED INPUTS, for what the im2col map cannot read, or reads slowly: a pixel of C channels is 2 C bytes and TMA's
+ * strides are 16-byte multiples, so C must be a multiple of 8 (and x, w 16-byte aligned); and an im2col load of 128
+ * pixels takes about 1 us whatever their channels (H100, docs/lab/conv.md "Packed inputs"), so a stage of few real
+ * channels costs as much as a full one. Such inputs are packed by a small kernel before each run (conv.cu:
+ * conv_pack_kernel; the CPU model does the same) into a workspace of the plan, as a convolution with the same output
+ * whose maps TMA reads:
+ *  - FOLDED TAPS (S C <= CONV_BK: few channels, the 3-channel stem): a packed pixel (n, h', q) holds the taps of
+ *    FR = min(R, CONV_BK / (S C)) filter rows by S filter columns side by side, channel (f, s, c) (f < FR) =
+ *    x[n, h' - pad_h + f dil_h, q stride_w - pad_w + s dil_w, c], 0 outside the image, C' = FR S C rounded up to 8.
+ *    The packed convolution has R' = ceil(R / FR) filter rows FR dil_h apart, S = 1, no padding, stride_w 1, Q columns
+ *    and the H' = (P - 1) stride_h + (R' - 1) FR dil_h + 1 rows it reads: the stem's 49 stages (3 channels of 64
+ *    real) become 3 stages of 63 real.
  *  - PADDED CHANNELS (otherwise): packed pixel = the input pixel, C' = C rounded up to 8.
- * w is packed the same way: its rows of S C (folded) or C (padded) elements, each padded to C'.
- * conv_pack describes one such packing: the source as rows of `w` pixels of `c` channels, the packed tensor as the same
- * rows of `w_out` pixels of `c_out` channels.
+ * w is packed the same way (w'[k, r', 0, (f, s, c)] = w[k, r' FR + f, s, c], 0 past R).
+ * conv_pack describes one such packing: the source as images of h rows of w pixels of c channels, the packed tensor
+ * as the same images of h_out rows of w_out pixels of c_out channels; packed pixel (img, y, q), channel (f, s, c)
+ * (f < taps_r, s < taps_s) reads source pixel (img, y step_h - pad_h + f dil_h, q step_w - pad_w + s dil_w).
  * ---------------------------------------------------------------------------------------------- */
 typedef struct conv_pack {
-    uint64_t rows;      /* source rows (n h for x; k r or k r s for w) */
-    uint32_t w, c;      /* a source row: w pixels of c channels */
-    uint32_t w_out;     /* a packed row: w_out pixels of c_out channels */
-    uint32_t c_out;
-    uint32_t taps;      /* F: source pixels side by side in a packed pixel */
-    int32_t step, pad;  /* packed pixel j, tap f reads source pixel j step - pad + f dil */
-    int32_t dil;
+    uint32_t n, h, w, c;             /* the source: images, rows, pixels a row, channels */
+    uint32_t h_out, w_out, c_out;    /* the packed images' rows, pixels a row, channels */
+    uint32_t taps_r, taps_s;         /* source pixels folded into a packed one: rows by columns */
+    int32_t step_h, pad_h, dil_h;
+    int32_t step_w, pad_w, dil_w;
 } conv_pack;
 
-/** Elements of the packed tensor. */
-TMA_HD uint64_t conv_pack_elems(const conv_pack *k) { return k->rows * k->w_out * k->c_out; }
+/** Packed pixels (n h_out w_out) and elements. */
+TMA_HD uint64_t conv_pack_pixels(const conv_pack *k) { return (uint64_t)k->n * k->h_out * k->w_out; }
+TMA_HD uint64_t conv_pack_elems(const conv_pack *k) { return conv_pack_pixels(k) * k->c_out; }
 
-/** Packed pixels (rows x w_out). */
-TMA_HD uint64_t conv_pack_pixels(const conv_pack *k) { return k->rows * k->w_out; }
+/** x / d and x % d, in 32-bit arithmetic where x fits (a 64-bit division is a long subroutine on the GPU). */
+TMA_HD uint64_t conv_divmod(uint64_t x, uint32_t d, uint32_t *rem) {
+    if (x <= 0xFFFFFFFFull) {
+        *rem = (uint32_t)x % d;
+        return (uint32_t)x / d;
+    }
+    *rem = (uint32_t)(x % d);
+    return x / d;
+}
 
-/** The source element of channel j of packed pixel `pixel`, or -1 where it is a zero (a padding pixel, or a channel
- *  past F C). */
-TMA_HD int64_t conv_pack_source(const conv_pack *k, uint64_t pixel, uint32_t j) {
-    const uint64_t row = pixel / k->w_out;
-    const uint32_t q = (uint32_t)(pixel - row * k->w_out);
-    const uint32_t f = j / k->c, c = j - f * k->c;
-    const int64_t col = (int64_t)q * k->step - k->pad + (int64_t)f * k->dil;
-    if (f >= k->taps || col < 0 || col >= (int64_t)k->w)
-        return -1;
-    return ((int64_t)row * k->w + col) * k->c + c;
+/** The source elements of channels j0 .. j0 + n - 1 of packed pixel `pixel`, -1 for a zero (outside the source image,
+ *  or a channel past taps_r taps_s c): the pixel's place found once, then stepped along the channels with additions
+ *  (a division or a 64-bit product per element made the stem's packing at batch 32 instruction-bound: 150-168 us,
+ *  H100). */
+TMA_HD void conv_pack_sources(const conv_pack *k, uint64_t pixel, uint32_t j0, uint32_t n, int64_t *from) {
+    uint32_t q, y, c, s;
+    const uint64_t img = conv_divmod(conv_divmod(pixel, k->w_out, &q), k->h_out, &y);
+    const uint32_t tap = j0 / k->c;
+    c = j0 - tap * k->c;
+    uint32_t f = tap / k->taps_s;
+    s = tap - f * k->taps_s;
+    /* the current tap's source row and column, and its element's offset from the image's first */
+    int64_t row = (int64_t)y * k->step_h - k->pad_h + (int64_t)f * k->dil_h;
+    int64_t col = (int64_t)q * k->step_w - k->pad_w + (int64_t)s * k->dil_w;
+    const int64_t image = (int64_t)img * k->h * k->w * k->c;
+    int64_t at = ((int64_t)row * k->w + col) * k->c + c;
+    const int64_t col_step = (int64_t)k->dil_w * k->c, row_step = (int64_t)k->dil_h * k->w * k->c;
+    for (uint32_t i = 0; i < n; i++) {
+        const int inside = f < k->taps_r && row >= 0 && row < (int64_t)k->h && col >= 0 && col < (int64_t)k->w;
+        from[i] = inside ? image + at : -1;
+        at++;
+        if (++c == k->c) { /* the next tap: along the filter row, then the next folded row */
+            c = 0;
+            at += col_step - k->c;
+            col += k->dil_w;
+            if (++s == k->taps_s) {
+                s = 0, f++;
+                row += k->dil_h, col -= (int64_t)k->taps_s * k->dil_w;
+                at += row_step - (int64_t)k->taps_s * col_step;
+            }
+        }
+    }
 }
 
 #endif /* KERNELS_CONV_TILES_H */

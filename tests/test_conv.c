@@ -157,15 +157,17 @@ Test(conv, refused) {
     cr_expect_eq(tma_conv2d_check(&sh, NULL, NULL, NULL, &d), TMA_OK, "pad 128: %s", d.message);
     sh.pad_w = 129;
     expect_refused(&sh, NULL, NULL, TMA_ERR_IM2COL_CORNER, "x's im2col map", "pixel_box_lower[0] = -129");
-    /* upper = pad - dilation (S - 1) >= -128 */
-    sh = shape_of(1, 300, 300, 8, 8, 3, 3, 1, 0, 1);
+    /* upper = pad - dilation (S - 1) >= -128 (C = 64: taps too wide to fold, read through the map as they are) */
+    sh = shape_of(1, 300, 300, 64, 8, 3, 3, 1, 0, 1);
     sh.dilation_w = 65;
     expect_refused(&sh, NULL, NULL, TMA_ERR_IM2COL_CORNER, "x's im2col map", "pixel_box_upper[0] = -130");
     sh.dilation_w = 64; /* upper = -128: accepted */
     cr_expect_eq(tma_conv2d_check(&sh, NULL, NULL, NULL, &d), TMA_OK, "dilation 64: %s", d.message);
+    sh.c = 8, sh.dilation_w = 65; /* 8 channels: the taps folded into the packed pixels, no corner to break */
+    cr_expect_eq(tma_conv2d_check(&sh, NULL, NULL, NULL, &d), TMA_OK, "C = 8, dilation 65 (folded): %s", d.message);
     /* the last tap's im2col offset, dilation (S - 1) = 256, past a rank-4 copy's 0..255 (a box the map accepts: pad
      * 128, upper = -128): the copy's rule speaks, in the convolution's terms */
-    sh = shape_of(1, 8, 300, 8, 8, 1, 2, 1, 0, 1);
+    sh = shape_of(1, 8, 300, 64, 8, 1, 2, 1, 0, 1);
     sh.pad_w = 128, sh.dilation_w = 256;
     expect_refused(&sh, NULL, NULL, TMA_ERR_IM2COL_OFFSET, "the last filter tap's im2col load", "offset[0] = 256");
     sh.dilation_w = 255;
