@@ -211,53 +211,16 @@ static long conv_blocks(const tma_conv2d_plan *p) {
     return p->grid_blocks > 0 && p->grid_blocks < p->sms ? p->grid_blocks : p->sms;
 }
 
-/* How many clusters of `parts` blocks of tile bm x bn's split-K instance the device runs at once
- * (cudaOccupancyMaxActiveClusters, after conv_set_smem); 0 where the query fails. */
-static long conv_split_clusters(int bm, int bn, long parts) {
-    const conv_instance *split = conv_instance_of(bm, bn, 1, false, GM_SCHED_SPLIT_K);
-    const void *kernel = split ? split->kernel : NULL;
-    cudaLaunchConfig_t cfg;
-    cudaLaunchAttribute attr[1];
-    memset(&cfg, 0, sizeof cfg);
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = (unsigned)parts;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.gridDim = dim3((unsigned)parts, 1, 1);
-    cfg.blockDim = dim3(THREADS, 1, 1);
-    cfg.dynamicSmemBytes = conv_smem(bm, bn);
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    int clusters = 0;
-    if (kernel == NULL || cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
-        (void)cudaGetLastError(); /* the query's own error: no split-K on this tile */
-        return 0;
-    }
-    return clusters;
-}
-
-/* Split-K on tile bm x bn: the parts each tile is cut into, a cluster of that many blocks: the most, up to the blocks a
- * tile gets (grid blocks / tiles), a tile's stages and GM_SPLIT_MAX, whose clusters all run at once; below 2, split-K
- * does not apply. Split-K runs at widths 256 and 128 (the instances). A cluster's blocks run in one GPC, so the
- * clusters that fit are not the blocks / parts: on an H200 (132 SMs, one block an SM), 66 clusters of 2, 39 of 3, 30
- * of 4, 22 of 5, 17 of 6, 15 of 7 or 8 (cudaOccupancyMaxActiveClusters, 2026-11-23). b32 7x7x512's 26 tiles of
- * 128 x 256 take 4 parts, not 5. A host query: at plan time only (tma_conv2d_plan_tiles keeps the result). */
+/* Split-K on tile bm x bn: gm_split_parts for its tiles, the plan's stages and blocks, at widths 128 and 256 only (the
+ * split-K instances); 0 where split-K does not apply. b32 7x7x512's 26 tiles of 128 x 256 take 4 parts, not 5 (H200).
+ * A host query: at plan time only (tma_conv2d_plan_tiles keeps the result). */
 static long conv_split_parts(const tma_conv2d_plan *p, int bm, int bn) {
-    const long units = conv_units(p, bm, bn);
-    long parts = conv_blocks(p) / units;
-    if (parts > (long)GM_SPLIT_MAX)
-        parts = GM_SPLIT_MAX;
-    if (parts > p->stages)
-        parts = p->stages;
-    if (bn < 128 || parts < 2 || conv_set_smem(bm, bn) != cudaSuccess) {
+    const conv_instance *split = conv_instance_of(bm, bn, 1, false, GM_SCHED_SPLIT_K);
+    if (bn < 128 || split == NULL || conv_set_smem(bm, bn) != cudaSuccess) {
         (void)cudaGetLastError();
         return 0;
     }
-    for (; parts >= 2; parts--)
-        if (gm_split_fits((uint32_t)units, (uint32_t)p->stages, (uint32_t)parts) &&
-            conv_split_clusters(bm, bn, parts) >= units)
-            return parts;
-    return 0;
+    return gm_split_parts(conv_units(p, bm, bn), (uint32_t)p->stages, conv_blocks(p), split->kernel, split->smem);
 }
 
 /* Estimated microseconds of a plan's run on tile bm x bn and a schedule, on `workers` blocks, by the cost model of

@@ -49,30 +49,43 @@ struct GemmOps : GmDenseTiles {
     }
 };
 
-/* Every instance of the kernel: cluster x epilogue x C's type. */
-#define GM_INSTANCES(X)                                                                               \
-    X(1, true, __nv_bfloat16) X(1, false, __nv_bfloat16) X(2, true, __nv_bfloat16) X(2, false, __nv_bfloat16)  \
-    X(1, true, float) X(1, false, float) X(2, true, float) X(2, false, float)
+/* Every instance of the kernel: cluster x epilogue x C's type, whole tiles; and split-K (no clusters of pairs: its
+ * clusters are a tile's parts; the epilogue from registers: each block stores its slice of the summed tile). */
+#define T_ GM_SCHED_TILES
+#define SPLIT_ GM_SCHED_SPLIT_K
+#define GM_INSTANCES(X)                                                                                            \
+    X(1, true, __nv_bfloat16, T_) X(1, false, __nv_bfloat16, T_) X(2, true, __nv_bfloat16, T_)                      \
+    X(2, false, __nv_bfloat16, T_) X(1, true, float, T_) X(1, false, float, T_) X(2, true, float, T_)               \
+    X(2, false, float, T_) X(1, false, __nv_bfloat16, SPLIT_) X(1, false, float, SPLIT_)
 
 /* A kernel instance: the plan's choices it runs and its entry point (every one has SMEM_BYTES of dynamic shared
  * memory). The one table the attributes and the launch read. */
 typedef struct gm_instance {
     int cluster;
     bool tma_epi, f32;
+    int sched;
     const void *kernel;
 } gm_instance;
-#define GM_INSTANCE_ROW_(CL, EPI_TMA, T)                                                                              \
-    {CL, EPI_TMA, sizeof(T) == 4, (const void *)gm_pipeline_kernel<GemmOps, CL, EPI_TMA, T>},
+#define GM_INSTANCE_ROW_(CL, EPI_TMA, T, SCHED)                                                                       \
+    {CL, EPI_TMA, sizeof(T) == 4, SCHED, (const void *)gm_pipeline_kernel<GemmOps, CL, EPI_TMA, T, SCHED>},
 static const gm_instance gm_instances[] = {GM_INSTANCES(GM_INSTANCE_ROW_)};
 #undef GM_INSTANCE_ROW_
+#undef T_
+#undef SPLIT_
 
 /* The instance of these choices; NULL where there is none. */
-static const gm_instance *gm_instance_of(int cluster, bool tma_epi, bool f32) {
+static const gm_instance *gm_instance_of(int cluster, bool tma_epi, bool f32, int sched = GM_SCHED_TILES) {
     for (size_t i = 0; i < sizeof gm_instances / sizeof gm_instances[0]; i++)
-        if (gm_instances[i].cluster == cluster && gm_instances[i].tma_epi == tma_epi && gm_instances[i].f32 == f32)
+        if (gm_instances[i].cluster == cluster && gm_instances[i].tma_epi == tma_epi && gm_instances[i].f32 == f32 &&
+            gm_instances[i].sched == sched)
             return &gm_instances[i];
     return NULL;
 }
+
+/* The plan's tiles along M and N, and K's stages. */
+static long gm_tiles_m(const tma_gemm_plan *p) { return (p->m + (long)BM - 1) / (long)BM; }
+static long gm_tiles_n(const tma_gemm_plan *p) { return (p->n + (long)BN - 1) / (long)BN; }
+static uint32_t gm_stages(const tma_gemm_plan *p) { return (uint32_t)((p->k + (long)BK - 1) / (long)BK); }
 
 static size_t out_bytes(tma_gemm_out out) { return out == TMA_GEMM_OUT_F32 ? 4u : 2u; }
 
@@ -143,7 +156,7 @@ static tma_status gm_make_maps(tma_gemm_plan *p, const void *a, const void *b, t
 
 /* The plan fields a record is made from. */
 struct gm_inputs {
-    uint64_t c, out, m, n, k, sms, cluster, group_m, grid_blocks, epilogue, smem, a_tx, c_tx;
+    uint64_t c, out, m, n, k, sms, cluster, group_m, grid_blocks, epilogue, smem, a_tx, c_tx, split_parts;
 };
 
 struct gm_launch_record {
@@ -160,6 +173,7 @@ static gm_inputs gm_inputs_of(const tma_gemm_plan *p) {
     in.cluster = (uint64_t)p->cluster, in.group_m = (uint64_t)p->group_m, in.grid_blocks = (uint64_t)p->grid_blocks;
     in.epilogue = (uint64_t)p->epilogue, in.smem = (uint64_t)p->smem;
     in.a_tx = p->a.box.tx_bytes, in.c_tx = p->c_map.box.tx_bytes;
+    in.split_parts = (uint64_t)p->split_parts;
     return in;
 }
 
@@ -169,6 +183,12 @@ static bool gm_nothing_to_launch(const tma_gemm_plan *p) { return p->m == 0 || p
 static tma_status gm_check_choices(const tma_gemm_plan *p, tma_diag *diag) {
     if (p->cluster != 1 && p->cluster != 2)
         return KD_FAIL(diag, GEMM_CLUSTER, tma_arg_i(p->cluster));
+    if (p->split_parts != 0 && (p->split_parts < 2 || p->split_parts > (int)GM_SPLIT_MAX ||
+                                (p->k > 0 && (uint32_t)p->split_parts > gm_stages(p))))
+        return KD_FAIL(diag, GEMM_SPLIT_PARTS, tma_arg_i(p->split_parts), tma_arg_u(GM_SPLIT_MAX),
+                       tma_arg_u(gm_stages(p)));
+    if (p->split_parts != 0 && p->cluster != 1)
+        return KD_FAIL(diag, GEMM_SPLIT_CLUSTER, tma_arg_i(p->cluster), tma_arg_i(p->split_parts));
     if (p->epilogue != TMA_GEMM_EPILOGUE_TMA_STORE && p->epilogue != TMA_GEMM_EPILOGUE_DIRECT)
         return KD_FAIL(diag, EPILOGUE, tma_arg_i((int)p->epilogue));
     return TMA_OK;
@@ -189,17 +209,25 @@ static tma_status gm_check_plan(const tma_gemm_plan *p, tma_diag *diag) {
 /* The launch of a plan that gm_check_plan accepted: the instance of its choices, a persistent grid of
  * min(co-resident blocks, work) blocks (an occupancy query with clusters), the schedule. */
 static GmLaunch gm_launch_of(const tma_gemm_plan *p) {
-    const long tiles_m = (p->m + (long)BM - 1) / (long)BM, tiles_n = (p->n + (long)BN - 1) / (long)BN;
+    const long tiles_m = gm_tiles_m(p), tiles_n = gm_tiles_n(p);
+    const bool f32 = p->out == TMA_GEMM_OUT_F32;
     GmLaunch l;
-    l.kernel = gm_instance_of(p->cluster, p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE, p->out == TMA_GEMM_OUT_F32)
+    l.smem = p->smem;
+    l.group = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
+    if (p->split_parts >= 2) { /* every tile's parts one cluster, every tile's blocks launched */
+        const long units = tiles_m * tiles_n;
+        l.kernel = gm_instance_of(1, false, f32, GM_SCHED_SPLIT_K)->kernel;
+        l.blocks = (uint32_t)(units * p->split_parts);
+        l.cluster = (uint32_t)p->split_parts;
+        l.sched = gm_sched_split((uint32_t)units, gm_stages(p), (uint32_t)p->split_parts);
+        return l;
+    }
+    l.kernel = gm_instance_of(p->cluster, p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE, f32)
                    ->kernel; /* gm_check_plan: every choice has one */
     l.blocks = (uint32_t)gm_grid_blocks(tiles_m, tiles_n, p->cluster, p->sms, p->grid_blocks, p->smem,
                                         gm_instance_of(2, true, false)->kernel); /* the clusters' occupancy query */
     l.cluster = (uint32_t)p->cluster;
-    l.smem = p->smem;
-    l.sched = gm_launch_sched(tiles_m, tiles_n, p->cluster, (int)l.blocks, (uint32_t)((p->k + (long)BK - 1) / (long)BK),
-                              false);
-    l.group = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
+    l.sched = gm_launch_sched(tiles_m, tiles_n, p->cluster, (int)l.blocks, gm_stages(p), false);
     return l;
 }
 
@@ -245,7 +273,16 @@ extern "C" tma_status tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const 
         e = cudaFuncSetAttribute(gm_instances[i].kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM_BYTES);
     if ((st = kd_cuda(diag, e, "cudaFuncSetAttribute")) != TMA_OK)
         return st;
-    p->cluster = gm_default_cluster((m + (long)BM - 1) / (long)BM, (n + (long)BN - 1) / (long)BN, p->sms);
+    p->cluster = gm_default_cluster(gm_tiles_m(p), gm_tiles_n(p), p->sms);
+    /* Split-K where the tiles are fewer than half the multiprocessors (small M or N): every tile's K cut among the
+     * blocks it would leave idle (gm_split_parts) */
+    const long units = gm_tiles_m(p) * gm_tiles_n(p);
+    if (2 * units <= p->sms) {
+        const gm_instance *split = gm_instance_of(1, false, out == TMA_GEMM_OUT_F32, GM_SCHED_SPLIT_K);
+        p->split_parts = (int)gm_split_parts(units, gm_stages(p), p->sms, split->kernel, SMEM_BYTES);
+        if (p->split_parts >= 2)
+            p->cluster = 1;
+    }
     gm_launch_record_make(p);
     return kd_ok(diag);
 }

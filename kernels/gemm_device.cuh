@@ -833,6 +833,46 @@ static inline int gm_grid_blocks(long tiles_m, long tiles_n, int cluster, int sm
     return (int)(clusters * cl);
 }
 
+/* How many clusters of `parts` blocks of `kernel` (a split-K instance, its shared memory allowed) the device runs at
+ * once (cudaOccupancyMaxActiveClusters); 0 where the query fails. A cluster's blocks run in one GPC, so the clusters
+ * that fit are not the blocks / parts: on an H200 (132 SMs, one block an SM), 66 clusters of 2, 39 of 3, 30 of 4, 22
+ * of 5, 17 of 6, 15 of 7 or 8 (2026-11-23). A host query. */
+static inline long gm_split_clusters(const void *kernel, size_t smem, long parts) {
+    cudaLaunchConfig_t cfg;
+    cudaLaunchAttribute attr[1];
+    memset(&cfg, 0, sizeof cfg);
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = (unsigned)parts;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.gridDim = dim3((unsigned)parts, 1, 1);
+    cfg.blockDim = dim3(THREADS, 1, 1);
+    cfg.dynamicSmemBytes = smem;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    int clusters = 0;
+    if (kernel == NULL || cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
+        (void)cudaGetLastError(); /* the query's own error: no split-K */
+        return 0;
+    }
+    return clusters;
+}
+
+/* Split-K's parts for `units` tiles of nk stages on `blocks` blocks (gm_sched_split): the most, up to the blocks a
+ * tile gets (blocks / units), nk and GM_SPLIT_MAX, whose clusters all run at once (gm_split_clusters); 0 below 2
+ * (split-K does not apply). A host query: at plan time only. */
+static inline long gm_split_parts(long units, uint32_t nk, long blocks, const void *kernel, size_t smem) {
+    long parts = units > 0 ? blocks / units : 0;
+    if (parts > (long)GM_SPLIT_MAX)
+        parts = GM_SPLIT_MAX;
+    if (parts > (long)nk)
+        parts = nk;
+    for (; parts >= 2; parts--)
+        if (gm_split_fits((uint32_t)units, nk, (uint32_t)parts) && gm_split_clusters(kernel, smem, parts) >= units)
+            return parts;
+    return 0;
+}
+
 /* What one launch of gm_pipeline_kernel needs besides its arguments: the part of a GEMM's or a convolution's launch
  * record (tma_launch_record) that run hands to the CUDA runtime as it is. */
 struct GmLaunch {

@@ -73,6 +73,10 @@ extern "C" {
       "plan.epilogue = TMA_GEMM_EPILOGUE_TMA_STORE, but TMA cannot describe C (N = {0} times the element size, or "   \
       "C's address, is not a multiple of {1} bytes): use TMA_GEMM_EPILOGUE_DIRECT")                                   \
     X(KD_RULE_GEMM_NOT_MADE, ERR_ARG, "the plan was not made by tma_gemm_plan_make")                                  \
+    X(KD_RULE_GEMM_SPLIT_PARTS, ERR_ARG,                                                                              \
+      "plan.split_parts = {0}: use 0 (whole tiles) or 2..{1} parts, at most the {2} K steps of 64")                    \
+    X(KD_RULE_GEMM_SPLIT_CLUSTER, ERR_ARG,                                                                            \
+      "plan.cluster = {0} with split_parts = {1}: split-K's clusters are a tile's parts; use cluster 1")             \
     /* ---- tma_grouped_gemm (the last two on the device: gg_build_kernel) ---- */                                    \
     X(KD_RULE_GROUPED_SIZES, ERR_ARG, "groups = {0}, N = {1}, K = {2}: counts and sizes must be >= 0")                \
     X(KD_RULE_GROUPED_NULL, ERR_NULL_ARG,                                                                             \

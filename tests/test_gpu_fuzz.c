@@ -526,7 +526,8 @@ static const int gemm_nk[][2] = {{4096, 4096}, {12288, 4096}, {11008, 4096}, {40
                                  {4096, 14336}, {8192, 8192}, {28672, 8192}, {8192, 28672}, {1024, 4096},
                                  {32000, 4096}, {2048, 7168}, {7168, 2048}};
 
-enum { GM_BF16, GM_F32, GM_CL2, GM_DIRECT, GM_GRID, GM_GROUP, GM_ONECALL, GM_SKINNY, GM_KZERO, GM_INTS, GM_TUNED };
+enum { GM_BF16, GM_F32, GM_CL2, GM_DIRECT, GM_GRID, GM_GROUP, GM_ONECALL, GM_SKINNY, GM_KZERO, GM_INTS, GM_TUNED,
+       GM_SPLIT };
 
 static void gemm_problem(fuzz *f, uint64_t seed) {
     uint64_t s = seed;
@@ -576,8 +577,13 @@ static void gemm_problem(fuzz *f, uint64_t seed) {
     if (!one_call) {
         int cluster = plan.cluster, grid_blocks = plan.grid_blocks, group_m = plan.group_m;
         tma_gemm_epilogue epilogue = plan.epilogue;
+        const int steps = (k + 63) / 64;
+        if (fz_pct(&s, 15)) /* the other schedule: whole tiles where the plan splits K, split-K where it does not */
+            plan.split_parts = plan.split_parts || steps < 2 ? 0 : (int)fz_in(&s, 2, steps < 8 ? steps : 8);
         if (fz_pct(&s, 30))
             cluster = 3 - plan.cluster;
+        if (cluster == 2) /* pairs sharing B: whole tiles */
+            plan.split_parts = 0;
         if (fz_pct(&s, 25))
             epilogue = TMA_GEMM_EPILOGUE_DIRECT;
         if (fz_pct(&s, 25))
@@ -596,12 +602,14 @@ static void gemm_problem(fuzz *f, uint64_t seed) {
         }
     }
     snprintf(f->what, sizeof f->what,
-             "M %d N %d K %d, %s C at +%zu bytes; %s; cluster %d, %s epilogue, grid_blocks %d, group_m %d; %s data",
+             "M %d N %d K %d, %s C at +%zu bytes; %s; cluster %d, %d split-K parts, %s epilogue, grid_blocks %d, "
+             "group_m %d; %s data",
              m, n, k, out == TMA_GEMM_OUT_F32 ? "fp32" : "bf16", c_off, one_call ? "tma_gemm (one call)" : "plan",
-             plan.cluster, plan.epilogue == TMA_GEMM_EPILOGUE_DIRECT ? "direct" : "TMA-store", plan.grid_blocks,
+             plan.cluster, plan.split_parts, plan.epilogue == TMA_GEMM_EPILOGUE_DIRECT ? "direct" : "TMA-store", plan.grid_blocks,
              plan.group_m, data == REF_DATA_INTS ? "integer" : "real");
     f->cover[out == TMA_GEMM_OUT_F32 ? GM_F32 : GM_BF16]++;
     f->cover[GM_CL2] += plan.cluster == 2;
+    f->cover[GM_SPLIT] += plan.split_parts >= 2 && !one_call;
     f->cover[GM_DIRECT] += plan.epilogue == TMA_GEMM_EPILOGUE_DIRECT;
     f->cover[GM_GRID] += plan.grid_blocks != 0;
     f->cover[GM_GROUP] += plan.group_m != (int)TMA_GEMM_GROUP_M;
@@ -641,6 +649,7 @@ static const fz_option gemm_options[] = {
     {"K = 0", GM_KZERO},
     {"integer data", GM_INTS},
     {"options set through tma_gemm_plan_tune", GM_TUNED},
+    {"split-K", GM_SPLIT},
 };
 
 Test(gpu_fuzz, gemm, .timeout = 900) {

@@ -1,5 +1,6 @@
 /* The TMA + wgmma GEMM (tma_gemm, tma/kernels.h) on the GPU against a double-precision CPU product:
- *   ragged, ragged_f32 - bf16 and fp32 C: every variant (no clusters; clusters of two sharing B by
+ *   ragged, ragged_f32 - bf16 and fp32 C: every variant (split-K where the plan splits K, and whole tiles there;
+ *                 no clusters; clusters of two sharing B by
  *                 multicast, the default where blocks have more than one tile; no clusters with the
  *                 epilogue from registers) on ragged M, N, K (C row pitches not multiples of 16 bytes, where
  *                 the default falls back to storing from registers, and multiples that are not of the
@@ -58,8 +59,9 @@ static double c_elem(const uint8_t *c, size_t i, tma_gemm_out out) {
     return bf16d(h);
 }
 
-/* Runs one shape with C of type `out` and variant 1 (no clusters), 2 (clusters of two) or 3 (no clusters,
- * epilogue from registers), each with the epilogue tma_gemm_plan_make chose unless told otherwise;
+/* Runs one shape with C of type `out` and variant 1 (no clusters), 2 (clusters of two, whole tiles), 3 (no clusters,
+ * epilogue from registers) or 4 (split-K where the plan has whole tiles, whole tiles where it splits K), each with
+ * the epilogue and split-K parts tma_gemm_plan_make chose unless told otherwise;
  * returns the relative Frobenius error (NaN if any output is not finite or a byte after C changed). */
 static double run_shape(int m, int n, int k, int variant, tma_gemm_out out, int *tma_epilogue) {
     const size_t eb = out == TMA_GEMM_OUT_F32 ? 4u : 2u;
@@ -72,14 +74,17 @@ static double run_shape(int m, int n, int k, int variant, tma_gemm_out out, int 
     fill_bf16(b, nb);
     CUDA_OK(cudaMemset(c, 0xFF, nc * eb + GUARD)); /* NaN poison (bf16 and fp32), and the guard's pattern */
     tma_gemm_plan plan = make_plan(a, b, c, out, m, n, k);
-    if (variant == 2) { /* through the tune function (the launch derived once) */
+    if (variant == 2) { /* whole tiles, through the tune function (the launch derived once) */
         tma_diag d;
+        plan.split_parts = 0;
         cr_assert_eq(tma_gemm_plan_tune(&plan, 2, plan.epilogue, plan.group_m, plan.grid_blocks, &d), TMA_OK, "%s",
                      d.message);
     } else { /* by hand (run checks the fields and derives the launch) */
         plan.cluster = 1;
         if (variant == 3)
             plan.epilogue = TMA_GEMM_EPILOGUE_DIRECT;
+        if (variant == 4) /* whole tiles where the plan splits K; split-K with 2..8 parts where it does not */
+            plan.split_parts = plan.split_parts ? 0 : 2 + (m + n + k) % 7 <= (k + 63) / 64 ? 2 + (m + n + k) % 7 : 0;
     }
     *tma_epilogue = plan.epilogue == TMA_GEMM_EPILOGUE_TMA_STORE;
     run_plan(&plan);
@@ -130,11 +135,12 @@ static void ragged_suite(tma_gemm_out out, const char *suite) {
     /* all shapes, or the first TMA_GPU_CONFIGS (the sanitizer runs) */
     const size_t nshapes = sizeof shapes / sizeof shapes[0], count = (size_t)config_count((int)nshapes);
     for (size_t s = 0; s < nshapes && s < count; s++)
-        for (int v = 1; v <= 3; v++) { /* 1: no clusters, 2: clusters of two, 3: epilogue from registers */
+        for (int v = 1; v <= 4; v++) { /* 1: no clusters, 2: clusters of two, 3: epilogue from registers, 4: the
+                                          other schedule */
             int tma_epi = 0;
             double err = run_shape(shapes[s][0], shapes[s][1], shapes[s][2], v, out, &tma_epi);
             tma_epilogues += tma_epi;
-            tma_expected += v < 3 && shapes[s][1] * eb % 16 == 0;
+            tma_expected += (v < 3 || v == 4) && shapes[s][1] * eb % 16 == 0;
             cr_log_info("%d x %d x %d %s C variant %d (%s epilogue): relative Frobenius error %.3e", shapes[s][0],
                         shapes[s][1], shapes[s][2], eb == 4 ? "fp32" : "bf16", v, tma_epi ? "TMA-store" : "direct",
                         err);
@@ -220,5 +226,17 @@ Test(gpu_gemm, refused) {
                  "tune: TMA-store epilogue where TMA cannot describe C");
     cr_expect(strstr(diag.message, "TMA cannot describe C") != NULL, "%s", diag.message);
     cr_expect_eq(tma_gemm_run(NULL, NULL, &diag), TMA_ERR_NULL_ARG, "NULL plan");
+    /* split-K: 2..8 parts, at most K's steps of 64, without clusters of pairs */
+    cr_assert_eq(tma_gemm_plan_make(&bad, p, p, p, BF, 64, 64, 1024, &diag), TMA_OK, "%s", diag.message);
+    cr_expect(bad.split_parts >= 2 && bad.cluster == 1, "one tile of 16 K steps: split-K (%d parts)", bad.split_parts);
+    tma_gemm_plan split = bad;
+    split.split_parts = 9;
+    cr_expect_eq(tma_gemm_run(&split, NULL, &diag), TMA_ERR_ARG, "9 parts");
+    cr_expect(strstr(diag.message, "plan.split_parts = 9") != NULL, "%s", diag.message);
+    split.split_parts = 17;
+    cr_expect_eq(tma_gemm_run(&split, NULL, &diag), TMA_ERR_ARG, "17 parts of 16 K steps");
+    split.split_parts = 2;
+    cr_expect_eq(tma_gemm_plan_tune(&split, 2, split.epilogue, 0, 0, &diag), TMA_ERR_ARG, "split-K with pairs");
+    cr_expect(strstr(diag.message, "split-K's clusters are a tile's parts") != NULL, "%s", diag.message);
     CUDA_OK(cudaFree(p));
 }

@@ -95,7 +95,13 @@ typedef struct tma_gemm_plan {
     int sms;               /**< multiprocessors of the device */
     int grid_blocks;       /**< may be changed: 0 (default) as many blocks as can be co-resident; otherwise this
                                 many (rounded down to whole clusters, at least one) */
-    tma_gemm_epilogue epilogue; /**< may be changed: TMA_STORE (default where TMA can describe C) or DIRECT */
+    tma_gemm_epilogue epilogue; /**< may be changed: TMA_STORE (default where TMA can describe C) or DIRECT (split-K
+                                stores from registers whatever this says) */
+    int split_parts;       /**< may be changed (by hand: run checks it): 0, whole tiles; or 2..8, split-K: every
+                                tile's K cut into this many parts, one block each, a tile's blocks one cluster that
+                                adds the parts up in shared memory and stores the tile (cluster must be 1; grid_blocks
+                                unused). Default: split-K where the tiles are fewer than half the multiprocessors
+                                (small M or N), the most parts whose clusters all run at once (docs/guide/gemm.md) */
     int diag_no_store;     /**< may be changed, diagnostic for timing only: 1 skips the epilogue's stores (C is
                                 not written); read by run as it stands (no re-derivation) */
     size_t smem;           /**< dynamic shared memory per block, bytes */

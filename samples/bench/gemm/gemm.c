@@ -15,9 +15,10 @@
  *     2. Table: cuBLAS and libtma TFLOP/s (2*M*N*K over the median of >= 20 event-timed runs, all GEMMs of a
  *        row in interleaved rounds after warm-up, common/bench.h). The variants, in order of sophistication:
  *          direct-store  the epilogue storing from registers
- *          no-clusters   one block per tile, no multicast, TMA-store epilogue
+ *          no-clusters   one block per tile (whole tiles, no split-K), no multicast, TMA-store epilogue
  *          multicast2    clusters of two blocks sharing B through TMA multicast
- *          libtma        the default tma_gemm_plan_make picks (multicast where every block has > 1 tile)
+ *          libtma        the default tma_gemm_plan_make picks (multicast where every block has > 1 tile,
+ *                        split-K where the tiles are fewer than half the SMs)
  *          no-store      the default without the epilogue's stores: a diagnostic of the epilogue's cost
  *     Without a Hopper GPU it says so and exits 0.
  *     TMA_GEMM_SEED replays the data; TMA_GEMM_ONLY="MxNxK" (or "MxNxK fp32") runs one shape, for profiling;
@@ -153,8 +154,8 @@ static const variant variants[NVARIANTS] = {
 /* A plan set to variant v (the defaults taken from `def`, as tma_gemm_plan_make made it). */
 static tma_gemm_plan variant_plan(const tma_gemm_plan *def, int v) {
     tma_gemm_plan p = *def;
-    if (variants[v].cluster)
-        p.cluster = variants[v].cluster;
+    if (variants[v].cluster) /* whole tiles: split-K only in the default */
+        p.cluster = variants[v].cluster, p.split_parts = 0;
     if (variants[v].direct)
         p.epilogue = TMA_GEMM_EPILOGUE_DIRECT;
     return p;
@@ -253,7 +254,7 @@ static int check_against_cpu(const problem *g, const void *hc, const void *hr) {
 typedef struct result {
     char name[48];
     double cublas, libtma, no_clusters, multicast2, direct_store, no_store; /* TFLOP/s */
-    int clusters;                                                            /* what the default chose */
+    int clusters, split;                                   /* what the default chose: cluster, split-K parts */
     double max_err;
 } result;
 
@@ -276,6 +277,7 @@ static result time_shape(const problem *g, const tma_gemm_plan *plan, int reps, 
                 .libtma = tflops(g, ms[1 + DEFAULT_VARIANT]),
                 .no_store = tflops(g, ms[1 + NO_STORE]),
                 .clusters = vp[DEFAULT_VARIANT].cluster,
+                .split = vp[DEFAULT_VARIANT].split_parts,
                 .max_err = max_err};
     snprintf(r.name, sizeof r.name, "%dx%dx%d %s", g->m, g->n, g->k, type_name(g->out));
     printf("  grid: %d blocks (no clusters), %d blocks (clusters of 2)\n", tma_gemm_grid(&vp[1]),
@@ -366,15 +368,16 @@ static void print_results(const char *gpu, int reps, const result *rs, int n, in
     printf("\n%s (TFLOP/s = 2*M*N*K / median of %d runs each, CUDA events, all GEMMs of a row timed in interleaved "
            "rounds after >= %.0f ms of warm-up rounds; libtma = the default: TMA-store epilogue where C's row pitch "
            "is a multiple of 16 bytes, clusters of 2 sharing B by multicast where every block has more than one tile "
-           "(clusters = what it chose); no-clusters / multicast2 = the default with clusters of 1 / 2; direct-st. = "
+           "(clusters = what it chose), split-K where the tiles are fewer than half the SMs (split = its parts); "
+           "no-clusters / multicast2 = whole tiles with clusters of 1 / 2; direct-st. = "
            "the default with the epilogue storing from registers; no-store = the default without the epilogue's "
            "stores, diagnostic; cuBLAS writes C in the same type)\n",
            gpu, reps, BENCH_WARMUP_MS);
-    printf("%-20s %11s %11s %9s %8s %11s %11s %11s %9s %9s\n", "M x N x K, C", "cuBLAS TF/s", "libtma TF/s",
-           "% cuBLAS", "clusters", "no-clusters", "multicast2", "direct-st.", "no-store", "max err");
+    printf("%-20s %11s %11s %9s %8s %5s %11s %11s %11s %9s %9s\n", "M x N x K, C", "cuBLAS TF/s", "libtma TF/s",
+           "% cuBLAS", "clusters", "split", "no-clusters", "multicast2", "direct-st.", "no-store", "max err");
     for (int i = 0; i < n; i++)
-        printf("%-20s %11.1f %11.1f %8.1f%% %8d %11.1f %11.1f %11.1f %9.1f %9.2e\n", rs[i].name, rs[i].cublas,
-               rs[i].libtma, 100.0 * rs[i].libtma / rs[i].cublas, rs[i].clusters, rs[i].no_clusters,
+        printf("%-20s %11.1f %11.1f %8.1f%% %8d %5d %11.1f %11.1f %11.1f %9.1f %9.2e\n", rs[i].name, rs[i].cublas,
+               rs[i].libtma, 100.0 * rs[i].libtma / rs[i].cublas, rs[i].clusters, rs[i].split, rs[i].no_clusters,
                rs[i].multicast2, rs[i].direct_store, rs[i].no_store, rs[i].max_err);
     printf("%s\n", failures ? "SOME CHECKS FAILED" : "all checks passed");
 }
@@ -414,6 +417,12 @@ int main(int argc, char **argv) {
         {2048, 2048, 2048, BF, 0, 1}, {4096, 4096, 4096, BF, 0, 1}, {8192, 8192, 8192, BF, 0, 1},
         {4000, 4000, 4000, BF, 0, 1}, {8192, 8192, 1000, BF, 0, 1}, {4096, 4096, 4096, F32, 0, 1},
         {8192, 8192, 8192, F32, 0, 1},
+        /* small M (decoding, inference batches): split-K */
+        {1, 4096, 4096, BF, 0, 1},    {8, 4096, 4096, BF, 0, 1},    {16, 4096, 4096, BF, 0, 1},
+        {64, 4096, 4096, BF, 0, 1},   {128, 4096, 4096, BF, 0, 1},  {256, 4096, 4096, BF, 0, 1},
+        {512, 4096, 4096, BF, 0, 1},  {1, 8192, 8192, BF, 0, 1},    {16, 8192, 8192, BF, 0, 1},
+        {64, 8192, 8192, BF, 0, 1},   {128, 8192, 8192, BF, 0, 1},  {256, 8192, 8192, BF, 0, 1},
+        {512, 8192, 8192, BF, 0, 1},
     };
     enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
     result results[NSHAPES];
