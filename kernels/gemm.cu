@@ -17,6 +17,7 @@
 #include "kernel_diag.h"
 #include "kernel_maps.h"
 #include "launch_record.h"
+#include "tuning_sm90.h"
 
 #include "tma/wgmma.cuh"
 
@@ -275,11 +276,12 @@ extern "C" tma_status tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const 
         return st;
     p->cluster = gm_default_cluster(gm_tiles_m(p), gm_tiles_n(p), p->sms);
     /* Split-K where the tiles are fewer than half the multiprocessors (small M or N): every tile's K cut among the
-     * blocks it would leave idle (gm_split_parts) */
-    const long units = gm_tiles_m(p) * gm_tiles_n(p);
+     * blocks it would leave idle (gm_split_parts), each part GM_SPLIT_MIN_STEPS K steps or more */
+    const long units = gm_tiles_m(p) * gm_tiles_n(p), most = (long)(gm_stages(p) / GM_SPLIT_MIN_STEPS);
     if (2 * units <= p->sms) {
         const gm_instance *split = gm_instance_of(1, false, out == TMA_GEMM_OUT_F32, GM_SCHED_SPLIT_K);
-        p->split_parts = (int)gm_split_parts(units, gm_stages(p), p->sms, split->kernel, SMEM_BYTES);
+        const long blocks = units * most < p->sms ? units * most : p->sms;
+        p->split_parts = (int)gm_split_parts(units, gm_stages(p), blocks, split->kernel, SMEM_BYTES);
         if (p->split_parts >= 2)
             p->cluster = 1;
     }

@@ -476,7 +476,10 @@ static __device__ __forceinline__ void gm_split_reduce(const float4 *mine, uint3
     for (uint32_t p = 0; p < GM_SPLIT_MAX; p++)
         at[p] = p < parts ? tma_cluster_addr(mine + t, p) : 0u;
     const uint32_t row = 16u * warp + lane / 4u; /* this thread's accumulator rows: row, row + 8 */
-    for (uint32_t j = j0; j < j1; j++) {
+    /* A warp whose 16 rows all lie past the product's M reads nothing: what it would stage is never stored (small M:
+     * the GEMM at M = 16 sums one warp's rows of the tile's 8) */
+    const bool rows_past = row0 + 16u * warp >= M;
+    for (uint32_t j = rows_past ? j1 : j0; j < j1; j++) {
         float4 x[GM_SPLIT_MAX]; /* every part's loads in flight before the sum (the accumulators are dead here) */
 #pragma unroll
         for (uint32_t p = 0; p < GM_SPLIT_MAX; p++)

@@ -54,6 +54,11 @@
  * 47.4%; fp32 NCHW -> NHWC 64x3x224x224, 12 bytes, 66.2% / 76.7%). */
 #define PM_TSTORE_ANY_MIN_ROW 128u
 
+/* ---- tma_gemm's split-K (gemm.cu): parts of at least this many K steps of 64. H100, 16 tiles of 128 x 256 (M <= 128,
+ * N = K = 4096), one call between two events, two machines: 4 parts 23.6-24.9 us, 5 parts 25.4-27.1, 6 parts
+ * 25.1-26.2 (the most whose clusters all run at once), 3 parts 25.6-28.5; docs/lab/gemm.md "Split-K for small M". */
+#define GM_SPLIT_MIN_STEPS 16u
+
 /* ---- tma_conv2d's plan (conv.cu, conv_estimate_us): a cost model fitted to the sweeps of docs/lab/conv.md "The
  * plan's choices" (H200, ResNet-50's 3x3 layers at batch 32 and 128, every tile x schedule) ---- */
 #define CONV_STAGE_US_64 0.45  /* a stage of a 128 x 64 tile, us */

@@ -121,12 +121,13 @@ static double run_shape(int m, int n, int k, int variant, tma_gemm_out out, int 
 
 /* Every variant on every ragged shape with C of type `out`. The first four shapes are what the sanitizer
  * runs see (TMA_GPU_CONFIGS=4): TMA-store epilogue on a ragged tile, blocks that store more than one tile
- * (192 tiles, 132 blocks: the epilogue buffers reused across tiles), and the fallback for an odd N. */
+ * (192 tiles, 132 blocks: the epilogue buffers reused across tiles), and split-K (2 tiles of 32 K steps). */
 static void ragged_suite(tma_gemm_out out, const char *suite) {
     seed_rng(suite); /* the data come from the seeded generator: TMA_TEST_SEED replays them */
     const int eb = out == TMA_GEMM_OUT_F32 ? 4 : 2;
     const double tolerance = out == TMA_GEMM_OUT_F32 ? 1e-5 : 1e-2; /* fp32 C: only the summation order differs */
-    const int shapes[][3] = {{1, 1, 8},         {129, 264, 72},   {3000, 2056, 64}, {7, 3, 16},
+    const int shapes[][3] = {{1, 1, 8},         {129, 264, 72},   {3000, 2056, 64}, {20, 300, 2048},
+                             {7, 3, 16},
                              {64, 256, 64},     {128, 256, 64},   {77, 300, 136},   {129, 257, 72},
                              {300, 513, 1000},  {200, 3, 8},      {5, 1031, 64},    {1000, 999, 200},
                              {2500, 1100, 96},  {130, 600, 4104}, {1, 8, 8},        {77, 296, 136},
@@ -227,16 +228,23 @@ Test(gpu_gemm, refused) {
     cr_expect(strstr(diag.message, "TMA cannot describe C") != NULL, "%s", diag.message);
     cr_expect_eq(tma_gemm_run(NULL, NULL, &diag), TMA_ERR_NULL_ARG, "NULL plan");
     /* split-K: 2..8 parts, at most K's steps of 64, without clusters of pairs */
-    cr_assert_eq(tma_gemm_plan_make(&bad, p, p, p, BF, 64, 64, 1024, &diag), TMA_OK, "%s", diag.message);
-    cr_expect(bad.split_parts >= 2 && bad.cluster == 1, "one tile of 16 K steps: split-K (%d parts)", bad.split_parts);
+    void *q;
+    CUDA_OK(cudaMalloc(&q, 64 * 4096 * 2));
+    cr_assert_eq(tma_gemm_plan_make(&bad, q, q, p, BF, 64, 64, 4096, &diag), TMA_OK, "%s", diag.message);
+    cr_expect(bad.split_parts >= 2 && bad.cluster == 1, "one tile of 64 K steps: split-K (%d parts)", bad.split_parts);
     tma_gemm_plan split = bad;
     split.split_parts = 9;
     cr_expect_eq(tma_gemm_run(&split, NULL, &diag), TMA_ERR_ARG, "9 parts");
     cr_expect(strstr(diag.message, "plan.split_parts = 9") != NULL, "%s", diag.message);
-    split.split_parts = 17;
-    cr_expect_eq(tma_gemm_run(&split, NULL, &diag), TMA_ERR_ARG, "17 parts of 16 K steps");
+    cr_assert_eq(tma_gemm_plan_make(&split, p, p, p, BF, 64, 64, 64, &diag), TMA_OK, "%s", diag.message);
+    cr_expect_eq(split.split_parts, 0, "one K step: whole tiles");
+    split.split_parts = 2;
+    cr_expect_eq(tma_gemm_run(&split, NULL, &diag), TMA_ERR_ARG, "2 parts of 1 K step");
+    cr_expect(strstr(diag.message, "at most the 1 K steps") != NULL, "%s", diag.message);
+    split = bad;
     split.split_parts = 2;
     cr_expect_eq(tma_gemm_plan_tune(&split, 2, split.epilogue, 0, 0, &diag), TMA_ERR_ARG, "split-K with pairs");
     cr_expect(strstr(diag.message, "split-K's clusters are a tile's parts") != NULL, "%s", diag.message);
+    CUDA_OK(cudaFree(q));
     CUDA_OK(cudaFree(p));
 }
