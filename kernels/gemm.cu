@@ -97,14 +97,11 @@ static tma_status gm_check_args(const void *a, const void *b, const void *c, tma
         return KD_FAIL(diag, GEMM_OUT, tma_arg_i((int)out));
     if (m < 0 || n < 0 || k < 0)
         return KD_FAIL(diag, GEMM_SIZES, tma_arg_i(m), tma_arg_i(n), tma_arg_i(k));
-    const tma_status st = kd_check_bf16_rows(diag, "K", k, "A and B", "pad A and B with zero columns");
-    if (st != TMA_OK)
-        return st;
     if (k > 0 && (a == NULL || b == NULL))
         return KD_FAIL(diag, GEMM_AB_NULL, tma_arg_s(a == NULL ? "A" : "B"), tma_arg_i(k));
-    if (((uintptr_t)a | (uintptr_t)b) % TMA_GLOBAL_ALIGN != 0)
-        return KD_FAIL(diag, ADDRESS_ALIGN, tma_arg_s((uintptr_t)a % TMA_GLOBAL_ALIGN ? "A" : "B"),
-                       tma_arg_x((uintptr_t)((uintptr_t)a % TMA_GLOBAL_ALIGN ? a : b)), tma_arg_u(TMA_GLOBAL_ALIGN));
+    if (((uintptr_t)a | (uintptr_t)b) % 2u != 0) /* whole bf16 elements (packed where not 16-byte aligned) */
+        return KD_FAIL(diag, ELEMENT_ALIGN, tma_arg_s((uintptr_t)a % 2u ? "A" : "B"),
+                       tma_arg_x((uintptr_t)((uintptr_t)a % 2u ? a : b)), tma_arg_u(2));
     if (m > 0 && n > 0 && c == NULL)
         return KD_FAIL(diag, GEMM_C_NULL, tma_arg_i(m), tma_arg_i(n));
     if ((uintptr_t)c % out_bytes(out) != 0)
@@ -122,17 +119,32 @@ static tma_status gm_make_map(tma_tensor *t, const tma_tiled_desc *d, const char
     return tma_tensor_make_prechecked_(t, d, diag);
 }
 
-/* The tensor maps of a plan: A and B for the loads, and C for the TMA-store epilogue where TMA can describe C
- * (row pitch and address multiples of 16 bytes), else the epilogue stores from registers. */
-static tma_status gm_make_maps(tma_gemm_plan *p, const void *a, const void *b, tma_diag *diag) {
+/* PACKED INPUTS: TMA reads rows of 16-byte multiples from 16-byte aligned addresses, so A and B are read as they are
+ * only where K is a multiple of 8 and both are 16-byte aligned. Otherwise the plan keeps a zeroed copy of each with
+ * rows of gm_packed_k elements (the columns past K stay zero: they add nothing to the product), which every run
+ * refreshes with one 2-D copy each (gm_pack_run) before the kernel. */
+static bool gm_packs(int k, const void *a, const void *b) {
+    return k > 0 && ((size_t)k * 2u % TMA_GLOBAL_ALIGN != 0 || ((uintptr_t)a | (uintptr_t)b) % TMA_GLOBAL_ALIGN != 0);
+}
+static uint64_t gm_packed_k(int k) { return ((uint64_t)k + 7u) / 8u * 8u; }
+/* Bytes of the packed A (B follows it), a 256-byte multiple. */
+static size_t gm_packed_a_bytes(const tma_gemm_plan *p) {
+    return (size_t)(((uint64_t)p->m * gm_packed_k(p->k) * 2u + 255u) / 256u * 256u);
+}
+
+/* The tensor maps of a plan: A and B for the loads (the packed copies where the plan has them), and C for the
+ * TMA-store epilogue where TMA can describe C (row pitch and address multiples of 16 bytes), else the epilogue stores
+ * from registers. */
+static tma_status gm_make_maps(tma_gemm_plan *p, tma_diag *diag) {
     const size_t eb = out_bytes(p->out);
     p->epilogue = ((size_t)p->n * eb % TMA_GLOBAL_ALIGN == 0 && (uintptr_t)p->c % TMA_GLOBAL_ALIGN == 0)
                       ? TMA_GEMM_EPILOGUE_TMA_STORE
                       : TMA_GEMM_EPILOGUE_DIRECT;
-    tma_tiled_desc da = tma_desc_2d(TMA_DTYPE_BF16, (void *)a, (uint64_t)p->m, (uint64_t)p->k, (uint64_t)p->k * 2u,
-                                    BM, BK, TMA_SWIZZLE_128B);
-    tma_tiled_desc db = tma_desc_2d(TMA_DTYPE_BF16, (void *)b, (uint64_t)p->n, (uint64_t)p->k, (uint64_t)p->k * 2u,
-                                    BN, BK, TMA_SWIZZLE_128B);
+    const uint64_t k = p->packed ? gm_packed_k(p->k) : (uint64_t)p->k;
+    const void *a = p->packed ? p->packed : p->a_in;
+    const void *b = p->packed ? (const void *)((const uint8_t *)p->packed + gm_packed_a_bytes(p)) : p->b_in;
+    tma_tiled_desc da = tma_desc_2d(TMA_DTYPE_BF16, (void *)a, (uint64_t)p->m, k, k * 2u, BM, BK, TMA_SWIZZLE_128B);
+    tma_tiled_desc db = tma_desc_2d(TMA_DTYPE_BF16, (void *)b, (uint64_t)p->n, k, k * 2u, BN, BK, TMA_SWIZZLE_128B);
     tma_tiled_desc dbh = db;
     dbh.box_dim[1] = BN / 2;
     da.l2_promotion = db.l2_promotion = dbh.l2_promotion = TMA_L2_256B;
@@ -157,7 +169,7 @@ static tma_status gm_make_maps(tma_gemm_plan *p, const void *a, const void *b, t
 
 /* The plan fields a record is made from. */
 struct gm_inputs {
-    uint64_t c, out, m, n, k, sms, cluster, group_m, grid_blocks, epilogue, smem, a_tx, c_tx, split_parts;
+    uint64_t c, out, m, n, k, sms, cluster, group_m, grid_blocks, epilogue, smem, a_tx, c_tx, split_parts, packed;
 };
 
 struct gm_launch_record {
@@ -174,7 +186,7 @@ static gm_inputs gm_inputs_of(const tma_gemm_plan *p) {
     in.cluster = (uint64_t)p->cluster, in.group_m = (uint64_t)p->group_m, in.grid_blocks = (uint64_t)p->grid_blocks;
     in.epilogue = (uint64_t)p->epilogue, in.smem = (uint64_t)p->smem;
     in.a_tx = p->a.box.tx_bytes, in.c_tx = p->c_map.box.tx_bytes;
-    in.split_parts = (uint64_t)p->split_parts;
+    in.split_parts = (uint64_t)p->split_parts, in.packed = (uint64_t)(uintptr_t)p->packed;
     return in;
 }
 
@@ -251,8 +263,33 @@ static tma_status gm_launch_for_run(const tma_gemm_plan *p, GmLaunch *l, tma_dia
  * The C API
  * ------------------------------------------------------------------------------------------- */
 
-extern "C" tma_status tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const void *b, void *c, tma_gemm_out out,
-                                         int m, int n, int k, tma_diag *diag) {
+/* Release the packed inputs (on `stream` where the one-call tma_gemm allocated them there). */
+static cudaError_t gm_free_packed(tma_gemm_plan *p, cudaStream_t stream) {
+    cudaError_t e = cudaSuccess;
+    if (p->packed)
+        e = stream ? cudaFreeAsync(p->packed, stream) : cudaFree(p->packed);
+    p->packed = NULL, p->packed_bytes = 0;
+    return e;
+}
+
+/* Refresh the packed A and B from the caller's (one 2-D copy each, rows of K elements into rows of gm_packed_k). */
+static tma_status gm_pack_run(const tma_gemm_plan *p, cudaStream_t stream, tma_diag *diag) {
+    if (p->packed == NULL)
+        return TMA_OK;
+    const size_t row = (size_t)p->k * 2u, pitch = (size_t)gm_packed_k(p->k) * 2u;
+    if (p->packed_bytes < gm_packed_a_bytes(p) + (size_t)p->n * pitch)
+        return KD_FAIL(diag, GEMM_NOT_MADE, tma_arg_u(0));
+    uint8_t *pa = (uint8_t *)p->packed, *pb = pa + gm_packed_a_bytes(p);
+    cudaError_t e = cudaMemcpy2DAsync(pa, pitch, p->a_in, row, row, (size_t)p->m, cudaMemcpyDeviceToDevice, stream);
+    if (e == cudaSuccess)
+        e = cudaMemcpy2DAsync(pb, pitch, p->b_in, row, row, (size_t)p->n, cudaMemcpyDeviceToDevice, stream);
+    return kd_cuda(diag, e, "cudaMemcpy2DAsync of A and B into the packed copies");
+}
+
+/* tma_gemm_plan_make; alloc_stream: the one-call tma_gemm's stream, where the packed inputs are allocated (NULL: a
+ * plan's, cudaMalloc). */
+static tma_status gm_plan_make(tma_gemm_plan *p, const void *a, const void *b, void *c, tma_gemm_out out, int m,
+                               int n, int k, cudaStream_t alloc_stream, tma_diag *diag) {
     if (p == NULL)
         return KD_FAIL(diag, PLAN_NULL, tma_arg_s("the address of a tma_gemm_plan"));
     memset(p, 0, sizeof *p);
@@ -265,10 +302,26 @@ extern "C" tma_status tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const 
     p->out = out;
     p->m = m, p->n = n, p->k = k;
     p->smem = SMEM_BYTES;
+    p->a_in = a, p->b_in = b;
     if (m == 0 || n == 0 || k == 0)
         return kd_ok(diag); /* nothing to multiply; run() writes zeros when K == 0 */
-    if ((st = kd_require_sm90(diag, "tma_gemm", &p->sms)) != TMA_OK || (st = gm_make_maps(p, a, b, diag)) != TMA_OK)
+    if ((st = kd_require_sm90(diag, "tma_gemm", &p->sms)) != TMA_OK)
         return st;
+    if (gm_packs(k, a, b)) { /* zeroed once: the copies never write the columns past K */
+        const size_t bytes = gm_packed_a_bytes(p) + (size_t)((uint64_t)n * gm_packed_k(k) * 2u);
+        cudaError_t e = alloc_stream ? cudaMallocAsync(&p->packed, bytes, alloc_stream) : cudaMalloc(&p->packed, bytes);
+        if (e == cudaSuccess)
+            e = alloc_stream ? cudaMemsetAsync(p->packed, 0, bytes, alloc_stream) : cudaMemset(p->packed, 0, bytes);
+        if ((st = kd_cuda(diag, e, "cudaMalloc and cudaMemset of the packed A and B")) != TMA_OK) {
+            gm_free_packed(p, alloc_stream);
+            return st;
+        }
+        p->packed_bytes = bytes;
+    }
+    if ((st = gm_make_maps(p, diag)) != TMA_OK) {
+        gm_free_packed(p, alloc_stream);
+        return st;
+    }
     cudaError_t e = cudaSuccess;
     for (size_t i = 0; i < sizeof gm_instances / sizeof gm_instances[0] && e == cudaSuccess; i++)
         e = cudaFuncSetAttribute(gm_instances[i].kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM_BYTES);
@@ -287,6 +340,18 @@ extern "C" tma_status tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const 
     }
     gm_launch_record_make(p);
     return kd_ok(diag);
+}
+
+extern "C" tma_status tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const void *b, void *c, tma_gemm_out out,
+                                         int m, int n, int k, tma_diag *diag) {
+    return gm_plan_make(p, a, b, c, out, m, n, k, NULL, diag);
+}
+
+extern "C" tma_status tma_gemm_plan_free(tma_gemm_plan *p, tma_diag *diag) {
+    if (p == NULL)
+        return KD_FAIL(diag, PLAN_NULL, tma_arg_s("a plan made by tma_gemm_plan_make"));
+    const cudaError_t e = gm_free_packed(p, NULL);
+    return e == cudaSuccess ? kd_ok(diag) : kd_cuda(diag, e, "cudaFree of the packed A and B");
 }
 
 extern "C" tma_status tma_gemm_plan_tune(tma_gemm_plan *p, int cluster, tma_gemm_epilogue epilogue, int group_m,
@@ -321,7 +386,7 @@ extern "C" tma_status tma_gemm_run(const tma_gemm_plan *p, tma_stream stream, tm
                                              (cudaStream_t)stream), "cudaMemsetAsync of C (K = 0)");
     GmLaunch l;
     tma_status st = gm_launch_for_run(p, &l, diag);
-    if (st != TMA_OK)
+    if (st != TMA_OK || (st = gm_pack_run(p, (cudaStream_t)stream, diag)) != TMA_OK)
         return st;
     uint32_t no_store = p->diag_no_store ? 1u : 0u;
     GemmOps ops;
@@ -338,6 +403,12 @@ extern "C" tma_status tma_gemm_run(const tma_gemm_plan *p, tma_stream stream, tm
 extern "C" tma_status tma_gemm(const void *a, const void *b, void *c, tma_gemm_out out, int m, int n, int k,
                                tma_stream stream, tma_diag *diag) {
     tma_gemm_plan p;
-    tma_status st = tma_gemm_plan_make(&p, a, b, c, out, m, n, k, diag);
-    return st == TMA_OK ? tma_gemm_run(&p, stream, diag) : st;
+    /* packed inputs, where the plan has them, allocated and freed on the stream */
+    const cudaStream_t s = stream ? (cudaStream_t)stream : cudaStreamLegacy;
+    tma_status st = gm_plan_make(&p, a, b, c, out, m, n, k, s, diag);
+    if (st != TMA_OK)
+        return st;
+    st = tma_gemm_run(&p, stream, diag);
+    const tma_status fr = kd_cuda(diag, gm_free_packed(&p, s), "cudaFreeAsync of the packed A and B");
+    return st != TMA_OK ? st : fr;
 }

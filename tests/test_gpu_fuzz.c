@@ -527,7 +527,7 @@ static const int gemm_nk[][2] = {{4096, 4096}, {12288, 4096}, {11008, 4096}, {40
                                  {32000, 4096}, {2048, 7168}, {7168, 2048}};
 
 enum { GM_BF16, GM_F32, GM_CL2, GM_DIRECT, GM_GRID, GM_GROUP, GM_ONECALL, GM_SKINNY, GM_KZERO, GM_INTS, GM_TUNED,
-       GM_SPLIT };
+       GM_SPLIT, GM_PACKED };
 
 static void gemm_problem(fuzz *f, uint64_t seed) {
     uint64_t s = seed;
@@ -537,7 +537,9 @@ static void gemm_problem(fuzz *f, uint64_t seed) {
         n = nk[0], k = nk[1];
     } else {
         n = fz_pct(&s, 30) ? (int)round_up(fz_log(&s, 1, 16384), fz_pct(&s, 50) ? 64 : 8) : (int)fz_log(&s, 1, 16384);
-        k = fz_pct(&s, 2) ? 0 : (int)round_up(fz_log(&s, 8, 16384), fz_pct(&s, 60) ? 8 : 64);
+        k = fz_pct(&s, 2)    ? 0
+            : fz_pct(&s, 15) ? (int)fz_log(&s, 1, 16384) /* any: packed first unless a multiple of 8 */
+                             : (int)round_up(fz_log(&s, 8, 16384), fz_pct(&s, 60) ? 8 : 64);
     }
     m = fz_pct(&s, 35) ? (int)fz_log(&s, 1, 256) : fz_pct(&s, 30) ? 1 << fz_in(&s, 0, 14) : (int)fz_log(&s, 1, 16384);
     /* within the caps: K first (the reference's work), then the larger of M and N */
@@ -552,12 +554,17 @@ static void gemm_problem(fuzz *f, uint64_t seed) {
     const tma_gemm_out out = fz_pct(&s, 30) ? TMA_GEMM_OUT_F32 : TMA_GEMM_OUT_BF16;
     const size_t eb = out == TMA_GEMM_OUT_F32 ? 4u : 2u;
     const ref_data data = fz_pct(&s, 50) ? REF_DATA_INTS : REF_DATA_REAL;
-    const size_t a_off = 16u * (size_t)fz_in(&s, 0, 3), b_off = 16u * (size_t)fz_in(&s, 0, 3);
+    /* A and B at 16-byte offsets, or at 2-byte ones (packed first) */
+    const size_t a_off = fz_pct(&s, 8) ? 2u * (size_t)fz_in(&s, 1, 7) : 16u * (size_t)fz_in(&s, 0, 3);
+    const size_t b_off = fz_pct(&s, 8) ? 2u * (size_t)fz_in(&s, 1, 7) : 16u * (size_t)fz_in(&s, 0, 3);
     const size_t c_off = fz_pct(&s, 15) ? eb * (size_t)fz_in(&s, 1, 15) : 0u;
     const int one_call = fz_pct(&s, 8);
     const size_t nc = (size_t)m * n;
     fz_mem mem = {{0}, 0};
     fz_out c;
+    tma_gemm_plan plan;
+    tma_diag diag;
+    memset(&plan, 0, sizeof plan);
     snprintf(f->what, sizeof f->what, "M %d N %d K %d, %s C at +%zu bytes", m, n, k,
              out == TMA_GEMM_OUT_F32 ? "fp32" : "bf16", c_off);
     uint8_t *a = fz_alloc(f, &mem, (size_t)m * k * 2 + a_off), *b = fz_alloc(f, &mem, (size_t)n * k * 2 + b_off);
@@ -570,8 +577,6 @@ static void gemm_problem(fuzz *f, uint64_t seed) {
         !FZ_CUDA(f, ref_fill_bf16((uint16_t *)b, (size_t)n * k, fz_mix(seed ^ 2u), data)) ||
         !FZ_CUDA(f, ref_gemm((const uint16_t *)a, (const uint16_t *)b, m, n, k, (size_t)k, (size_t)k, ref, refabs)))
         goto done;
-    tma_gemm_plan plan;
-    tma_diag diag;
     if (!FZ_TMA(f, tma_gemm_plan_make(&plan, a, b, c.at, out, m, n, k, &diag), diag, "tma_gemm_plan_make"))
         goto done;
     if (!one_call) {
@@ -610,6 +615,7 @@ static void gemm_problem(fuzz *f, uint64_t seed) {
     f->cover[out == TMA_GEMM_OUT_F32 ? GM_F32 : GM_BF16]++;
     f->cover[GM_CL2] += plan.cluster == 2;
     f->cover[GM_SPLIT] += plan.split_parts >= 2 && !one_call;
+    f->cover[GM_PACKED] += plan.packed != NULL;
     f->cover[GM_DIRECT] += plan.epilogue == TMA_GEMM_EPILOGUE_DIRECT;
     f->cover[GM_GRID] += plan.grid_blocks != 0;
     f->cover[GM_GROUP] += plan.group_m != (int)TMA_GEMM_GROUP_M;
@@ -634,6 +640,7 @@ static void gemm_problem(fuzz *f, uint64_t seed) {
             goto done;
     }
 done:
+    FZ_TMA(f, tma_gemm_plan_free(&plan, &diag), diag, "tma_gemm_plan_free");
     fz_free_all(f, &mem);
 }
 
@@ -650,6 +657,7 @@ static const fz_option gemm_options[] = {
     {"integer data", GM_INTS},
     {"options set through tma_gemm_plan_tune", GM_TUNED},
     {"split-K", GM_SPLIT},
+    {"packed inputs (K not a multiple of 8, or A, B off 16 bytes)", GM_PACKED},
 };
 
 Test(gpu_fuzz, gemm, .timeout = 900) {

@@ -1,4 +1,6 @@
 /* The TMA + wgmma GEMM (tma_gemm, tma/kernels.h) on the GPU against a double-precision CPU product:
+ *   packed  - K not a multiple of 8 and A, B at 2-byte offsets (copied into the plan's packed rows first), every
+ *                 variant, bf16 and fp32 C.
  *   ragged, ragged_f32 - bf16 and fp32 C: every variant (split-K where the plan splits K, and whole tiles there;
  *                 no clusters; clusters of two sharing B by
  *                 multicast, the default where blocks have more than one tile; no clusters with the
@@ -9,8 +11,9 @@
  *                 finite (the output is poisoned with NaN first), and the 4 KiB after C unchanged (TMA
  *                 stores clip at C's edge); fresh random data.
  *   k_zero      - K = 0 gives zeros (both C types).
- *   refused     - K not a multiple of 8, misaligned A and a misaligned fp32 C are refused with TMA_ERR_ARG and
- *                 a message naming the argument; a plan changed to something it cannot run is refused by run. */
+ *   refused     - A at an odd address and a misaligned fp32 C are refused with TMA_ERR_ARG and a message naming the
+ *                 argument (K = 12 and A 8 bytes past 16 are taken: packed); a plan changed to something it cannot
+ *                 run is refused by run, split-K's parts and clusters included. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -63,12 +66,13 @@ static double c_elem(const uint8_t *c, size_t i, tma_gemm_out out) {
  * epilogue from registers) or 4 (split-K where the plan has whole tiles, whole tiles where it splits K), each with
  * the epilogue and split-K parts tma_gemm_plan_make chose unless told otherwise;
  * returns the relative Frobenius error (NaN if any output is not finite or a byte after C changed). */
-static double run_shape(int m, int n, int k, int variant, tma_gemm_out out, int *tma_epilogue) {
+static double run_shape_at(int m, int n, int k, int variant, tma_gemm_out out, int *tma_epilogue, size_t ab_off) {
     const size_t eb = out == TMA_GEMM_OUT_F32 ? 4u : 2u;
     size_t na = (size_t)m * k, nb = (size_t)n * k, nc = (size_t)m * n;
-    void *a, *b, *c;
-    CUDA_OK(cudaMalloc(&a, na * 2 + 16));
-    CUDA_OK(cudaMalloc(&b, nb * 2 + 16));
+    void *a, *b, *c, *a0, *b0;
+    CUDA_OK(cudaMalloc(&a0, na * 2 + 16));
+    CUDA_OK(cudaMalloc(&b0, nb * 2 + 16));
+    a = (uint8_t *)a0 + ab_off, b = (uint8_t *)b0 + ab_off;
     CUDA_OK(cudaMalloc(&c, nc * eb + GUARD));
     fill_bf16(a, na);
     fill_bf16(b, nb);
@@ -111,12 +115,18 @@ static double run_shape(int m, int n, int k, int variant, tma_gemm_out out, int 
             den += ref * ref;
         }
     free(ha), free(hb), free(hc);
-    CUDA_OK(cudaFree(a));
-    CUDA_OK(cudaFree(b));
+    tma_diag d;
+    cr_assert_eq(tma_gemm_plan_free(&plan, &d), TMA_OK, "%s", d.message);
+    CUDA_OK(cudaFree(a0));
+    CUDA_OK(cudaFree(b0));
     CUDA_OK(cudaFree(c));
     if (!finite || !guard_intact)
         return NAN;
     return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+static double run_shape(int m, int n, int k, int variant, tma_gemm_out out, int *tma_epilogue) {
+    return run_shape_at(m, n, k, variant, out, tma_epilogue, 0);
 }
 
 /* Every variant on every ragged shape with C of type `out`. The first four shapes are what the sanitizer
@@ -165,6 +175,26 @@ Test(gpu_gemm, ragged_f32) {
     ragged_suite(TMA_GEMM_OUT_F32, "gpu_gemm_f32");
 }
 
+/* PACKED INPUTS (kernels/gemm.cu): K not a multiple of 8, and A and B at 2-byte offsets, copied into the plan's
+ * packed rows first; every variant, bf16 and fp32 C. */
+Test(gpu_gemm, packed) {
+    require_sm90();
+    seed_rng("gpu_gemm/packed");
+    const int shapes[][4] = {{5, 300, 100, 0}, {130, 257, 1001, 0}, {64, 64, 13, 0}, {200, 513, 64, 2}, {3, 40, 7, 6},
+                             {300, 1000, 4099, 10}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int v = 1; v <= 4; v++)
+            for (int o = 0; o < 2; o++) {
+                const tma_gemm_out out = o ? TMA_GEMM_OUT_F32 : TMA_GEMM_OUT_BF16;
+                int tma_epi = 0;
+                const double err = run_shape_at(shapes[s][0], shapes[s][1], shapes[s][2], v, out, &tma_epi,
+                                                (size_t)shapes[s][3]);
+                cr_assert(err <= (o ? 1e-5 : 1e-2), "%d x %d x %d, A and B at +%d bytes, %s C, variant %d: relative "
+                          "Frobenius error %g (NaN: an element unwritten or not finite, or a byte after C written)",
+                          shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], o ? "fp32" : "bf16", v, err);
+            }
+}
+
 Test(gpu_gemm, k_zero) {
     require_sm90();
     void *c;
@@ -197,11 +227,17 @@ Test(gpu_gemm, refused) {
     tma_gemm_plan plan;
     tma_diag diag;
     const tma_gemm_out BF = TMA_GEMM_OUT_BF16;
-    cr_expect_eq(tma_gemm_plan_make(&plan, p, p, p, BF, 64, 64, 12, &diag), TMA_ERR_ARG, "K = 12");
-    cr_expect(strstr(diag.message, "K = 12") != NULL && strstr(diag.message, "multiple of 8") != NULL, "%s",
-              diag.message);
-    cr_expect_eq(tma_gemm_plan_make(&plan, (char *)p + 8, p, p, BF, 64, 64, 64, &diag), TMA_ERR_ARG, "A + 8");
-    cr_expect(strstr(diag.message, "is not 16-byte aligned") != NULL, "%s", diag.message);
+    cr_assert_eq(tma_gemm_plan_make(&plan, p, p, p, BF, 64, 64, 12, &diag), TMA_OK, "K = 12 (packed): %s",
+                 diag.message);
+    cr_expect(plan.packed != NULL && plan.packed_bytes >= 2u * 64u * 16u * 2u, "K = 12: packed rows of 16");
+    cr_expect_eq(tma_gemm_plan_free(&plan, &diag), TMA_OK, "%s", diag.message);
+    cr_expect(plan.packed == NULL, "freed");
+    cr_assert_eq(tma_gemm_plan_make(&plan, (char *)p + 8, p, p, BF, 64, 64, 64, &diag), TMA_OK, "A + 8: %s",
+                 diag.message);
+    cr_expect(plan.packed != NULL, "A + 8: packed");
+    cr_expect_eq(tma_gemm_plan_free(&plan, &diag), TMA_OK, "%s", diag.message);
+    cr_expect_eq(tma_gemm_plan_make(&plan, (char *)p + 1, p, p, BF, 64, 64, 64, &diag), TMA_ERR_ARG, "A + 1");
+    cr_expect(strstr(diag.message, "A = ") != NULL && strstr(diag.message, "2-byte") != NULL, "%s", diag.message);
     cr_expect_eq(tma_gemm_plan_make(&plan, p, p, (char *)p + 2, TMA_GEMM_OUT_F32, 64, 64, 64, &diag), TMA_ERR_ARG,
                  "fp32 C not 4-byte aligned");
     cr_expect_eq(tma_gemm_plan_make(&plan, NULL, p, p, BF, 64, 64, 64, &diag), TMA_ERR_NULL_ARG, "A NULL");

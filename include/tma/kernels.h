@@ -105,11 +105,19 @@ typedef struct tma_gemm_plan {
     int diag_no_store;     /**< may be changed, diagnostic for timing only: 1 skips the epilogue's stores (C is
                                 not written); read by run as it stands (no re-derivation) */
     size_t smem;           /**< dynamic shared memory per block, bytes */
+    const void *a_in, *b_in; /**< A's and B's device addresses */
+    void *packed;          /**< where TMA cannot read A or B as they are (K not a multiple of 8: rows of 2 K bytes,
+                                and TMA's strides are 16-byte multiples; or A or B not 16-byte aligned): device memory
+                                (cudaMalloc, zeroed once) that each run first copies them into, rows padded to a
+                                multiple of 8 elements with zeros (docs/guide/gemm.md); else NULL. Released by
+                                tma_gemm_plan_free */
+    size_t packed_bytes;   /**< its size */
     tma_launch_record launch; /**< what run launches (private) */
 } tma_gemm_plan;
 
-/** Prepare C = A * B^T on the current device. A and B: 16-byte aligned device pointers (NULL only when
- *  K == 0); C: aligned to its element (NULL only when M * N == 0).
+/** Prepare C = A * B^T on the current device. A and B: device pointers aligned to their bf16 elements (NULL only
+ *  when K == 0), read through TMA as they are where K is a multiple of 8 and they are 16-byte aligned, else copied
+ *  first (tma_gemm_plan.packed); C: aligned to its element (NULL only when M * N == 0).
  *  @return TMA_OK; TMA_ERR_ARG / TMA_ERR_NULL_ARG for arguments outside the rules (diag names the rule);
  *          TMA_ERR_DEVICE without an sm_90 device; TMA_ERR_CUDA */
 tma_status tma_gemm_plan_make(tma_gemm_plan *p, const void *a, const void *b, void *c, tma_gemm_out out, int m,
@@ -125,6 +133,10 @@ tma_status tma_gemm_plan_tune(tma_gemm_plan *p, int cluster, tma_gemm_epilogue e
 
 /** Blocks tma_gemm_run launches for the plan as it stands (persistent grid; 0 when nothing is launched). */
 int tma_gemm_grid(const tma_gemm_plan *p);
+
+/** Release a plan's packed inputs (cudaFree: waits for the device; nothing when it has none).
+ *  @return TMA_OK, TMA_ERR_NULL_ARG or TMA_ERR_CUDA */
+tma_status tma_gemm_plan_free(tma_gemm_plan *p, tma_diag *diag);
 
 /** Launch a prepared plan on `stream` (asynchronous). K == 0 writes zeros into C.
  *  @return TMA_OK; TMA_ERR_ARG for a plan whose fields were changed to something it cannot run; TMA_ERR_CUDA */

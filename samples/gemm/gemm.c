@@ -57,6 +57,10 @@ int main(void) {
         return 1;
     }
     CUDA_CHECK(cudaMemcpy(c, dc, sizeof c, cudaMemcpyDeviceToHost));
+    if (tma_gemm_plan_free(&plan, &diag) != TMA_OK) { /* packed copies of A and B, where the plan has them */
+        fprintf(stderr, "free: %s\n", diag.message);
+        return 1;
+    }
 
     /* Check: every element of C against the exact product, within bf16's rounding (half a unit in the last place). */
     int bad = 0;
