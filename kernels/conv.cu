@@ -119,24 +119,48 @@ static size_t conv_smem(int bm, int bn) {
 }
 
 /* PACKED INPUTS (conv_tiles.h): each thread packs 8 channels (16 bytes; C' is a multiple of 8) of a packed pixel,
- * each read from its source element or 0 (conv_pack_sources); consecutive threads take consecutive 16-byte pieces. */
+ * each read from its source element or 0; consecutive threads take consecutive 16-byte pieces. Where the block is a
+ * whole number of pixels' pieces (conv_pack_block), a thread's piece of every pixel it packs is the same, and its 8
+ * channels' taps (conv_pack_tap) are worked out once, into registers: a piece then costs its pixel's place and 8
+ * bounds checks. Worked out for every element (a division a channel), the stem's packing at batch 32 was
+ * instruction-bound at 122-168 us; from a table in shared memory, whose 32-byte entries 8 lanes read at a stride of
+ * 256 bytes, 416 us (H100, docs/lab/conv.md "Packed inputs"). */
+template <bool FIXED>
 __global__ void conv_pack_kernel(const conv_pack k, const uint16_t *__restrict__ src, uint16_t *__restrict__ dst) {
     const uint32_t per_pixel = k.c_out / 8u;
     const uint64_t pieces = conv_pack_pixels(&k) * per_pixel;
-    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < pieces; i += (uint64_t)gridDim.x * blockDim.x) {
-        const uint64_t pixel = i / per_pixel;
-        const uint32_t j0 = (uint32_t)(i - pixel * per_pixel) * 8u;
-        int64_t from[8];
-        conv_pack_sources(&k, pixel, j0, 8u, from);
-        uint16_t v[8];
+    int64_t dr[8], dc[8], at[8];
+    int tap[8];
+    if (FIXED) /* this thread's piece of every pixel */
 #pragma unroll
         for (uint32_t j = 0; j < 8u; j++)
-            v[j] = from[j] < 0 ? (uint16_t)0 : src[from[j]];
+            tap[j] = conv_pack_tap(&k, threadIdx.x % per_pixel * 8u + j, &dr[j], &dc[j], &at[j]);
+    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < pieces; i += (uint64_t)gridDim.x * blockDim.x) {
+        uint32_t piece;
+        const uint64_t pixel = conv_divmod(i, per_pixel, &piece);
+        int64_t image, row0, col0;
+        conv_pack_pixel(&k, pixel, &image, &row0, &col0);
+        uint16_t v[8];
+#pragma unroll
+        for (uint32_t j = 0; j < 8u; j++) {
+            if (!FIXED)
+                tap[j] = conv_pack_tap(&k, piece * 8u + j, &dr[j], &dc[j], &at[j]);
+            const int64_t from = conv_pack_from(&k, image, row0, col0, tap[j], dr[j], dc[j], at[j]);
+            v[j] = from < 0 ? (uint16_t)0 : src[from];
+        }
         uint4 o;
         o.x = v[0] | (uint32_t)v[1] << 16, o.y = v[2] | (uint32_t)v[3] << 16;
         o.z = v[4] | (uint32_t)v[5] << 16, o.w = v[6] | (uint32_t)v[7] << 16;
         *(uint4 *)(dst + i * 8u) = o;
     }
+}
+
+/* The packing kernel's block: a whole number of pixels' pieces, about 256 threads (FIXED), where a pixel has at most
+ * 256 pieces; else 256 threads. */
+static unsigned conv_pack_block(const conv_pack &k, bool *fixed) {
+    const unsigned per_pixel = k.c_out / 8u;
+    *fixed = per_pixel <= 256u;
+    return *fixed ? per_pixel * (256u / per_pixel) : 256u;
 }
 
 /* The packings of a plan's x and w, the addresses its maps read (the workspace's, or x and w), and the convolution the
@@ -166,10 +190,15 @@ static tma_status conv_pack_run(const tma_conv2d_plan *p, cudaStream_t stream, t
     const void *from[2] = {p->x, p->w};
     void *to[2] = {(void *)s.x, (void *)s.w};
     for (int i = 0; i < 2; i++) {
+        bool fixed;
+        const unsigned threads = conv_pack_block(*packs[i], &fixed);
         const uint64_t chunks = conv_pack_elems(packs[i]) / 8u;
-        const uint64_t most = (uint64_t)p->sms * 8u, blocks = (chunks + 255u) / 256u;
-        conv_pack_kernel<<<(unsigned)(blocks < most ? blocks : most), 256, 0, stream>>>(
-            *packs[i], (const uint16_t *)from[i], (uint16_t *)to[i]);
+        const uint64_t most = (uint64_t)p->sms * 8u, blocks = (chunks + threads - 1u) / threads;
+        const unsigned grid = (unsigned)(blocks < most ? blocks : most);
+        if (fixed)
+            conv_pack_kernel<true><<<grid, threads, 0, stream>>>(*packs[i], (const uint16_t *)from[i], (uint16_t *)to[i]);
+        else
+            conv_pack_kernel<false><<<grid, threads, 0, stream>>>(*packs[i], (const uint16_t *)from[i], (uint16_t *)to[i]);
         const tma_status st = kd_cuda(diag, cudaGetLastError(), "tma_conv2d packing kernel launch");
         if (st != TMA_OK)
             return st;

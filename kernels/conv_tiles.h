@@ -109,37 +109,41 @@ TMA_HD uint64_t conv_divmod(uint64_t x, uint32_t d, uint32_t *rem) {
     return x / d;
 }
 
-/** The source elements of channels j0 .. j0 + n - 1 of packed pixel `pixel`, -1 for a zero (outside the source image,
- *  or a channel past taps_r taps_s c): the pixel's place found once, then stepped along the channels with additions
- *  (a division or a 64-bit product per element made the stem's packing at batch 32 instruction-bound: 150-168 us,
- *  H100). */
-TMA_HD void conv_pack_sources(const conv_pack *k, uint64_t pixel, uint32_t j0, uint32_t n, int64_t *from) {
-    uint32_t q, y, c, s;
+/** Channel j of a packed pixel: the source pixel's row and column past the pixel's first tap (dr, dc) and the source
+ *  element's offset past that tap's first element (at); 0 where the channel is a zero (past taps_r taps_s c). */
+TMA_HD int conv_pack_tap(const conv_pack *k, uint32_t j, int64_t *dr, int64_t *dc, int64_t *at) {
+    const uint32_t tap = j / k->c, c = j - tap * k->c, f = tap / k->taps_s, s = tap - f * k->taps_s;
+    *dr = (int64_t)f * k->dil_h, *dc = (int64_t)s * k->dil_w;
+    *at = (*dr * k->w + *dc) * k->c + c;
+    return f < k->taps_r;
+}
+
+/** Packed pixel `pixel`'s first tap: its source image's first element (image), row and column (row0, col0). */
+TMA_HD void conv_pack_pixel(const conv_pack *k, uint64_t pixel, int64_t *image, int64_t *row0, int64_t *col0) {
+    uint32_t q, y;
     const uint64_t img = conv_divmod(conv_divmod(pixel, k->w_out, &q), k->h_out, &y);
-    const uint32_t tap = j0 / k->c;
-    c = j0 - tap * k->c;
-    uint32_t f = tap / k->taps_s;
-    s = tap - f * k->taps_s;
-    /* the current tap's source row and column, and its element's offset from the image's first */
-    int64_t row = (int64_t)y * k->step_h - k->pad_h + (int64_t)f * k->dil_h;
-    int64_t col = (int64_t)q * k->step_w - k->pad_w + (int64_t)s * k->dil_w;
-    const int64_t image = (int64_t)img * k->h * k->w * k->c;
-    int64_t at = ((int64_t)row * k->w + col) * k->c + c;
-    const int64_t col_step = (int64_t)k->dil_w * k->c, row_step = (int64_t)k->dil_h * k->w * k->c;
+    *image = (int64_t)img * k->h * k->w * k->c;
+    *row0 = (int64_t)y * k->step_h - k->pad_h, *col0 = (int64_t)q * k->step_w - k->pad_w;
+}
+
+/** The source element of a channel (conv_pack_tap's dr, dc, at; `tap` its result) of a pixel (conv_pack_pixel's
+ *  image, row0, col0), or -1 where it is a zero (outside the source image, or no tap). */
+TMA_HD int64_t conv_pack_from(const conv_pack *k, int64_t image, int64_t row0, int64_t col0, int tap, int64_t dr,
+                              int64_t dc, int64_t at) {
+    const int64_t row = row0 + dr, col = col0 + dc;
+    const int inside = tap && row >= 0 && row < (int64_t)k->h && col >= 0 && col < (int64_t)k->w;
+    return inside ? image + (row0 * k->w + col0) * k->c + at : -1;
+}
+
+/** The source elements of channels j0 .. j0 + n - 1 of packed pixel `pixel` (conv_pack_from of each channel's
+ *  conv_pack_tap), -1 for a zero. */
+TMA_HD void conv_pack_sources(const conv_pack *k, uint64_t pixel, uint32_t j0, uint32_t n, int64_t *from) {
+    int64_t image, row0, col0;
+    conv_pack_pixel(k, pixel, &image, &row0, &col0);
     for (uint32_t i = 0; i < n; i++) {
-        const int inside = f < k->taps_r && row >= 0 && row < (int64_t)k->h && col >= 0 && col < (int64_t)k->w;
-        from[i] = inside ? image + at : -1;
-        at++;
-        if (++c == k->c) { /* the next tap: along the filter row, then the next folded row */
-            c = 0;
-            at += col_step - k->c;
-            col += k->dil_w;
-            if (++s == k->taps_s) {
-                s = 0, f++;
-                row += k->dil_h, col -= (int64_t)k->taps_s * k->dil_w;
-                at += row_step - (int64_t)k->taps_s * col_step;
-            }
-        }
+        int64_t dr, dc, at;
+        const int tap = conv_pack_tap(k, j0 + i, &dr, &dc, &at);
+        from[i] = conv_pack_from(k, image, row0, col0, tap, dr, dc, at);
     }
 }
 
