@@ -5,6 +5,7 @@
  *
  * SYNOPSIS
  *     tma-gemm [REPS]
+ *     tma-gemm --list
  *
  * DESCRIPTION
  *     C = A * B^T, A (M x K) and B (N x K) bf16 row-major, fp32 accumulation, C bf16 or fp32.
@@ -20,6 +21,8 @@
  *          libtma        the default tma_gemm_plan_make picks (multicast where every block has > 1 tile,
  *                        split-K where the tiles are fewer than half the SMs)
  *          no-store      the default without the epilogue's stores: a diagnostic of the epilogue's cost
+ *     --list prints the timed shapes (M N K and C's type, tab-separated) for torch_gemm.py, which times PyTorch's
+ *     torch.mm on the same shapes.
  *     Without a Hopper GPU it says so and exits 0.
  *     TMA_GEMM_SEED replays the data; TMA_GEMM_ONLY="MxNxK" (or "MxNxK fp32") runs one shape, for profiling;
  *     TMA_GEMM_SWEEP times the rasterization group and grid sizes; TMA_GEMM_TRACE how times drift after an
@@ -391,7 +394,38 @@ static int selected(const shape *sh, const char *only) {
     return strcmp(nm, only) == 0;
 }
 
+#define BF TMA_GEMM_OUT_BF16
+#define F32 TMA_GEMM_OUT_F32
+/* The shapes: small checked ones, then the timed table (large squares, a short K, fp32 C, and small M). */
+static const shape shapes[] = {
+    {256, 256, 256, BF, 1, 0},    {1000, 777, 200, BF, 1, 0},   {129, 300, 72, BF, 1, 0},
+    {333, 1000, 1032, BF, 1, 0},  {333, 1000, 1032, F32, 1, 0}, {1000, 777, 200, F32, 1, 0},
+    {2048, 2048, 2048, BF, 0, 1}, {4096, 4096, 4096, BF, 0, 1}, {8192, 8192, 8192, BF, 0, 1},
+    {4000, 4000, 4000, BF, 0, 1}, {8192, 8192, 1000, BF, 0, 1}, {4096, 4096, 4096, F32, 0, 1},
+    {8192, 8192, 8192, F32, 0, 1},
+    /* small M (decoding, inference batches): split-K */
+    {1, 4096, 4096, BF, 0, 1},    {8, 4096, 4096, BF, 0, 1},    {16, 4096, 4096, BF, 0, 1},
+    {64, 4096, 4096, BF, 0, 1},   {128, 4096, 4096, BF, 0, 1},  {256, 4096, 4096, BF, 0, 1},
+    {512, 4096, 4096, BF, 0, 1},  {1, 8192, 8192, BF, 0, 1},    {16, 8192, 8192, BF, 0, 1},
+    {64, 8192, 8192, BF, 0, 1},   {128, 8192, 8192, BF, 0, 1},  {256, 8192, 8192, BF, 0, 1},
+    {512, 8192, 8192, BF, 0, 1},
+};
+enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
+#undef BF
+#undef F32
+
+/* --list: the timed shapes for torch_gemm.py, one a line: M N K and C's type, tab-separated. */
+static void list_shapes(void) {
+    for (int s = 0; s < NSHAPES; s++)
+        if (shapes[s].timed)
+            printf("%d\t%d\t%d\t%s\n", shapes[s].m, shapes[s].n, shapes[s].k, type_name(shapes[s].out));
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "--list")) {
+        list_shapes();
+        return 0;
+    }
     int reps = argc > 1 ? atoi(argv[1]) : 30;
     reps = reps < 20 ? 20 : reps;
     int ndev = 0;
@@ -410,21 +444,6 @@ int main(int argc, char **argv) {
     const uint64_t seed = seed_env ? strtoull(seed_env, NULL, 0) : (uint64_t)time(NULL);
     printf("data seed %llu (replay with TMA_GEMM_SEED=%llu)\n", (unsigned long long)seed, (unsigned long long)seed);
 
-    const tma_gemm_out BF = TMA_GEMM_OUT_BF16, F32 = TMA_GEMM_OUT_F32;
-    const shape shapes[] = {
-        {256, 256, 256, BF, 1, 0},    {1000, 777, 200, BF, 1, 0},   {129, 300, 72, BF, 1, 0},
-        {333, 1000, 1032, BF, 1, 0},  {333, 1000, 1032, F32, 1, 0}, {1000, 777, 200, F32, 1, 0},
-        {2048, 2048, 2048, BF, 0, 1}, {4096, 4096, 4096, BF, 0, 1}, {8192, 8192, 8192, BF, 0, 1},
-        {4000, 4000, 4000, BF, 0, 1}, {8192, 8192, 1000, BF, 0, 1}, {4096, 4096, 4096, F32, 0, 1},
-        {8192, 8192, 8192, F32, 0, 1},
-        /* small M (decoding, inference batches): split-K */
-        {1, 4096, 4096, BF, 0, 1},    {8, 4096, 4096, BF, 0, 1},    {16, 4096, 4096, BF, 0, 1},
-        {64, 4096, 4096, BF, 0, 1},   {128, 4096, 4096, BF, 0, 1},  {256, 4096, 4096, BF, 0, 1},
-        {512, 4096, 4096, BF, 0, 1},  {1, 8192, 8192, BF, 0, 1},    {16, 8192, 8192, BF, 0, 1},
-        {64, 8192, 8192, BF, 0, 1},   {128, 8192, 8192, BF, 0, 1},  {256, 8192, 8192, BF, 0, 1},
-        {512, 8192, 8192, BF, 0, 1},
-    };
-    enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
     result results[NSHAPES];
     int nresults = 0, failures = 0;
     const char *only = getenv("TMA_GEMM_ONLY");
