@@ -639,16 +639,15 @@ extern "C" tma_status tma_conv2d_plan_free(tma_conv2d_plan *p, tma_diag *diag) {
     if (p == NULL)
         return KD_FAIL(diag, PLAN_NULL, tma_arg_s("a plan made by tma_conv2d_plan_make"));
     const tma_status st = conv_free_workspace(p, diag);
-    const cudaError_t e = p->packed ? cudaFree(p->packed) : cudaSuccess;
-    p->packed = NULL;
+    const cudaError_t e = kd_free_on(&p->packed, NULL);
     p->packed_bytes = 0;
     if (st != TMA_OK)
         return st;
     return e == cudaSuccess ? kd_ok(diag) : kd_cuda(diag, e, "cudaFree of the packed x and w");
 }
 
-/* tma_conv2d_plan_make; whole_tiles: tma_conv2d's plan (the tile AUTO chooses, every tile whole), whose packed inputs
- * are allocated on `stream` (cudaMallocAsync; tma_conv2d frees them there after the run). */
+/* tma_conv2d_plan_make; whole_tiles: tma_conv2d's plan (the tile AUTO chooses, every tile whole); stream: where its
+ * packed inputs are allocated (kd_malloc_on: NULL for a plan's; tma_conv2d's stream, which frees them after the run). */
 static tma_status conv_plan_make(tma_conv2d_plan *p, const tma_conv2d_shape *shape, const void *x, const void *w,
                                  void *y, bool whole_tiles, cudaStream_t stream, tma_diag *diag) {
     if (p == NULL)
@@ -678,20 +677,14 @@ static tma_status conv_plan_make(tma_conv2d_plan *p, const tma_conv2d_shape *sha
         return st;
     if (f.packed) { /* the packed tensors' maps are made by conv_tiles_apply, at the workspace's addresses */
         const size_t bytes = f.x_bytes + f.w_bytes;
-        const cudaError_t e = whole_tiles ? cudaMallocAsync(&p->packed, bytes, stream) : cudaMalloc(&p->packed, bytes);
-        if ((st = kd_cuda(diag, e, "cudaMalloc of the packed x and w")) != TMA_OK) {
-            p->packed = NULL;
+        if ((st = kd_cuda(diag, kd_malloc_on(&p->packed, bytes, stream), "cudaMalloc of the packed x and w")) != TMA_OK)
             return st;
-        }
         p->packed_bytes = bytes;
     }
     st = conv_tiles_apply(p, f.g, f.packed ? NULL : &made, bn, 0, 0, TMA_CONV2D_SCHEDULE_AUTO, whole_tiles, diag);
-    if (st != TMA_OK && p->packed) {
-        if (whole_tiles)
-            (void)cudaFreeAsync(p->packed, stream);
-        else
-            (void)cudaFree(p->packed);
-        p->packed = NULL, p->packed_bytes = 0;
+    if (st != TMA_OK) {
+        (void)kd_free_on(&p->packed, stream);
+        p->packed_bytes = 0;
     }
     return st;
 }
@@ -749,14 +742,11 @@ extern "C" tma_status tma_conv2d(const tma_conv2d_shape *shape, const void *x, c
     tma_conv2d_plan p;
     /* whole tiles: no workspace, since the launch may outlive this call; packed inputs allocated and freed on the
      * stream */
-    tma_status st = conv_plan_make(&p, shape, x, w, y, true, (cudaStream_t)stream, diag);
+    const cudaStream_t s = stream ? (cudaStream_t)stream : cudaStreamLegacy;
+    tma_status st = conv_plan_make(&p, shape, x, w, y, true, s, diag);
     if (st != TMA_OK)
         return st;
     st = tma_conv2d_run(&p, stream, diag);
-    if (p.packed) {
-        const tma_status fr = kd_cuda(diag, cudaFreeAsync(p.packed, (cudaStream_t)stream), "cudaFreeAsync of the packed x and w");
-        if (st == TMA_OK)
-            st = fr;
-    }
-    return st;
+    const tma_status fr = kd_cuda(diag, kd_free_on(&p.packed, s), "cudaFreeAsync of the packed x and w");
+    return st != TMA_OK ? st : fr;
 }

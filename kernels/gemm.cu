@@ -265,11 +265,8 @@ static tma_status gm_launch_for_run(const tma_gemm_plan *p, GmLaunch *l, tma_dia
 
 /* Release the packed inputs (on `stream` where the one-call tma_gemm allocated them there). */
 static cudaError_t gm_free_packed(tma_gemm_plan *p, cudaStream_t stream) {
-    cudaError_t e = cudaSuccess;
-    if (p->packed)
-        e = stream ? cudaFreeAsync(p->packed, stream) : cudaFree(p->packed);
-    p->packed = NULL, p->packed_bytes = 0;
-    return e;
+    p->packed_bytes = 0;
+    return kd_free_on(&p->packed, stream);
 }
 
 /* Refresh the packed A and B from the caller's (one 2-D copy each, rows of K elements into rows of gm_packed_k). */
@@ -309,7 +306,7 @@ static tma_status gm_plan_make(tma_gemm_plan *p, const void *a, const void *b, v
         return st;
     if (gm_packs(k, a, b)) { /* zeroed once: the copies never write the columns past K */
         const size_t bytes = gm_packed_a_bytes(p) + (size_t)((uint64_t)n * gm_packed_k(k) * 2u);
-        cudaError_t e = alloc_stream ? cudaMallocAsync(&p->packed, bytes, alloc_stream) : cudaMalloc(&p->packed, bytes);
+        cudaError_t e = kd_malloc_on(&p->packed, bytes, alloc_stream);
         if (e == cudaSuccess)
             e = alloc_stream ? cudaMemsetAsync(p->packed, 0, bytes, alloc_stream) : cudaMemset(p->packed, 0, bytes);
         if ((st = kd_cuda(diag, e, "cudaMalloc and cudaMemset of the packed A and B")) != TMA_OK) {

@@ -42,3 +42,16 @@ tma_status kd_require_sm90(tma_diag *diag, const char *who, int *sms) {
         return KD_FAIL(diag, NOT_HOPPER, tma_arg_s(who), tma_arg_i(dev), tma_arg_i(major));
     return TMA_OK;
 }
+
+cudaError_t kd_malloc_on(void **p, size_t bytes, cudaStream_t stream) {
+    const cudaError_t e = stream ? cudaMallocAsync(p, bytes, stream) : cudaMalloc(p, bytes);
+    if (e != cudaSuccess)
+        *p = NULL;
+    return e;
+}
+
+cudaError_t kd_free_on(void **p, cudaStream_t stream) {
+    const cudaError_t e = *p == NULL ? cudaSuccess : stream ? cudaFreeAsync(*p, stream) : cudaFree(*p);
+    *p = NULL;
+    return e;
+}

@@ -41,6 +41,12 @@ tma_status kd_relay(tma_diag *diag, tma_status status, const char *message);
  *  error that means there is no GPU to run on (kd_no_gpu_reason), "<what> failed: <that reason>". */
 tma_status kd_cuda(tma_diag *diag, cudaError_t e, const char *what);
 
+/** A plan's device memory (packed inputs): cudaMalloc where stream is NULL (a plan's, made once, synchronous), else
+ *  cudaMallocAsync on stream (a one-call function's, freed there after its launch). kd_free_on releases *p the same
+ *  way (nothing for NULL) and sets it to NULL. */
+cudaError_t kd_malloc_on(void **p, size_t bytes, cudaStream_t stream);
+cudaError_t kd_free_on(void **p, cudaStream_t stream);
+
 /** TMA_OK when the current device is compute capability 9.x (Hopper), with its multiprocessor count in *sms;
  *  TMA_ERR_DEVICE (no GPU or no driver, in kd_no_gpu_reason's words; another architecture) or TMA_ERR_CUDA
  *  otherwise. `who` names the caller. */

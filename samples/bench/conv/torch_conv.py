@@ -17,14 +17,14 @@ for libtma's column; compare TFLOP/s.
 """
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 
 import torch
 import torch.nn.functional as F
 
-WARMUP_MS = 500.0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from torch_timing import median_call_ms  # noqa: E402
 
 
 def read_rows(binary):
@@ -56,25 +56,10 @@ def run_row(v, reps):
     if not torch.all((y.float() - ref).abs() <= 1e-2 * ref.abs() + 1e-2):
         sys.exit(f"{v}: F.conv2d in bf16 differs from fp32")
     del ref
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    warm, calls = 0.0, 0
-    while calls < 3 or warm < WARMUP_MS:
-        start.record()
-        F.conv2d(x, wt, **args)
-        end.record()
-        torch.cuda.synchronize()
-        warm += start.elapsed_time(end)
-        calls += 1
-    times = []
-    for _ in range(reps):
-        start.record()
-        F.conv2d(x, wt, **args)
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
+    ms = median_call_ms(lambda: F.conv2d(x, wt, **args), reps)
     p, q = out_size(h, ph, dh, r, sh), out_size(w, pw, dw, s, sw)
     gflop = 2.0 * n * p * q * k * r * s * c * 1e-9
-    return gflop, statistics.median(times)
+    return gflop, ms
 
 
 def main():

@@ -15,13 +15,13 @@ Run tma-gemm on the same machine for libtma's column (its cuBLAS column is what 
 """
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 
 import torch
 
-WARMUP_MS = 500.0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from torch_timing import median_call_ms  # noqa: E402
 
 
 def read_shapes(binary):
@@ -37,23 +37,8 @@ def run_shape(m, n, k, reps):
     err = ((c.float() - ref).norm() / ref.norm()).item()
     if not err <= 1e-2:
         sys.exit(f"{m}x{n}x{k}: torch.mm differs from the fp32 product (relative error {err})")
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    warm, calls = 0.0, 0
-    while calls < 3 or warm < WARMUP_MS:
-        start.record()
-        torch.mm(a, b.t())
-        end.record()
-        torch.cuda.synchronize()
-        warm += start.elapsed_time(end)
-        calls += 1
-    times = []
-    for _ in range(reps):
-        start.record()
-        torch.mm(a, b.t())
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+    ms = median_call_ms(lambda: torch.mm(a, b.t()), reps)
+    return ms
 
 
 def main():
