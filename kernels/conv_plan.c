@@ -62,51 +62,88 @@ static uint32_t folded_rows(const tma_conv2d_shape *sh) {
     return row > CONV_BK ? 0u : CONV_BK / row < r ? CONV_BK / row : r;
 }
 
-/* The plan's packing: folded taps wherever they fit and at least halve the stages (every stage is one im2col load of
- * the tile's pixels, about 1 us whatever its real channels: R S stages of C <= 64 channels become ceil(R / FR)),
- * padded channels where TMA cannot read x as it is and the taps do not fit, else none. */
-void conv_pack_plan(const tma_conv2d_shape *sh, const void *x, const void *w, conv_shape_facts *f) {
-    const int q = f->q;
+/* Whether the convolution `run` (what the kernel runs: the shape as given, or the packed one) keeps to the im2col
+ * map's ranges: its x map and its last tap's load pass the rules (conv_x_map, at a stand-in address). */
+static int im2col_fits(const tma_conv2d_shape *run) {
+    tma_im2col_desc d;
+    tma_diag ignored;
+    return conv_x_map(run, NULL, CONV_BM, &d, &ignored) == TMA_OK;
+}
+
+/* The packed convolution of folded taps, FR filter rows a packed pixel (conv_tiles.h, FOLDED TAPS), and its packing. */
+static void pack_folded(const tma_conv2d_shape *sh, conv_shape_facts *f, uint32_t fr) {
+    const uint32_t c = (uint32_t)sh->c, r = (uint32_t)sh->r, s = (uint32_t)sh->s, r2 = (r + fr - 1u) / fr;
+    tma_conv2d_shape *run = &f->run;
+    conv_pack *xp = &f->xp, *wp = &f->wp;
+    run->c = (int)round_up_u32(fr * s * c, TMA_GLOBAL_ALIGN / 2u);
+    run->r = (int)r2, run->s = 1;
+    run->dilation_h = (int)fr * sh->dilation_h, run->dilation_w = 1;
+    run->pad_h = 0, run->pad_w = 0, run->stride_w = 1;
+    run->w = f->q;
+    run->h = (int)((uint32_t)(f->p - 1) * (uint32_t)sh->stride_h + (r2 - 1u) * fr * (uint32_t)sh->dilation_h + 1u);
+    /* packed row y, fold f: input row y - pad_h + f dil_h; packed column j, tap s: j stride_w - pad_w + s dil_w */
+    xp->h_out = (uint32_t)run->h, xp->w_out = (uint32_t)f->q, xp->taps_r = fr, xp->taps_s = s;
+    xp->pad_h = sh->pad_h, xp->dil_h = sh->dilation_h;
+    xp->step_w = sh->stride_w, xp->pad_w = sh->pad_w, xp->dil_w = sh->dilation_w;
+    /* filter row r' fold f: row r' FR + f; tap s: column s */
+    wp->h_out = r2, wp->w_out = 1u, wp->taps_r = fr, wp->taps_s = s, wp->step_h = (int32_t)fr, wp->step_w = 0;
+}
+
+/* The packed convolution of padded channels (the pixels as they are, C rounded up to 8), and its packing. */
+static void pack_padded(const tma_conv2d_shape *sh, conv_shape_facts *f) {
+    f->run.c = (int)round_up_u32((uint32_t)sh->c, TMA_GLOBAL_ALIGN / 2u);
+    f->xp.h_out = f->xp.h, f->xp.w_out = f->xp.w;
+    f->wp.h_out = (uint32_t)sh->r, f->wp.w_out = (uint32_t)sh->s;
+}
+
+/* No packing: the kernel runs the shape as given, x and w as they are. */
+static void pack_none(const tma_conv2d_shape *sh, conv_shape_facts *f) {
     memset(&f->xp, 0, sizeof f->xp);
     memset(&f->wp, 0, sizeof f->wp);
     f->run = *sh;
     f->x_bytes = f->w_bytes = 0;
-    const uint32_t c = (uint32_t)sh->c, r = (uint32_t)sh->r, s = (uint32_t)sh->s, per_pixel = TMA_GLOBAL_ALIGN / 2u;
-    const uint32_t fr = folded_rows(sh);
-    const uint32_t stages = r * s * ((c + CONV_BK - 1u) / CONV_BK), folded = fr ? (r + fr - 1u) / fr : stages;
-    const int fold = fr != 0 && 2u * folded <= stages;
-    f->packed = fold || unreadable(sh, x, w);
-    if (!f->packed)
-        return;
-    tma_conv2d_shape *run = &f->run;
+    f->packed = 0;
+}
+
+/* The source sides of both packings, before pack_folded or pack_padded sets the packed sides. */
+static void pack_sources(const tma_conv2d_shape *sh, conv_shape_facts *f) {
     conv_pack *xp = &f->xp, *wp = &f->wp;
-    xp->n = (uint32_t)sh->n, xp->h = (uint32_t)sh->h, xp->w = (uint32_t)sh->w, xp->c = c;
-    wp->n = (uint32_t)sh->k, wp->h = r, wp->w = s, wp->c = c;
+    f->packed = 1;
+    xp->n = (uint32_t)sh->n, xp->h = (uint32_t)sh->h, xp->w = (uint32_t)sh->w, xp->c = (uint32_t)sh->c;
+    wp->n = (uint32_t)sh->k, wp->h = (uint32_t)sh->r, wp->w = (uint32_t)sh->s, wp->c = (uint32_t)sh->c;
     xp->dil_h = xp->dil_w = wp->dil_h = wp->dil_w = 1;
     xp->step_h = xp->step_w = wp->step_h = wp->step_w = 1;
     xp->taps_r = xp->taps_s = wp->taps_r = wp->taps_s = 1u;
-    if (fold) {
-        const uint32_t r2 = folded;
-        run->c = (int)round_up_u32(fr * s * c, per_pixel);
-        run->r = (int)r2, run->s = 1;
-        run->dilation_h = (int)fr * sh->dilation_h, run->dilation_w = 1;
-        run->pad_h = 0, run->pad_w = 0, run->stride_w = 1;
-        run->w = q;
-        run->h = (int)((uint32_t)(f->p - 1) * (uint32_t)sh->stride_h + (r2 - 1u) * fr * (uint32_t)sh->dilation_h + 1u);
-        /* packed row y, fold f: input row y - pad_h + f dil_h; packed column j, tap s: j stride_w - pad_w + s dil_w */
-        xp->h_out = (uint32_t)run->h, xp->w_out = (uint32_t)q, xp->taps_r = fr, xp->taps_s = s;
-        xp->pad_h = sh->pad_h, xp->dil_h = sh->dilation_h;
-        xp->step_w = sh->stride_w, xp->pad_w = sh->pad_w, xp->dil_w = sh->dilation_w;
-        /* filter row r' fold f: row r' FR + f; tap s: column s */
-        wp->h_out = r2, wp->w_out = 1u, wp->taps_r = fr, wp->taps_s = s, wp->step_h = (int32_t)fr, wp->step_w = 0;
-    } else { /* channels padded: the pixels as they are */
-        run->c = (int)round_up_u32(c, per_pixel);
-        xp->h_out = xp->h, xp->w_out = xp->w;
-        wp->h_out = r, wp->w_out = s;
+}
+
+/* The plan's packing (every stage is one im2col load of the tile's pixels, about 1 us whatever its real channels):
+ *  - folded taps where they fit a stage, the folded convolution keeps to the im2col ranges, and folding at least
+ *    halves the stages (R S stages of C <= 64 channels become ceil(R / FR)), or the shape as given does not keep to
+ *    them (its padding materialised by the packer, the folded one may: pad 0, dilation FR dil_h over R' rows);
+ *  - else padded channels where TMA cannot read x as it is;
+ *  - else none. A shape neither way fits is refused by its x map (conv_prepare), with the given shape's reason. */
+void conv_pack_plan(const tma_conv2d_shape *sh, const void *x, const void *w, conv_shape_facts *f) {
+    const uint32_t c = (uint32_t)sh->c, r = (uint32_t)sh->r, s = (uint32_t)sh->s;
+    const uint32_t fr = folded_rows(sh);
+    const uint32_t stages = r * s * ((c + CONV_BK - 1u) / CONV_BK), folded = fr ? (r + fr - 1u) / fr : stages;
+    pack_none(sh, f);
+    if (fr != 0) {
+        pack_sources(sh, f);
+        pack_folded(sh, f, fr);
+        tma_conv2d_shape as_given = *sh;
+        as_given.c = (int)round_up_u32(c, TMA_GLOBAL_ALIGN / 2u);
+        if (!im2col_fits(&f->run) || (2u * folded > stages && im2col_fits(&as_given)))
+            pack_none(sh, f);
     }
-    xp->c_out = wp->c_out = (uint32_t)run->c;
-    f->x_bytes = round_up_bytes(conv_pack_elems(xp));
-    f->w_bytes = round_up_bytes(conv_pack_elems(wp));
+    if (!f->packed && unreadable(sh, x, w)) {
+        pack_sources(sh, f);
+        pack_padded(sh, f);
+    }
+    if (f->packed) {
+        f->xp.c_out = f->wp.c_out = (uint32_t)f->run.c;
+        f->x_bytes = round_up_bytes(conv_pack_elems(&f->xp));
+        f->w_bytes = round_up_bytes(conv_pack_elems(&f->wp));
+    }
 }
 
 conv_geom conv_geom_of(const tma_conv2d_shape *sh, const void *x, const void *w) {

@@ -81,7 +81,8 @@ TMA_HD void conv_tap_offsets(const conv_geom *g, uint32_t r, uint32_t s, uint16_
  *    The packed convolution has R' = ceil(R / FR) filter rows FR dil_h apart, S = 1, no padding, stride_w 1, Q columns
  *    and the H' = (P - 1) stride_h + (R' - 1) FR dil_h + 1 rows it reads: the stem's 49 stages (3 channels of 64
  *    real) become 3 stages of 63 real.
- *  - PADDED CHANNELS (otherwise): packed pixel = the input pixel, C' = C rounded up to 8.
+ *  - PADDED CHANNELS (otherwise, or where the folded convolution breaks the im2col ranges that the shape as given
+ *    keeps to: conv_plan.c, conv_pack_plan): packed pixel = the input pixel, C' = C rounded up to 8.
  * w is packed the same way (w'[k, r', 0, (f, s, c)] = w[k, r' FR + f, s, c], 0 past R).
  * conv_pack describes one such packing: the source as images of h rows of w pixels of c channels, the packed tensor
  * as the same images of h_out rows of w_out pixels of c_out channels; packed pixel (img, y, q), channel (f, s, c)

@@ -90,6 +90,9 @@ Test(conv, model_packed) {
         {2, 10, 13, 5, 17, 3, 5, 2, 3, -1, 2, 2, 1},  {1, 8, 9, 13, 70, 3, 3, 1, 1, 1, 1, 1, 2},
         {1, 7, 6, 100, 33, 3, 3, 1, 2, 1, 0, 1, 1},   {1, 5, 5, 3, 8, 1, 1, 1, 1, 0, 0, 1, 1},
         {1, 6, 40, 21, 9, 2, 4, 1, 1, 0, 1, 1, 1},
+        /* foldable (S C = 33), but folded the padding is the packer's and the 3 rows 72 apart reach past the map's
+         * corner range (upper = 0 - 144): padded channels, read with the shape's own padding (found by the fuzzer) */
+        {1, 149, 20, 11, 5, 3, 3, 1, 4, 72, 72, 72, 72},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         model_check(&shapes[i], i % 2 ? CONV_FM_PIXELS : CONV_BM, &rng);
@@ -165,6 +168,11 @@ Test(conv, refused) {
     cr_expect_eq(tma_conv2d_check(&sh, NULL, NULL, NULL, &d), TMA_OK, "dilation 64: %s", d.message);
     sh.c = 8, sh.dilation_w = 65; /* 8 channels: the taps folded into the packed pixels, no corner to break */
     cr_expect_eq(tma_conv2d_check(&sh, NULL, NULL, NULL, &d), TMA_OK, "C = 8, dilation 65 (folded): %s", d.message);
+    /* the other way: folding would break the range (rows 72 apart, padding materialised: upper = -144), the shape as
+     * given keeps to it (upper = 72 - 144): not folded, not refused */
+    sh = shape_of(19, 149, 145, 11, 378, 3, 3, 1, 72, 72);
+    sh.stride_w = 4;
+    cr_expect_eq(tma_conv2d_check(&sh, NULL, NULL, NULL, &d), TMA_OK, "C = 11, pad 72, dilation 72: %s", d.message);
     /* the last tap's im2col offset, dilation (S - 1) = 256, past a rank-4 copy's 0..255 (a box the map accepts: pad
      * 128, upper = -128): the copy's rule speaks, in the convolution's terms */
     sh = shape_of(1, 8, 300, 64, 8, 1, 2, 1, 0, 1);
