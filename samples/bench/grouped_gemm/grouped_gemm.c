@@ -6,6 +6,7 @@
  *
  * SYNOPSIS
  *     tma-grouped-gemm [REPS]
+ *     tma-grouped-gemm --list
  *
  * DESCRIPTION
  *     C_g = A_g * B_g^T for G experts: the tokens routed to expert g (A_g, M_g x K, rows of one token buffer),
@@ -20,8 +21,12 @@
  *        work (all tokens times expert 0's weights); and the share of libtma's time spent building the maps on
  *        the device: its time against the GEMM alone on the maps of the previous run (diag_skip_build); and the
  *        map update alone (replace, release, acquire), timed by a microbenchmark (map_update_bench.cu).
- *     Without a Hopper GPU it says so and exits 0. TMA_GROUPED_SEED replays the data; TMA_GROUPED_ONLY="G tokens N
- *     K" runs one shape.
+ *     Without a Hopper GPU it says so and exits 0. TMA_GROUPED_SEED replays the data (each shape's routing and
+ *     values depend on the seed and the shape's place in the table only); TMA_GROUPED_ONLY="G tokens N K" runs one
+ *     shape.
+ *     --list prints the table's shapes, one a line, tab-separated: G, tokens, N, K and the M_g (comma-separated) that
+ *     TMA_GROUPED_SEED routes (it must be set), and exits; no GPU needed. samples/bench/grouped_gemm/
+ *     torch_grouped.py reads it to time PyTorch on the same groups.
  *
  * BUILD AND RUN
  *     cmake -B build && cmake --build build -j && ./build/samples/tma-grouped-gemm
@@ -105,6 +110,37 @@ static void route(int groups, int tokens, uint64_t seed, int32_t *m) {
         m[best]++;
         frac[best] = -1;
     }
+}
+
+/* The table's shapes: every G of GROUPS over every count of TOKENS, for each (N, K) of NK; shape i's data seed is the
+ * run's plus 7919 i, whichever shapes a run times. */
+static const int GROUPS[] = {8, 32, 128}, TOKENS[] = {4096, 16384, 65536}, NK[][2] = {{4096, 4096}, {7168, 2048},
+                                                                                    {2048, 7168}};
+enum { SHAPES = 27 };
+static void shape_of(int i, int *groups, int *tokens, int *n, int *k) {
+    *groups = GROUPS[i % 3], *tokens = TOKENS[i / 3 % 3], *n = NK[i / 9][0], *k = NK[i / 9][1];
+}
+static uint64_t shape_seed(uint64_t seed, int i) { return seed + 7919u * (uint64_t)i; }
+
+/* --list: the shapes and their routing under TMA_GROUPED_SEED. */
+static int list_shapes(void) {
+    const char *seed_env = getenv("TMA_GROUPED_SEED");
+    if (!seed_env) {
+        fprintf(stderr, "tma-grouped-gemm --list: set TMA_GROUPED_SEED (the routing depends on it)\n");
+        return 2;
+    }
+    const uint64_t seed = strtoull(seed_env, NULL, 0);
+    for (int i = 0; i < SHAPES; i++) {
+        int g, t, n, k;
+        int32_t m[MAX_G];
+        shape_of(i, &g, &t, &n, &k);
+        route(g, t, shape_seed(seed, i), m);
+        printf("%d\t%d\t%d\t%d\t", g, t, n, k);
+        for (int j = 0; j < g; j++)
+            printf("%s%d", j ? "," : "", (int)m[j]);
+        printf("\n");
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------------------------------------
@@ -394,6 +430,8 @@ static void print_results(const char *gpu, int reps, const result *rs, int n, in
 }
 
 int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "--list") == 0)
+        return list_shapes();
     int reps = argc > 1 ? atoi(argv[1]) : 20;
     reps = reps < 10 ? 10 : reps;
     int ndev = 0;
@@ -414,28 +452,25 @@ int main(int argc, char **argv) {
            (unsigned long long)seed);
     int failures = !check_against_cpu(h, seed);
     time_map_update();
-    const int groups[] = {8, 32, 128}, tokens[] = {4096, 16384, 65536}, nk[][2] = {{4096, 4096}, {7168, 2048},
-                                                                                      {2048, 7168}};
     const char *only = getenv("TMA_GROUPED_ONLY");
-    result results[27];
+    result results[SHAPES];
     int nresults = 0;
-    for (int s = 0; s < 3; s++)
-        for (int t = 0; t < 3; t++)
-            for (int gi = 0; gi < 3; gi++) {
-                char name[64];
-                snprintf(name, sizeof name, "%d %d %d %d", groups[gi], tokens[t], nk[s][0], nk[s][1]);
-                if (only && strcmp(only, name) != 0)
-                    continue;
-                layer L;
-                layer_open(&L, h, groups[gi], tokens[t], nk[s][0], nk[s][1], seed + 7919u * (uint64_t)nresults);
-                const int ok = check_against_cublas(&L);
-                printf("G %3d, %5d tokens, N %d, K %d: libtma against cuBLAS %s\n", groups[gi], tokens[t],
-                       nk[s][0], nk[s][1], ok ? "ok" : "FAIL");
-                failures += !ok;
-                if (ok)
-                    results[nresults++] = time_layer(&L, reps);
-                layer_close(&L);
-            }
+    for (int i = 0; i < SHAPES; i++) {
+        int g, t, n, k;
+        shape_of(i, &g, &t, &n, &k);
+        char name[64];
+        snprintf(name, sizeof name, "%d %d %d %d", g, t, n, k);
+        if (only && strcmp(only, name) != 0)
+            continue;
+        layer L;
+        layer_open(&L, h, g, t, n, k, shape_seed(seed, i));
+        const int ok = check_against_cublas(&L);
+        printf("G %3d, %5d tokens, N %d, K %d: libtma against cuBLAS %s\n", g, t, n, k, ok ? "ok" : "FAIL");
+        failures += !ok;
+        if (ok)
+            results[nresults++] = time_layer(&L, reps);
+        layer_close(&L);
+    }
     CB(cublasDestroy(h));
     print_results(prop.name, reps, results, nresults, failures);
     return failures ? 1 : 0;
