@@ -22,6 +22,9 @@ constexpr uint32_t CONSUMER_WARPS = 8;
 constexpr uint32_t EPI_ROWS = GM_EPI_ROWS, EPI_ROW_BYTES = GM_EPI_ROW_BYTES;
 constexpr uint32_t EPI_BYTES = EPI_ROWS * EPI_ROW_BYTES, EPI_BUFS = 2;
 constexpr tma_swizzle EPI_SWIZZLE = GM_EPI_SWIZZLE;
+/* The tile queue (gm_queue_push / gm_queue_pop): slots of GM_QUEUED_BYTES, a full and an empty barrier each. */
+constexpr uint32_t GM_TILE_SLOTS = 4, GM_QUEUED_BYTES = 32;
+constexpr uint32_t GM_QUEUE_BYTES = GM_TILE_SLOTS * (GM_QUEUED_BYTES + 2u * (uint32_t)sizeof(uint64_t));
 static_assert(BM / 2u == EPI_ROWS && EPI_ROW_BYTES == TMA_SWIZZLE_SPAN_128B, "a consumer's 64 rows, 128-byte box rows");
 
 /* A block's shared memory for output tiles of BM x TBN (TBN = 256, 192, 128 or 64: one m64nTBNk16 wgmma per
@@ -30,14 +33,15 @@ static_assert(BM / 2u == EPI_ROWS && EPI_ROW_BYTES == TMA_SWIZZLE_SPAN_128B, "a 
 template <uint32_t TBN>
 struct GmShape {
     static constexpr uint32_t A_BYTES = BM * BK * 2u, B_BYTES = TBN * BK * 2u;
-    /* alignment slack, epilogue boxes, full + empty barriers (at most 8 stages) and stream-K's two fixup barriers */
-    static constexpr uint32_t FIXED =
-        TMA_SWIZZLE_PERIOD_128B + 2u * EPI_BUFS * EPI_BYTES + (2u * 8u + 2u) * (uint32_t)sizeof(uint64_t);
+    /* alignment slack, epilogue boxes, full + empty barriers (at most 8 stages), stream-K's two fixup barriers and
+     * the tile queue */
+    static constexpr uint32_t FIXED = TMA_SWIZZLE_PERIOD_128B + 2u * EPI_BUFS * EPI_BYTES +
+                                      (2u * 8u + 2u) * (uint32_t)sizeof(uint64_t) + GM_QUEUE_BYTES;
     static constexpr uint32_t FIT = (TMA_MAX_SMEM_PER_BLOCK - FIXED) / (A_BYTES + B_BYTES);
     static constexpr uint32_t STAGES = FIT < 8u ? FIT : 8u;
     static constexpr size_t SMEM_BYTES =
         TMA_SWIZZLE_PERIOD_128B + STAGES * (A_BYTES + B_BYTES) + 2u * EPI_BUFS * EPI_BYTES +
-        (2u * STAGES + 2u) * sizeof(uint64_t);
+        (2u * STAGES + 2u) * sizeof(uint64_t) + GM_QUEUE_BYTES;
     /* stream-K's owner reads a helper's partial half tile (64 x TBN fp32) into its warpgroup's half of the stages */
     static_assert(STAGES * (A_BYTES + B_BYTES) / 2u >= 64u * TBN * 4u, "a partial half tile fits half the stages");
     static_assert(SMEM_BYTES <= TMA_MAX_SMEM_PER_BLOCK, "over the 227 KiB a block may have on sm_90");
@@ -131,6 +135,29 @@ static __device__ __forceinline__ void gm_mainloop(float (&acc)[R], uint64_t da0
     tma_wgmma_fence_regs(acc);
     if (nk > 0 && releaser)
         release_stage<CL>(&empty[prev]);
+}
+
+/* gm_mainloop for a consumer warpgroup whose 64 rows all lie past the tile's rows (a group's or the product's last
+ * tile row with at most 64 rows left, a cluster's second tile row past M): it waits for each of the nk stages and
+ * releases it at once, with no wgmma, so the other warpgroup has the tensor cores to itself and the tile takes about
+ * half a tile's time. Its accumulators are zeros (what the zero-filled rows sum to). The stages pass at the same ring
+ * positions and parities as gm_mainloop's. A loop of its own: a branch on it inside gm_mainloop's loop made ptxas
+ * serialize every wgmma of the kernel (C7518: a warpgroup dependency barrier in a divergent path; CUDA 13.0). */
+template <int CL, uint32_t R>
+static __device__ __forceinline__ void gm_pass_stages(float (&acc)[R], uint64_t *full, uint64_t *empty, uint32_t nk,
+                                                      uint32_t &s, uint32_t &phase, bool releaser) {
+#pragma unroll
+    for (uint32_t i = 0; i < R; i++)
+        acc[i] = 0.f;
+    for (uint32_t kb = 0; kb < nk; kb++) {
+        tma_mbar_wait_quiet(&full[s], phase);
+        if (releaser)
+            release_stage<CL>(&empty[s]);
+        if (++s == GmShape<2u * R>::STAGES) {
+            s = 0;
+            phase ^= 1u;
+        }
+    }
 }
 
 /* The descriptors of stage 0's first K step for gm_mainloop: consumer warpgroup cw's 64 rows of A start
@@ -525,6 +552,62 @@ struct GmTile {
     uint32_t group;   /* the grouped GEMM's group (0 elsewhere) */
 };
 
+/* THE TILE QUEUE: the producer decides the block's schedule (Ops::next, the only caller) and passes each tile to the
+ * consumers through a ring of GM_TILE_SLOTS slots in shared memory, the last entry saying there is no more. A slot's
+ * full barrier takes the producer's arrive (release: its write of the slot before it), its empty barrier the arrive of
+ * every consumer thread once it is done with the tile: the producer runs up to GM_TILE_SLOTS - 1 tiles ahead. Every
+ * reader arrives itself (256 arrives a tile), not one lane a warp after a __syncwarp: correct either way under the
+ * PTX memory model, but compute-sanitizer's racecheck follows only the direct arrive-wait edge and reported the
+ * producer's rewrite of a slot as a hazard (H100, CUDA 13.0). So the consumers follow whatever the producer took, a schedule fixed in advance (the GEMM's and the
+ * convolution's) or one taken at run time (the grouped GEMM's units from a counter). Before, every role derived the
+ * same fixed schedule itself. */
+struct GmQueued {
+    GmTile t;
+    gm_segment seg;
+    uint32_t more; /* 0: the block's schedule is done */
+};
+static_assert(sizeof(GmQueued) <= GM_QUEUED_BYTES, "a queue entry fits its slot");
+
+/* The queue's slots at `at` (GM_QUEUE_BYTES: the full barriers, the empty ones, the entries); a role counts the
+ * entries it has passed, n (slot n % GM_TILE_SLOTS, parity n / GM_TILE_SLOTS % 2). The kernel passes `at` as a
+ * constant offset from its stage barriers at each call, not as a pointer of its own: one register more beside the
+ * consumers' accumulators and split-K's instances spilled 112 bytes (ptxas, CUDA 13.0). */
+static __device__ __forceinline__ uint64_t *gm_queue_full(uint8_t *at, uint32_t i) { return (uint64_t *)at + i; }
+static __device__ __forceinline__ uint64_t *gm_queue_empty(uint8_t *at, uint32_t i) {
+    return (uint64_t *)at + GM_TILE_SLOTS + i;
+}
+static __device__ __forceinline__ GmQueued *gm_queue_slot(uint8_t *at, uint32_t i) {
+    return (GmQueued *)(at + 2u * GM_TILE_SLOTS * sizeof(uint64_t)) + i;
+}
+
+static __device__ __forceinline__ void gm_queue_init(uint8_t *at) { /* one thread, before the block's barrier */
+    for (uint32_t i = 0; i < GM_TILE_SLOTS; i++) {
+        tma_mbar_init(gm_queue_full(at, i), 1);
+        tma_mbar_init(gm_queue_empty(at, i), CONSUMER_WARPS * 32u);
+    }
+}
+
+/* The producer's thread: entry e into the next slot, once the consumers have read what it held. */
+static __device__ __forceinline__ void gm_queue_push(uint8_t *at, uint32_t &n, const GmQueued &e) {
+    const uint32_t i = n % GM_TILE_SLOTS, phase = n / GM_TILE_SLOTS % 2u;
+    tma_mbar_wait_quiet(gm_queue_empty(at, i), phase ^ 1u); /* a fresh barrier passes parity 1 at once */
+    *gm_queue_slot(at, i) = e;
+    tma_mbar_arrive(gm_queue_full(at, i));
+    n++;
+}
+
+/* Every consumer thread: the next entry, read in place (its fields loaded where they are used, not held in registers
+ * beside the accumulators). Taking it gives back the slot of the entry before, which this thread has finished with;
+ * the last entry (more = 0) is never given back. */
+static __device__ __forceinline__ const GmQueued *gm_queue_take(uint8_t *at, uint32_t &n) {
+    if (n > 0)
+        tma_mbar_arrive(gm_queue_empty(at, (n - 1u) % GM_TILE_SLOTS));
+    const uint32_t i = n % GM_TILE_SLOTS, phase = n / GM_TILE_SLOTS % 2u;
+    tma_mbar_wait_quiet(gm_queue_full(at, i), phase);
+    n++;
+    return gm_queue_slot(at, i);
+}
+
 /* The tiles of one M x N product under a gm_sched, in gm_tile_of order: the GEMM's and the convolution's walk (a
  * worker is a block, or a cluster of CL blocks on vertically adjacent tile rows). */
 struct GmDenseWalk {
@@ -560,6 +643,7 @@ struct GmDenseTiles {
         return true;
     }
     __device__ __forceinline__ void enter_loads(Walk &, const GmTile &) const {}
+    __device__ __forceinline__ void finish(Walk &) const {}
     __device__ __forceinline__ const tma_tensor *c_map(Walk &, const GmTile &, const tma_tensor *tc, bool) const {
         return tc;
     }
@@ -583,8 +667,10 @@ struct GmDenseTiles {
  *     Walk; DEPENDENT_LAUNCH (wait for the grid before, programmatic serialization, before reading global memory);
  *     template <int CL, uint32_t TBN> static Walk walk(M, N, group_m, worker, rank);
  *     template <bool SPLIT, int CL> bool next(Walk &, const gm_sched &, gm_segment *, GmTile *) const;
- *                                              the worker's next segment of stages and its tile
+ *                                              the worker's next segment of stages and its tile (the producer's
+ *                                              thread alone calls it; the consumers take its tiles from the queue)
  *     void enter_loads(Walk &, const GmTile &) const;   before the producer's loads of a tile (a group's maps)
+ *     void finish(Walk &) const;               the producer's thread, after next() has said there is no more
  *     const tma_tensor *c_map(Walk &, const GmTile &, const tma_tensor *tc, bool issuer) const;
  *                                              the map the epilogue stores tile t through (tc, or a group's)
  * The GEMM's Ops reads A and B through tiled maps (gemm.cu); the convolution's gathers A through an im2col map
@@ -625,6 +711,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     uint64_t *full = (uint64_t *)(se + 2u * EPI_BUFS * EPI_BYTES);
     uint64_t *empty = full + NSTAGES;
     uint64_t *fixup = empty + NSTAGES; /* stream-K: one per consumer warpgroup, its bulk copies of partial tiles */
+    uint8_t *const queue = (uint8_t *)(fixup + 2); /* the tiles, from the producer to the consumers */
 
     const uint32_t M = ops.rows(), N = ops.cols();
     const uint32_t wg = threadIdx.x / 128u;
@@ -644,6 +731,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         }
         tma_mbar_init(&fixup[0], 1);
         tma_mbar_init(&fixup[1], 1);
+        gm_queue_init(queue);
         tma_fence_mbar_init();
     }
     if (Ops::DEPENDENT_LAUNCH)
@@ -663,11 +751,16 @@ __global__ void __launch_bounds__(THREADS, 1)
             const uint32_t tx = ops.tx_bytes(CL);
             uint32_t s = 0, phase = 0;
             typename Ops::Walk walk = Ops::template walk<CL, TBN>(M, N, group_m, cluster_id, rank);
-            gm_segment seg;
-            GmTile t;
-            while (ops.template next<SPLIT, CL>(walk, sched, &seg, &t)) {
+            uint32_t queued = 0;
+            for (;;) {
+                GmQueued e;
+                e.more = ops.template next<SPLIT, CL>(walk, sched, &e.seg, &e.t) ? 1u : 0u;
+                gm_queue_push(queue, queued, e);
+                if (!e.more)
+                    break;
+                const GmTile &t = e.t;
                 ops.enter_loads(walk, t);
-                for (uint32_t kb = seg.kb0; kb < seg.kb1; kb++) {
+                for (uint32_t kb = e.seg.kb0; kb < e.seg.kb1; kb++) {
                     tma_mbar_wait_quiet(&empty[s], phase ^ 1u); /* a fresh barrier passes parity 1 at once */
                     tma_mbar_arrive_expect_tx(&full[s], tx);
                     ops.template load<CL>(sa + s * Shape::A_BYTES, sb + s * Shape::B_BYTES, &full[s], kb, t, rank);
@@ -677,6 +770,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                     }
                 }
             }
+            ops.finish(walk);
         }
         if (SPLIT) { /* the consumers' two cluster barriers (gm_split_reduce): every thread of the cluster arrives */
             tma_cluster_arrive();
@@ -697,14 +791,22 @@ __global__ void __launch_bounds__(THREADS, 1)
         gm_stage0_descs(&ops.a_box(), &ops.b_box(), tma_smem_addr(sa), tma_smem_addr(sb), cw, &da0, &db0);
         uint32_t s = 0, phase = 0;
         uint32_t epi_next_buf = 0; /* the epilogue buffer of this warpgroup's next box (epi_first_buf) */
+        /* the consumers' walk: only for c_map (the maps this thread has acquired); the tiles come from the queue */
         typename Ops::Walk walk = Ops::template walk<CL, TBN>(M, N, group_m, cluster_id, rank);
-        gm_segment seg;
-        GmTile t;
-        while (ops.template next<SPLIT, CL>(walk, sched, &seg, &t)) {
-            gm_mainloop<CL>(acc, da0, db0, full, empty, seg.kb1 - seg.kb0, s, phase, lane == 0);
-            GM_TR(1);
+        uint32_t taken = 0;
+        for (;;) {
+            const GmQueued *e = gm_queue_take(queue, taken);
+            if (!e->more)
+                break;
+            const GmTile &t = e->t;
+            const gm_segment &seg = e->seg;
             /* t.tm may be past the last tile row (a cluster's second): loads filled zeros, nothing is stored */
             const uint32_t row0 = t.tm * BM + cw * 64u, col0 = t.tn * TBN;
+            if (row0 < t.rows)
+                gm_mainloop<CL>(acc, da0, db0, full, empty, seg.kb1 - seg.kb0, s, phase, lane == 0);
+            else
+                gm_pass_stages<CL>(acc, full, empty, seg.kb1 - seg.kb0, s, phase, lane == 0);
+            GM_TR(1);
             constexpr uint32_t REGION = NSTAGES * (Shape::A_BYTES + Shape::B_BYTES) / 2u; /* a warpgroup's half */
             if (SPLIT) { /* gm_sched_split: this block's one segment is part blockIdx.x % split of its unit, and the
                             unit's blocks are its cluster */
@@ -724,7 +826,9 @@ __global__ void __launch_bounds__(THREADS, 1)
                 GM_TR(8);
                 tma_cluster_arrive(); /* no block leaves while the others read its partial tile */
                 tma_cluster_wait();
-                continue;
+                break; /* a split-K block has one segment (gm_split_segment): the queue's last entry is not taken,
+                          and nothing of the loop stays live across the fixup (with `continue`, ptxas spilled
+                          88-112 bytes here once the tile queue came) */
             }
             if (SK && seg.kb1 - seg.kb0 != sched.nk) {
                 /* a block's slot: partial tiles of this warpgroup's 64 rows (TBN / 2 float4 per thread) */

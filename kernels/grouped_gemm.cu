@@ -24,6 +24,14 @@
 #include "tma/tensormap.cuh"
 
 namespace {
+/* The GEMM's run-time schedule (GroupedOps::next): every block takes its first unit by its index, then the next
+ * untaken one from `taken` (past the grid's first units); the last producer done puts both back to 0 for the next
+ * run. In the workspace: zero at plan_make. */
+struct gg_counters {
+    unsigned long long taken;
+    unsigned int done;
+};
+
 /* The kernels' parameters (one struct: under the 4 KiB parameter limit). */
 struct gg_params {
     tma_tensor tmpl[GG_MAPS];
@@ -36,6 +44,7 @@ struct gg_params {
     tma_tensor *maps; /* groups x GG_MAPS: the map table */
     int32_t *ok;      /* groups: 1 where the group's maps are valid (or it has no rows) */
     gg_error *error;
+    gg_counters *counters; /* the GEMM's schedule: the units taken, the producers done */
 };
 
 constexpr uint32_t BUILD_WARPS = 4; /* groups per block of gg_build_kernel */
@@ -127,9 +136,14 @@ __global__ void __launch_bounds__(32 * BUILD_WARPS, 1) gg_build_kernel(const __g
 }
 
 /* The grouped GEMM's operands and tiles for gm_pipeline_kernel (gemm_device.cuh): units number the tiles of group 0,
- * then group 1, ... (gg_locate); block b takes units b, b + grid, ..., skipping the groups the build refused. The
- * producer and the consumers walk this schedule each (a few loads of the M_g per change of group), so nothing but
- * the stages passes between them. Every group's maps are the map table's, built by gg_build_kernel: the producer
+ * then group 1, ... (gg_locate); block b takes unit b first, then whichever unit is next untaken (gg_counters),
+ * skipping the groups the build refused; its consumers follow through the pipeline's tile queue. Taken at run time,
+ * not b, b + grid, ... fixed in advance: the blocks that share a B tile (a group's tile rows in one tile column, next
+ * to each other in unit order) must load it at about the same time for the L2 to serve all but the first, and with a
+ * fixed schedule the blocks drift apart wherever tiles cost unequal times (a group's last tile of <= 64 rows takes
+ * half a tile's) or start late (the blocks that waited for the map build's SMs): H100, 128 experts over 65,536
+ * tokens, the GEMM read 11.2 GB from DRAM for 4.8 GB of operands and ran 4.3 ms (docs/lab/grouped_gemm.md "A
+ * schedule taken at run time"). Every group's maps are the map table's, built by gg_build_kernel: the producer
  * acquires a group's maps of A and B before its first load through them, each consumer warpgroup's store issuer the
  * map of C before its first store. */
 struct GroupedOps {
@@ -158,16 +172,18 @@ struct GroupedOps {
         static_assert(CL == 1, "the grouped GEMM runs without clusters");
         Walk w;
         w.cursor.group = 0u, w.cursor.first = 0u;
-        w.u = (uint64_t)blockIdx.x - gridDim.x; /* next() steps to blockIdx.x first (unsigned: modulo 2^64) */
+        w.u = ~0ull; /* none taken yet: next() takes blockIdx.x first */
         w.acquired = 0xffffffffu;
         w.group_m = group_m;
         return w;
     }
-    /* This block's next tile whose group has valid maps (units u, u + gridDim.x, ...): the whole of its K. */
+    /* This block's next tile whose group has valid maps: the whole of its K. The producer's thread alone. */
     template <bool SPLIT, int CL>
     __device__ bool next(Walk &w, const gm_sched &, gm_segment *seg, GmTile *t) const {
         const uint32_t tiles_n = (p.n + BN - 1u) / BN;
-        for (w.u += gridDim.x;; w.u += gridDim.x) {
+        for (;;) {
+            const int first = w.u == ~0ull;
+            w.u = gg_unit_taken(blockIdx.x, gridDim.x, first, first ? 0ull : atomicAdd(&p.counters->taken, 1ull));
             if (!gg_locate(&w.cursor, w.u, p.m, p.groups, tiles_n, w.group_m, &t->group, &t->tm, &t->tn))
                 return false;
             if (p.ok[t->group]) /* else recorded by gg_build_kernel: the group's tiles are skipped */
@@ -176,6 +192,16 @@ struct GroupedOps {
         t->rows = (uint32_t)p.m[t->group];
         seg->unit = (uint32_t)w.u, seg->kb0 = 0u, seg->kb1 = (p.k + BK - 1u) / BK;
         return true;
+    }
+    /* Every producer has taken its last unit (past the end) before it counts itself done, so the last one done may put
+     * the counters back for the next run (stream order: no run starts before this one has ended). */
+    __device__ void finish(Walk &) const {
+        __threadfence(); /* this block's takes before its count */
+        if (atomicAdd(&p.counters->done, 1u) == gridDim.x - 1u) {
+            __threadfence();
+            p.counters->taken = 0ull;
+            p.counters->done = 0u;
+        }
     }
     __device__ void enter_loads(Walk &w, const GmTile &t) const {
         if (t.group != w.acquired) {
@@ -216,10 +242,14 @@ __global__ void gg_zero_kernel(void *const *c, const int32_t *m, uint32_t groups
  * Host
  * ------------------------------------------------------------------------------------------- */
 
-/* The workspace: the map table (groups x GG_MAPS maps), the groups' ok flags, the error record. */
+/* The workspace: the map table (groups x GG_MAPS maps), the groups' ok flags, the error record, the schedule's
+ * counters. */
 static size_t gg_table_bytes(int groups) { return (size_t)groups * GG_MAPS * sizeof(tma_tensor); }
 static size_t gg_ok_bytes(int groups) { return ((size_t)groups * sizeof(int32_t) + 255u) / 256u * 256u; }
-static size_t gg_workspace_bytes(int groups) { return gg_table_bytes(groups) + gg_ok_bytes(groups) + sizeof(gg_error); }
+static size_t gg_error_bytes() { return (sizeof(gg_error) + 15u) / 16u * 16u; }
+static size_t gg_workspace_bytes(int groups) {
+    return gg_table_bytes(groups) + gg_ok_bytes(groups) + gg_error_bytes() + sizeof(gg_counters);
+}
 
 static int32_t *gg_ok_flags(const tma_grouped_gemm_plan *p) {
     return (int32_t *)((uint8_t *)p->workspace + gg_table_bytes(p->groups));
@@ -227,6 +257,10 @@ static int32_t *gg_ok_flags(const tma_grouped_gemm_plan *p) {
 
 static gg_error *gg_error_record(const tma_grouped_gemm_plan *p) {
     return (gg_error *)((uint8_t *)p->workspace + gg_table_bytes(p->groups) + gg_ok_bytes(p->groups));
+}
+
+static gg_counters *gg_counters_of(const tma_grouped_gemm_plan *p) {
+    return (gg_counters *)((uint8_t *)gg_error_record(p) + gg_error_bytes());
 }
 
 /* The argument rules of tma_grouped_gemm_plan_make, each with its message. */
@@ -325,6 +359,7 @@ static gg_params gg_params_of(const tma_grouped_gemm_plan *p) {
     params.maps = (tma_tensor *)p->workspace;
     params.ok = gg_ok_flags(p);
     params.error = gg_error_record(p);
+    params.counters = gg_counters_of(p);
     return params;
 }
 

@@ -46,6 +46,14 @@ TMA_HD int gg_locate(gg_cursor *c, uint64_t u, const int32_t *m, uint32_t groups
     return 0;
 }
 
+/** The GEMM's run-time schedule: the unit a block takes, its own index first (first != 0), then the grid's count plus
+ *  `taken`, the value a shared counter of the units taken past the grid's first had before this block's increment
+ *  (grouped_gemm.cu: GroupedOps::next). Every unit is taken once, by one block, and each block's units increase (what
+ *  gg_locate's cursor needs), in whatever order the blocks come. */
+TMA_HD uint64_t gg_unit_taken(uint32_t block, uint32_t grid, int first, uint64_t taken) {
+    return first ? block : grid + taken;
+}
+
 /** The template descriptors: A_g (rows x K, K-major; boxes of 64 K x 128 rows), B_g (N x K; 64 K x 256 rows) and
  *  C_g (rows x N; the epilogue's 64 rows x 64 columns), bf16, 128B swizzle. Templates (TMA_DESC_TEMPLATE): one row
  *  and no address until the kernel sets a group's. L2 promotion 256B, as the dense GEMM's. */

@@ -1,6 +1,7 @@
 /* The grouped GEMM's CPU half (kernels/grouped_tiles.h), without a GPU:
- *   grouped_sched  - the units of every block together visit each tile of each group with rows exactly once, for
- *                    random row counts (0 and negative ones included), grids and band heights.
+ *   grouped_sched  - the units the blocks take at run time (gg_unit_taken, in a random order of the blocks)
+ *                    together visit each tile of each group with rows exactly once, for random row counts (0 and
+ *                    negative ones included), grids and band heights.
  *   grouped_maps   - the kernel's per-group edits, replayed on the template descriptors (tma_desc_apply_edit,
  *                    the host mirror of what the device does), give each group's own descriptor; through them the
  *                    CPU model loads the tiles of a random grouped problem, and the product of the loaded boxes,
@@ -47,26 +48,36 @@ Test(grouped_sched, every_tile_once) {
         }
         uint8_t *seen = calloc(total + 1, 1);
         cr_assert(seen != NULL);
-        for (uint32_t b = 0; b < grid; b++) {
-            gg_cursor c = {0, 0};
-            uint32_t last_group = 0;
-            for (uint64_t u = b;; u += grid) {
-                uint32_t g, tm, tn;
-                if (!gg_locate(&c, u, m, groups, tiles_n, group_m, &g, &tm, &tn)) {
-                    cr_assert_geq(u, total, "unit %llu of %llu not located", (unsigned long long)u,
-                                  (unsigned long long)total);
-                    break;
-                }
-                cr_assert(m[g] > 0, "group %u with %d rows has a tile", g, m[g]);
-                cr_assert_geq(g, last_group, "a block's groups go in order");
-                last_group = g;
-                const uint32_t tiles_m = ((uint32_t)m[g] + TMA_GEMM_BM - 1) / TMA_GEMM_BM;
-                cr_assert(tm < tiles_m && tn < tiles_n, "group %u tile (%u, %u) outside %u x %u", g, tm, tn, tiles_m,
-                          tiles_n);
-                const uint64_t id = offset[g] + (uint64_t)tm * tiles_n + tn;
-                cr_assert_eq(seen[id], 0, "group %u tile (%u, %u) twice", g, tm, tn);
-                seen[id] = 1;
+        /* the blocks take units as the kernel's do (gg_unit_taken: its index, then a shared counter's next), one
+         * block at a time in a random order, each with its own cursor */
+        gg_cursor c[24];
+        uint32_t last_group[24], done = 0;
+        int first[24], finished[24];
+        uint64_t taken = 0;
+        for (uint32_t b = 0; b < grid; b++)
+            c[b].group = 0, c[b].first = 0, last_group[b] = 0, first[b] = 1, finished[b] = 0;
+        while (done < grid) {
+            const uint32_t b = rnd_below(grid);
+            if (finished[b])
+                continue;
+            const uint64_t u = gg_unit_taken(b, grid, first[b], first[b] ? 0 : taken++);
+            first[b] = 0;
+            uint32_t g, tm, tn;
+            if (!gg_locate(&c[b], u, m, groups, tiles_n, group_m, &g, &tm, &tn)) {
+                cr_assert_geq(u, total, "unit %llu of %llu not located", (unsigned long long)u,
+                              (unsigned long long)total);
+                finished[b] = 1, done++;
+                continue;
             }
+            cr_assert(m[g] > 0, "group %u with %d rows has a tile", g, m[g]);
+            cr_assert_geq(g, last_group[b], "a block's groups go in order");
+            last_group[b] = g;
+            const uint32_t tiles_m = ((uint32_t)m[g] + TMA_GEMM_BM - 1) / TMA_GEMM_BM;
+            cr_assert(tm < tiles_m && tn < tiles_n, "group %u tile (%u, %u) outside %u x %u", g, tm, tn, tiles_m,
+                      tiles_n);
+            const uint64_t id = offset[g] + (uint64_t)tm * tiles_n + tn;
+            cr_assert_eq(seen[id], 0, "group %u tile (%u, %u) twice", g, tm, tn);
+            seen[id] = 1;
         }
         for (uint64_t i = 0; i < total; i++)
             cr_assert_eq(seen[i], 1, "trial %d: tile %llu of %llu never visited", trial, (unsigned long long)i,
