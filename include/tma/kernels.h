@@ -176,7 +176,8 @@ typedef struct tma_grouped_gemm_plan {
     int diag_skip_build;       /**< may be changed, diagnostic for timing only: 1 skips building the maps and
                                     reuses the previous run's (right only if a, b, c and m have not changed since);
                                     read by run as it stands */
-    void *workspace;           /**< device memory of the plan: the groups' maps, their flags, the error record */
+    void *workspace;           /**< device memory of the plan: the groups' maps, their flags, the error record,
+                                    the counters of the GEMM's run-time schedule */
     size_t workspace_bytes;
     size_t smem;               /**< dynamic shared memory per block, bytes */
     tma_launch_record launch;  /**< what run launches (private) */
@@ -199,7 +200,9 @@ tma_status tma_grouped_gemm_plan_tune(tma_grouped_gemm_plan *p, int grid_blocks,
 
 /** Launch a prepared plan on `stream` (asynchronous): the map-building kernel, then the GEMM. K == 0 writes zeros
  *  into every C_g. A group the device finds invalid is skipped (its C_g untouched) and recorded for
- *  tma_grouped_gemm_check; the others are computed.
+ *  tma_grouped_gemm_check; the others are computed. The GEMM's blocks take their tiles at run time from counters in
+ *  the plan's workspace, which each run leaves as it found them: runs of one plan must be ordered (one stream, or
+ *  ordered by events; a CUDA graph replays them as such), never two at once.
  *  @return TMA_OK; TMA_ERR_ARG for a plan whose fields were changed to something it cannot run; TMA_ERR_CUDA */
 tma_status tma_grouped_gemm_run(const tma_grouped_gemm_plan *p, tma_stream stream, tma_diag *diag);
 
