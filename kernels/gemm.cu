@@ -21,13 +21,19 @@
 
 #include "tma/wgmma.cuh"
 
-/* The GEMM's operands for gm_pipeline_kernel (gemm_device.cuh): A (M x K) in 128 x 64 boxes, B (N x K) in 256 x 64
- * boxes, or 128 x 64 halves that the two blocks of a cluster multicast to each other. */
-struct GemmOps : GmDenseTiles {
-    static constexpr uint32_t BN = ::BN;
-    static constexpr bool C_TRANSPOSED = false;
-    tma_tensor a, b; /* b: the whole B box (no clusters) or the half box (clusters of two) */
+/* The GEMM's arguments: its maps and sizes, the same whatever the tile width (run fills one for any instance). */
+struct GemmArgs {
+    tma_tensor a, b; /* b: the whole B box (no clusters; 256 or 128 rows as the tile) or the half box (clusters of two) */
     uint32_t m, n, k;
+};
+
+/* The GEMM's operands for gm_pipeline_kernel (gemm_device.cuh) on tiles of 128 x TBN: A (M x K) in 128 x 64 boxes, B
+ * (N x K) in TBN x 64 boxes, or with TBN = 256 in 128 x 64 halves that the two blocks of a cluster multicast to each
+ * other. */
+template <uint32_t TBN>
+struct GemmOpsT : GmDenseTiles, GemmArgs {
+    static constexpr uint32_t BN = TBN;
+    static constexpr bool C_TRANSPOSED = false;
     __device__ uint32_t rows() const { return m; }
     __device__ uint32_t cols() const { return n; }
     __device__ uint32_t k_blocks() const { return (k + BK - 1u) / BK; }
@@ -42,50 +48,62 @@ struct GemmOps : GmDenseTiles {
     __device__ void load(uint8_t *sa, uint8_t *sb, uint64_t *bar, uint32_t kb, const GmTile &t, uint32_t rank) const {
         tma_load_2d(sa, &a, bar, (int32_t)(kb * BK), (int32_t)(t.tm * BM));
         if (CL == 2)
-            tma_load_multicast<2>(sb + rank * (B_BYTES / 2), &b, bar,
+            tma_load_multicast<2>(sb + rank * (GmShape<TBN>::B_BYTES / 2), &b, bar,
                                   {(int32_t)(kb * BK), (int32_t)(t.tn * BN + rank * (BN / 2)), 0, 0, 0},
                                   tma_cluster_mask_all(2));
         else
             tma_load_2d(sb, &b, bar, (int32_t)(kb * BK), (int32_t)(t.tn * BN));
     }
 };
+using GemmOps = GemmOpsT<BN>;
+static_assert(sizeof(GemmOpsT<128>) == sizeof(GemmArgs) && sizeof(GemmOpsT<256>) == sizeof(GemmArgs),
+              "every instance's Ops is its GemmArgs: run passes one for any tile width");
 
-/* Every instance of the kernel: cluster x epilogue x C's type, whole tiles; and split-K (no clusters of pairs: its
- * clusters are a tile's parts; the epilogue from registers: each block stores its slice of the summed tile). */
+/* Every instance of the kernel: cluster x epilogue x C's type, whole 128 x 256 tiles; and split-K on 128 x 256 or
+ * 128 x 128 tiles (no clusters of pairs: its clusters are a tile's parts; the epilogue from registers: each block
+ * stores its slice of the summed tile). */
 #define T_ GM_SCHED_TILES
 #define SPLIT_ GM_SCHED_SPLIT_K
 #define GM_INSTANCES(X)                                                                                            \
-    X(1, true, __nv_bfloat16, T_) X(1, false, __nv_bfloat16, T_) X(2, true, __nv_bfloat16, T_)                      \
-    X(2, false, __nv_bfloat16, T_) X(1, true, float, T_) X(1, false, float, T_) X(2, true, float, T_)               \
-    X(2, false, float, T_) X(1, false, __nv_bfloat16, SPLIT_) X(1, false, float, SPLIT_)
+    X(1, true, __nv_bfloat16, T_, 256) X(1, false, __nv_bfloat16, T_, 256) X(2, true, __nv_bfloat16, T_, 256)       \
+    X(2, false, __nv_bfloat16, T_, 256) X(1, true, float, T_, 256) X(1, false, float, T_, 256)                      \
+    X(2, true, float, T_, 256) X(2, false, float, T_, 256) X(1, false, __nv_bfloat16, SPLIT_, 256)                  \
+    X(1, false, float, SPLIT_, 256) X(1, false, __nv_bfloat16, SPLIT_, 128) X(1, false, float, SPLIT_, 128)
 
-/* A kernel instance: the plan's choices it runs and its entry point (every one has SMEM_BYTES of dynamic shared
- * memory). The one table the attributes and the launch read. */
+/* A kernel instance: the plan's choices it runs, its entry point and its dynamic shared memory. The one table the
+ * attributes and the launch read. */
 typedef struct gm_instance {
     int cluster;
     bool tma_epi, f32;
     int sched;
+    uint32_t tile_n;
+    size_t smem;
     const void *kernel;
 } gm_instance;
-#define GM_INSTANCE_ROW_(CL, EPI_TMA, T, SCHED)                                                                       \
-    {CL, EPI_TMA, sizeof(T) == 4, SCHED, (const void *)gm_pipeline_kernel<GemmOps, CL, EPI_TMA, T, SCHED>},
+#define GM_INSTANCE_ROW_(CL, EPI_TMA, T, SCHED, TBN)                                                                  \
+    {CL, EPI_TMA, sizeof(T) == 4, SCHED, TBN, GmShape<TBN>::SMEM_BYTES,                                              \
+     (const void *)gm_pipeline_kernel<GemmOpsT<TBN>, CL, EPI_TMA, T, SCHED>},
 static const gm_instance gm_instances[] = {GM_INSTANCES(GM_INSTANCE_ROW_)};
 #undef GM_INSTANCE_ROW_
 #undef T_
 #undef SPLIT_
 
 /* The instance of these choices; NULL where there is none. */
-static const gm_instance *gm_instance_of(int cluster, bool tma_epi, bool f32, int sched = GM_SCHED_TILES) {
+static const gm_instance *gm_instance_of(int cluster, bool tma_epi, bool f32, int sched = GM_SCHED_TILES,
+                                         uint32_t tile_n = BN) {
     for (size_t i = 0; i < sizeof gm_instances / sizeof gm_instances[0]; i++)
         if (gm_instances[i].cluster == cluster && gm_instances[i].tma_epi == tma_epi && gm_instances[i].f32 == f32 &&
-            gm_instances[i].sched == sched)
+            gm_instances[i].sched == sched && gm_instances[i].tile_n == tile_n)
             return &gm_instances[i];
     return NULL;
 }
 
 /* The plan's tiles along M and N, and K's stages. */
 static long gm_tiles_m(const tma_gemm_plan *p) { return (p->m + (long)BM - 1) / (long)BM; }
-static long gm_tiles_n(const tma_gemm_plan *p) { return (p->n + (long)BN - 1) / (long)BN; }
+static long gm_tiles_n(const tma_gemm_plan *p, long tile_n) { return (p->n + tile_n - 1) / tile_n; }
+/* The tile's columns: block_n under split-K, else 256 (whole tiles are 128 x 256 whatever block_n says). */
+static uint32_t gm_tile_n(const tma_gemm_plan *p) { return p->split_parts >= 2 ? (uint32_t)p->block_n : BN; }
+static long gm_tiles_n(const tma_gemm_plan *p) { return gm_tiles_n(p, (long)gm_tile_n(p)); }
 static uint32_t gm_stages(const tma_gemm_plan *p) { return (uint32_t)((p->k + (long)BK - 1) / (long)BK); }
 
 static size_t out_bytes(tma_gemm_out out) { return out == TMA_GEMM_OUT_F32 ? 4u : 2u; }
@@ -169,7 +187,8 @@ static tma_status gm_make_maps(tma_gemm_plan *p, tma_diag *diag) {
 
 /* The plan fields a record is made from. */
 struct gm_inputs {
-    uint64_t c, out, m, n, k, sms, cluster, group_m, grid_blocks, epilogue, smem, a_tx, c_tx, split_parts, packed;
+    uint64_t c, out, m, n, k, sms, cluster, group_m, grid_blocks, epilogue, smem, a_tx, c_tx, split_parts, packed,
+        block_n;
 };
 
 struct gm_launch_record {
@@ -187,6 +206,7 @@ static gm_inputs gm_inputs_of(const tma_gemm_plan *p) {
     in.epilogue = (uint64_t)p->epilogue, in.smem = (uint64_t)p->smem;
     in.a_tx = p->a.box.tx_bytes, in.c_tx = p->c_map.box.tx_bytes;
     in.split_parts = (uint64_t)p->split_parts, in.packed = (uint64_t)(uintptr_t)p->packed;
+    in.block_n = (uint64_t)p->block_n;
     return in;
 }
 
@@ -202,6 +222,8 @@ static tma_status gm_check_choices(const tma_gemm_plan *p, tma_diag *diag) {
                        tma_arg_u(gm_stages(p)));
     if (p->split_parts != 0 && p->cluster != 1)
         return KD_FAIL(diag, GEMM_SPLIT_CLUSTER, tma_arg_i(p->cluster), tma_arg_i(p->split_parts));
+    if (p->block_n != (int)BN && p->block_n != 128)
+        return KD_FAIL(diag, GEMM_BLOCK_N, tma_arg_i(p->block_n));
     if (p->epilogue != TMA_GEMM_EPILOGUE_TMA_STORE && p->epilogue != TMA_GEMM_EPILOGUE_DIRECT)
         return KD_FAIL(diag, EPILOGUE, tma_arg_i((int)p->epilogue));
     return TMA_OK;
@@ -225,11 +247,12 @@ static GmLaunch gm_launch_of(const tma_gemm_plan *p) {
     const long tiles_m = gm_tiles_m(p), tiles_n = gm_tiles_n(p);
     const bool f32 = p->out == TMA_GEMM_OUT_F32;
     GmLaunch l;
-    l.smem = p->smem;
     l.group = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
     if (p->split_parts >= 2) { /* every tile's parts one cluster, every tile's blocks launched */
         const long units = tiles_m * tiles_n;
-        l.kernel = gm_instance_of(1, false, f32, GM_SCHED_SPLIT_K)->kernel;
+        const gm_instance *in = gm_instance_of(1, false, f32, GM_SCHED_SPLIT_K, gm_tile_n(p));
+        l.kernel = in->kernel;
+        l.smem = in->smem;
         l.blocks = (uint32_t)(units * p->split_parts);
         l.cluster = (uint32_t)p->split_parts;
         l.sched = gm_sched_split((uint32_t)units, gm_stages(p), (uint32_t)p->split_parts);
@@ -237,6 +260,7 @@ static GmLaunch gm_launch_of(const tma_gemm_plan *p) {
     }
     l.kernel = gm_instance_of(p->cluster, p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE, f32)
                    ->kernel; /* gm_check_plan: every choice has one */
+    l.smem = SMEM_BYTES;
     l.blocks = (uint32_t)gm_grid_blocks(tiles_m, tiles_n, p->cluster, p->sms, p->grid_blocks, p->smem,
                                         gm_instance_of(2, true, false)->kernel); /* the clusters' occupancy query */
     l.cluster = (uint32_t)p->cluster;
@@ -283,6 +307,34 @@ static tma_status gm_pack_run(const tma_gemm_plan *p, cudaStream_t stream, tma_d
     return kd_cuda(diag, e, "cudaMemcpy2DAsync of A and B into the packed copies");
 }
 
+/* Split-K where the tiles are fewer than half the multiprocessors (small M or N): every tile's K cut among the blocks
+ * it would leave idle (gm_split_parts), each part GM_SPLIT_MIN_STEPS K steps or more; on 128 x 256 tiles, or on
+ * 128 x 128 where that keeps more blocks busy and M > 64. The small-M GEMM streams B, and the blocks reading it at
+ * once set the pace; but where M <= 64 one consumer warpgroup of a tile has no rows, and a 128-wide stage carries as
+ * many bytes of A's box (zero-filled) as of B: there the 128-wide tiles were slower (H100, docs/lab/gemm.md "Split-K
+ * on 128-wide tiles": M = 1-64 at N = K = 4096, 24.0-26.2 us against 20.8-23.1; M = 128, 19.8 against 22.4). Sets
+ * split_parts and block_n; 0 and 256 where split-K does not apply. */
+static void gm_choose_split(tma_gemm_plan *p) {
+    const long tiles_m = gm_tiles_m(p), most = (long)(gm_stages(p) / GM_SPLIT_MIN_STEPS);
+    long best_blocks = 0;
+    p->split_parts = 0;
+    p->block_n = (int)BN;
+    for (long tile_n = (long)BN; tile_n >= 128 && (tile_n == (long)BN || p->m > 64); tile_n /= 2) {
+        const long units = tiles_m * gm_tiles_n(p, tile_n);
+        if (2 * units > p->sms)
+            continue;
+        const gm_instance *in = gm_instance_of(1, false, p->out == TMA_GEMM_OUT_F32, GM_SCHED_SPLIT_K,
+                                               (uint32_t)tile_n);
+        const long blocks = units * most < p->sms ? units * most : p->sms;
+        const long parts = gm_split_parts(units, gm_stages(p), blocks, in->kernel, in->smem);
+        if (parts >= 2 && units * parts > best_blocks) {
+            best_blocks = units * parts;
+            p->split_parts = (int)parts;
+            p->block_n = (int)tile_n;
+        }
+    }
+}
+
 /* tma_gemm_plan_make; alloc_stream: the one-call tma_gemm's stream, where the packed inputs are allocated (NULL: a
  * plan's, cudaMalloc). */
 static tma_status gm_plan_make(tma_gemm_plan *p, const void *a, const void *b, void *c, tma_gemm_out out, int m,
@@ -299,6 +351,7 @@ static tma_status gm_plan_make(tma_gemm_plan *p, const void *a, const void *b, v
     p->out = out;
     p->m = m, p->n = n, p->k = k;
     p->smem = SMEM_BYTES;
+    p->block_n = (int)BN;
     p->a_in = a, p->b_in = b;
     if (m == 0 || n == 0 || k == 0)
         return kd_ok(diag); /* nothing to multiply; run() writes zeros when K == 0 */
@@ -321,19 +374,15 @@ static tma_status gm_plan_make(tma_gemm_plan *p, const void *a, const void *b, v
     }
     cudaError_t e = cudaSuccess;
     for (size_t i = 0; i < sizeof gm_instances / sizeof gm_instances[0] && e == cudaSuccess; i++)
-        e = cudaFuncSetAttribute(gm_instances[i].kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM_BYTES);
+        e = cudaFuncSetAttribute(gm_instances[i].kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)gm_instances[i].smem);
     if ((st = kd_cuda(diag, e, "cudaFuncSetAttribute")) != TMA_OK)
         return st;
     p->cluster = gm_default_cluster(gm_tiles_m(p), gm_tiles_n(p), p->sms);
-    /* Split-K where the tiles are fewer than half the multiprocessors (small M or N): every tile's K cut among the
-     * blocks it would leave idle (gm_split_parts), each part GM_SPLIT_MIN_STEPS K steps or more */
-    const long units = gm_tiles_m(p) * gm_tiles_n(p), most = (long)(gm_stages(p) / GM_SPLIT_MIN_STEPS);
-    if (2 * units <= p->sms) {
-        const gm_instance *split = gm_instance_of(1, false, out == TMA_GEMM_OUT_F32, GM_SCHED_SPLIT_K);
-        const long blocks = units * most < p->sms ? units * most : p->sms;
-        p->split_parts = (int)gm_split_parts(units, gm_stages(p), blocks, split->kernel, SMEM_BYTES);
-        if (p->split_parts >= 2)
-            p->cluster = 1;
+    gm_choose_split(p);
+    if (p->split_parts >= 2) {
+        p->cluster = 1;
+        p->smem = gm_instance_of(1, false, out == TMA_GEMM_OUT_F32, GM_SCHED_SPLIT_K, gm_tile_n(p))->smem;
     }
     gm_launch_record_make(p);
     return kd_ok(diag);
@@ -386,8 +435,8 @@ extern "C" tma_status tma_gemm_run(const tma_gemm_plan *p, tma_stream stream, tm
     if (st != TMA_OK || (st = gm_pack_run(p, (cudaStream_t)stream, diag)) != TMA_OK)
         return st;
     uint32_t no_store = p->diag_no_store ? 1u : 0u;
-    GemmOps ops;
-    ops.a = p->a, ops.b = p->cluster == 2 ? p->b_half : p->b;
+    GemmOps ops; /* its GemmArgs serve every instance */
+    ops.a = p->a, ops.b = p->cluster == 2 || gm_tile_n(p) == 128 ? p->b_half : p->b;
     ops.m = (uint32_t)p->m, ops.n = (uint32_t)p->n, ops.k = (uint32_t)p->k;
     tma_tensor c_map = p->c_map;
     void *c = p->c;

@@ -1,7 +1,8 @@
 /* The TMA + wgmma GEMM (tma_gemm, tma/kernels.h) on the GPU against a double-precision CPU product:
  *   packed  - K not a multiple of 8 and A, B at 2-byte offsets (copied into the plan's packed rows first), every
  *                 variant, bf16 and fp32 C.
- *   ragged, ragged_f32 - bf16 and fp32 C: every variant (split-K where the plan splits K, and whole tiles there;
+ *   ragged, ragged_f32 - bf16 and fp32 C: every variant (split-K where the plan splits K, on 128 x 256 or 128 x 128
+ *                 tiles, and whole tiles there;
  *                 no clusters; clusters of two sharing B by
  *                 multicast, the default where blocks have more than one tile; no clusters with the
  *                 epilogue from registers) on ragged M, N, K (C row pitches not multiples of 16 bytes, where
@@ -87,8 +88,11 @@ static double run_shape_at(int m, int n, int k, int variant, tma_gemm_out out, i
         plan.cluster = 1;
         if (variant == 3)
             plan.epilogue = TMA_GEMM_EPILOGUE_DIRECT;
-        if (variant == 4) /* whole tiles where the plan splits K; split-K with 2..8 parts where it does not */
+        if (variant == 4) { /* whole tiles where the plan splits K; split-K with 2..8 parts where it does not, on
+                               128 x 256 or 128 x 128 tiles */
             plan.split_parts = plan.split_parts ? 0 : 2 + (m + n + k) % 7 <= (k + 63) / 64 ? 2 + (m + n + k) % 7 : 0;
+            plan.block_n = plan.split_parts && (m + n) % 2 ? 128 : 256;
+        }
     }
     *tma_epilogue = plan.epilogue == TMA_GEMM_EPILOGUE_TMA_STORE;
     run_plan(&plan);
@@ -281,6 +285,14 @@ Test(gpu_gemm, refused) {
     split.split_parts = 2;
     cr_expect_eq(tma_gemm_plan_tune(&split, 2, split.epilogue, 0, 0, &diag), TMA_ERR_ARG, "split-K with pairs");
     cr_expect(strstr(diag.message, "split-K's clusters are a tile's parts") != NULL, "%s", diag.message);
+    /* the tile width: 256, or 128 with split-K */
+    split = bad;
+    split.block_n = 64;
+    cr_expect_eq(tma_gemm_run(&split, NULL, &diag), TMA_ERR_ARG, "block_n 64");
+    cr_expect(strstr(diag.message, "plan.block_n = 64") != NULL, "%s", diag.message);
+    split.block_n = 0;
+    cr_expect_eq(tma_gemm_run(&split, NULL, &diag), TMA_ERR_ARG, "block_n 0");
+    cr_expect(strstr(diag.message, "split-K's tile width is 256 or 128") != NULL, "%s", diag.message);
     CUDA_OK(cudaFree(q));
     CUDA_OK(cudaFree(p));
 }

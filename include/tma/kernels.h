@@ -83,7 +83,8 @@ typedef enum tma_gemm_epilogue {
 typedef struct tma_gemm_plan {
     tma_tensor a;          /**< TMA map of A: boxes of 64 K x 128 rows, 128B swizzle */
     tma_tensor b;          /**< B: boxes of 64 K x 256 rows, one per stage (cluster == 1) */
-    tma_tensor b_half;     /**< B: boxes of 64 K x 128 rows; each block of a pair multicasts one (cluster == 2) */
+    tma_tensor b_half;     /**< B: boxes of 64 K x 128 rows; each block of a pair multicasts one (cluster == 2), or
+                                the whole B tile of 128-wide tiles (block_n == 128) */
     tma_tensor c_map;      /**< C: boxes of 64 rows x 128 bytes, 128B swizzle (the TMA-store epilogue) */
     void *c;               /**< C's device address */
     tma_gemm_out out;      /**< C's element type */
@@ -102,6 +103,9 @@ typedef struct tma_gemm_plan {
                                 adds the parts up in shared memory and stores the tile (cluster must be 1; grid_blocks
                                 unused). Default: split-K where the tiles are fewer than half the multiprocessors
                                 (small M or N), the most parts whose clusters all run at once (docs/guide/gemm.md) */
+    int block_n;           /**< may be changed (by hand: run checks it): split-K's tile width, 256 or 128 (B then
+                                through b_half); whole tiles are 128 x 256 whatever it says. Default: 128 where M > 64
+                                and split-K keeps more blocks busy on it (docs/guide/gemm.md) */
     int diag_no_store;     /**< may be changed, diagnostic for timing only: 1 skips the epilogue's stores (C is
                                 not written); read by run as it stands (no re-derivation) */
     size_t smem;           /**< dynamic shared memory per block, bytes */

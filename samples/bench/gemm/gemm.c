@@ -257,7 +257,7 @@ static int check_against_cpu(const problem *g, const void *hc, const void *hr) {
 typedef struct result {
     char name[48];
     double cublas, libtma, no_clusters, multicast2, direct_store, no_store; /* TFLOP/s */
-    int clusters, split;                                   /* what the default chose: cluster, split-K parts */
+    int clusters, split, split_n;        /* what the default chose: cluster, split-K parts and tile width */
     double max_err;
 } result;
 
@@ -281,6 +281,7 @@ static result time_shape(const problem *g, const tma_gemm_plan *plan, int reps, 
                 .no_store = tflops(g, ms[1 + NO_STORE]),
                 .clusters = vp[DEFAULT_VARIANT].cluster,
                 .split = vp[DEFAULT_VARIANT].split_parts,
+                .split_n = vp[DEFAULT_VARIANT].block_n,
                 .max_err = max_err};
     snprintf(r.name, sizeof r.name, "%dx%dx%d %s", g->m, g->n, g->k, type_name(g->out));
     printf("  grid: %d blocks (no clusters), %d blocks (clusters of 2)\n", tma_gemm_grid(&vp[1]),
@@ -371,17 +372,22 @@ static void print_results(const char *gpu, int reps, const result *rs, int n, in
     printf("\n%s (TFLOP/s = 2*M*N*K / median of %d runs each, CUDA events, all GEMMs of a row timed in interleaved "
            "rounds after >= %.0f ms of warm-up rounds; libtma = the default: TMA-store epilogue where C's row pitch "
            "is a multiple of 16 bytes, clusters of 2 sharing B by multicast where every block has more than one tile "
-           "(clusters = what it chose), split-K where the tiles are fewer than half the SMs (split = its parts); "
+           "(clusters = what it chose), split-K where the tiles are fewer than half the SMs (split = its parts x the tiles' "
+           "columns); "
            "no-clusters / multicast2 = whole tiles with clusters of 1 / 2; direct-st. = "
            "the default with the epilogue storing from registers; no-store = the default without the epilogue's "
            "stores, diagnostic; cuBLAS writes C in the same type)\n",
            gpu, reps, BENCH_WARMUP_MS);
     printf("%-20s %11s %11s %9s %8s %5s %11s %11s %11s %9s %9s\n", "M x N x K, C", "cuBLAS TF/s", "libtma TF/s",
            "% cuBLAS", "clusters", "split", "no-clusters", "multicast2", "direct-st.", "no-store", "max err");
-    for (int i = 0; i < n; i++)
-        printf("%-20s %11.1f %11.1f %8.1f%% %8d %5d %11.1f %11.1f %11.1f %9.1f %9.2e\n", rs[i].name, rs[i].cublas,
-               rs[i].libtma, 100.0 * rs[i].libtma / rs[i].cublas, rs[i].clusters, rs[i].split, rs[i].no_clusters,
+    for (int i = 0; i < n; i++) {
+        char split[16] = "0";
+        if (rs[i].split)
+            snprintf(split, sizeof split, "%dx%d", rs[i].split, rs[i].split_n);
+        printf("%-20s %11.1f %11.1f %8.1f%% %8d %5s %11.1f %11.1f %11.1f %9.1f %9.2e\n", rs[i].name, rs[i].cublas,
+               rs[i].libtma, 100.0 * rs[i].libtma / rs[i].cublas, rs[i].clusters, split, rs[i].no_clusters,
                rs[i].multicast2, rs[i].direct_store, rs[i].no_store, rs[i].max_err);
+    }
     printf("%s\n", failures ? "SOME CHECKS FAILED" : "all checks passed");
 }
 
