@@ -161,12 +161,17 @@ static tma_status gm_make_maps(tma_gemm_plan *p, tma_diag *diag) {
     const uint64_t k = p->packed ? gm_packed_k(p->k) : (uint64_t)p->k;
     const void *a = p->packed ? p->packed : p->a_in;
     const void *b = p->packed ? (const void *)((const uint8_t *)p->packed + gm_packed_a_bytes(p)) : p->b_in;
-    tma_tiled_desc da = tma_desc_2d(TMA_DTYPE_BF16, (void *)a, (uint64_t)p->m, k, k * 2u, BM, BK, TMA_SWIZZLE_128B);
+    /* A's box: the tile's 128 rows, or 64 where M <= 64: there the second consumer warpgroup has no rows (it reads
+     * nothing of the box), and the copy engine need not fill 64 rows of zeros into every stage */
+    const uint32_t a_rows = p->m <= 64 ? BM / 2u : BM;
+    tma_tiled_desc da = tma_desc_2d(TMA_DTYPE_BF16, (void *)a, (uint64_t)p->m, k, k * 2u, a_rows, BK,
+                                    TMA_SWIZZLE_128B);
     tma_tiled_desc db = tma_desc_2d(TMA_DTYPE_BF16, (void *)b, (uint64_t)p->n, k, k * 2u, BN, BK, TMA_SWIZZLE_128B);
     tma_tiled_desc dbh = db;
     dbh.box_dim[1] = BN / 2;
     da.l2_promotion = db.l2_promotion = dbh.l2_promotion = TMA_L2_256B;
-    tma_status st = gm_make_map(&p->a, &da, "A's map", "A, M and K: boxes of 64 K x 128 rows", diag);
+    tma_status st = gm_make_map(&p->a, &da, "A's map", "A, M and K: boxes of 64 K x 128 rows (64 where M <= 64)",
+                                diag);
     if (st == TMA_OK)
         st = gm_make_map(&p->b, &db, "B's map", "B, N and K: boxes of 64 K x 256 rows", diag);
     if (st == TMA_OK)

@@ -81,7 +81,7 @@ typedef enum tma_gemm_epilogue {
  *  by tma_gemm_plan_tune, which checks them and computes the launch again, once; set by hand between make and run
  *  they cost a check and a re-derivation in every run (tma_launch_record). */
 typedef struct tma_gemm_plan {
-    tma_tensor a;          /**< TMA map of A: boxes of 64 K x 128 rows, 128B swizzle */
+    tma_tensor a;          /**< TMA map of A: boxes of 64 K x 128 rows (64 where M <= 64), 128B swizzle */
     tma_tensor b;          /**< B: boxes of 64 K x 256 rows, one per stage (cluster == 1) */
     tma_tensor b_half;     /**< B: boxes of 64 K x 128 rows; each block of a pair multicasts one (cluster == 2), or
                                 the whole B tile of 128-wide tiles (block_n == 128) */
