@@ -4,8 +4,9 @@
  * Two kernels per run, in stream order:
  *   1. gg_build_kernel: one warp per group builds the group's three maps (A_g, B_g, C_g) from the host-encoded
  *      templates (the address and the rows: gg_group_edits) in a shared-memory builder, checks them against every
- *      rule of rules.h (tma_map_check, in any build; a bad group is recorded for tma_grouped_gemm_check and marked
- *      skipped) and publishes them (tensormap.cp_fenceproxy, release) into the plan's map table in global memory.
+ *      rule those edits can break (the rules of the tensor in global memory, tma_builder_check_tensor, in any build:
+ *      the templates passed all the others on the host; a bad group is recorded for tma_grouped_gemm_check and
+ *      marked skipped) and publishes them (tensormap.cp_fenceproxy, release) into the plan's map table.
  *   2. gg_kernel: the one pipeline of the GEMMs and the convolution (gm_pipeline_kernel, gemm_device.cuh) on
  *      128 x 256 tiles, no clusters, the TMA-store epilogue, with the grouped GEMM's operands and tile walk
  *      (GroupedOps, below): units number the tiles of group 0, then group 1, ... (grouped_tiles.h).
@@ -73,7 +74,8 @@ static __device__ __noinline__ void gg_record_negative_rows(gg_error *e, uint32_
 }
 
 /* Lane `which` of a gg_build_kernel warp: build map `which` of group g (rows > 0) from its template in the
- * builder and check it (every rule, as the host would); record a violation. @return 1 when the map is valid */
+ * builder and check it (every rule its edits can break, as the host would word it); record a violation.
+ * @return 1 when the map is valid */
 static __device__ int gg_build_map(const gg_params &p, uint32_t g, int32_t rows, uint32_t which, tma_map_builder *b) {
     const void *ptr = which == GG_MAP_A ? p.a[g] : which == GG_MAP_B ? p.b[g] : (const void *)p.c[g];
     tma_builder_from_template(b, &p.tmpl[which], &p.desc[which]);
@@ -81,8 +83,11 @@ static __device__ int gg_build_map(const gg_params &p, uint32_t g, int32_t rows,
     const uint32_t n = gg_group_edits(which, ptr, rows, e);
     for (uint32_t i = 0; i < n; i++)
         tma_builder_edit(b, e[i]);
+    /* the edits change the address and the rows, so the rules of the tensor in global memory are every rule they can
+     * break (the templates passed them all on the host): the whole check was two thirds of the build, mostly its
+     * instruction fetches (docs/lab/grouped_gemm.md "A check of what the edits change") */
     tma_violation v;
-    if (tma_builder_check(b, &v) == TMA_OK)
+    if (tma_builder_check_tensor(b, &v) == TMA_OK)
         return 1;
     gg_record_violation(p.error, g, which, &v);
     return 0;

@@ -14,7 +14,10 @@
  *                 against a brute-force oracle on random small tensors.
  *   copy_rules  - each per-copy rule, with the message the device checked mode prints too.
  *   check_all_independent - k independent mistakes give k reports.
- *   layout      - tma_version(), sizeof / alignof tma_tensor. */
+ *   layout      - tma_version(), sizeof / alignof tma_tensor.
+ *   templates   - template maps (NULL address, placeholder strides), no copy through them, the maps built from them
+ *                 checked as real ones, and the tensor rules alone saying what the whole check says of a map built
+ *                 by edits of the address, dimensions and strides. */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <stdalign.h>
@@ -893,4 +896,61 @@ Test(templates, the_map_built_from_a_template_is_checked_as_a_real_one) {
     const int32_t c[5] = {0};
     cr_expect_eq(tma_check_store_coords(&d, c, &diag), TMA_OK, "a store through the built map: %s", diag.message);
     cr_expect_eq(tma_box_info_of(&d).flags & (TMA_BOX_TEMPLATE | TMA_BOX_LOAD_ONLY), 0u, "a real map's box facts");
+}
+
+/* A random edit of the fields tma_rules_tiled_tensor covers: the address (valid, NULL, off 16 bytes, near the top of
+ * the address space), a global dimension (0, 1, 2^32, 2^32 + 1, any) or a stride (aligned, off 16 bytes, 2^40, any). */
+static tma_map_edit random_tensor_edit(uint32_t rank) {
+    const uint32_t kind = (uint32_t)(rnd() % 3u), pick = (uint32_t)(rnd() % 6u);
+    if (kind == 0 || rank < 2u) {
+        static const uint64_t addr[] = {0x100000u, 0u, 0x100008u, 0xFFFFFFFFFFFFFF00ull, 0x7F0000000000ull};
+        return tma_edit(TMA_FIELD_GLOBAL_ADDRESS, 0, pick < 5u ? addr[pick] : (rnd() & ~0xFull) >> 8);
+    }
+    if (kind == 1) {
+        static const uint64_t dim[] = {0u, 1u, 1ull << 32, (1ull << 32) + 1u, 1000u};
+        return tma_edit(TMA_FIELD_GLOBAL_DIM, (uint32_t)(rnd() % rank), pick < 5u ? dim[pick] : rnd() % 100000u);
+    }
+    static const uint64_t stride[] = {1u << 20, 8u, 1ull << 40, 16u, 0u};
+    return tma_edit(TMA_FIELD_GLOBAL_STRIDE, 1u + (uint32_t)(rnd() % (rank - 1u)),
+                    pick < 5u ? stride[pick] : (rnd() % (1ull << 24)) * 16u);
+}
+
+/* tma_rules_tiled_tensor, the check of maps built from checked templates by edits of the address, dimensions and
+ * strides (the grouped GEMM's), reports what the whole check reports first, for every such map: templates that pass
+ * every rule (load and store maps of several ranks, types and swizzles), one to four random edits each, valid and
+ * not; 20,000 maps. */
+Test(templates, the_tensor_rules_say_what_the_whole_check_says_of_an_edited_map) {
+    seed_rng("templates.the_tensor_rules");
+    const tma_tiled_desc bases[] = {
+        grouped_template(0),
+        grouped_template(TMA_DESC_STORE),
+        tma_desc_2d(TMA_DTYPE_BF16, FAKE_ADDR, 4096, 4096, 8192, 128, 64, TMA_SWIZZLE_128B),
+        tma_desc_2d(TMA_DTYPE_F32, FAKE_ADDR, 1000, 96, 384, 64, 32, TMA_SWIZZLE_128B),
+        {.dtype = TMA_DTYPE_U8, .rank = 5, .global_address = FAKE_ADDR, .global_dim = {64, 3, 5, 7, 2},
+         .global_stride = {64, 192, 960, 6720}, .box_dim = {32, 2, 2, 2, 1}, .swizzle = TMA_SWIZZLE_32B,
+         .flags = TMA_DESC_STORE},
+        {.dtype = TMA_DTYPE_F64, .rank = 1, .global_address = FAKE_ADDR, .global_dim = {300}, .box_dim = {16}},
+    };
+    long compared = 0, refused = 0;
+    for (int i = 0; i < 20000; i++) {
+        tma_tiled_desc d = bases[i % (int)(sizeof bases / sizeof bases[0])];
+        tma_diag diag;
+        cr_assert_eq(tma_check_tiled(&d, &diag), TMA_OK, "base %d passes every rule: %s", i % 6, diag.message);
+        const int edits = 1 + (int)(rnd() % 4u);
+        for (int e = 0; e < edits; e++)
+            tma_desc_apply_edit(&d, random_tensor_edit(d.rank));
+        tma_violation whole, tensor;
+        memset(&whole, 0, sizeof whole), memset(&tensor, 0, sizeof tensor);
+        tma_rule_sink sw = tma_rule_sink_make(&whole, 1), st = tma_rule_sink_make(&tensor, 1);
+        const tma_status a = tma_rules_tiled(&d, &sw), b = tma_rules_tiled_tensor(&d, &st);
+        cr_assert_eq(b, a, "map %d (base %d, %d edits): the tensor rules say %s, the whole check %s", i, i % 6, edits,
+                     tma_status_name(b), tma_status_name(a));
+        if (a != TMA_OK) {
+            cr_assert_eq(tensor.rule, whole.rule, "map %d: the same rule first", i);
+            cr_assert_eq(memcmp(tensor.arg, whole.arg, sizeof whole.arg), 0, "map %d: with the same values", i);
+            refused++;
+        }
+        compared++;
+    }
+    cr_expect(refused > 2000 && compared - refused > 2000, "both kinds drawn: %ld refused of %ld", refused, compared);
 }

@@ -294,6 +294,20 @@ TMA_DEV void tma_builder_edit(tma_map_builder *b, tma_map_edit e) { tma_map_edit
 /** The builder's descriptor against every rule (tma_map_check). */
 TMA_DEV tma_status tma_builder_check(const tma_map_builder *b, tma_violation *v) { return tma_map_check(&b->desc, v); }
 
+/** The builder's descriptor against the rules of its tensor in global memory alone (tma_rules_tiled_tensor): the
+ *  whole check of a map started from a template that passed every rule (a tma_tensor the host made) and edited only
+ *  in its address, global dimensions or strides, where it says what tma_builder_check would, with a fraction of the
+ *  code. Any other edit needs tma_builder_check. @return TMA_OK or the first broken rule's status, the violation
+ *  in *v (optional) */
+TMA_DEV tma_status tma_builder_check_tensor(const tma_map_builder *b, tma_violation *v) {
+    tma_violation first;
+    tma_rule_sink s = tma_rule_sink_make(&first, 1u);
+    const tma_status st = tma_rules_tiled_tensor(&b->desc, &s);
+    if (st != TMA_OK && v)
+        *v = first;
+    return st;
+}
+
 /** Publish the builder's map into dst (a tma_tensor in global memory): the map by the release copy, and the box
  *  facts derived from the same descriptor. Warp-collective: every thread of the warp calls it with the same
  *  arguments, after the edits (__syncwarp). Checked mode (-DTMA_CHECKED) first checks the descriptor against
