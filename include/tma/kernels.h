@@ -138,7 +138,8 @@ tma_status tma_gemm_plan_tune(tma_gemm_plan *p, int cluster, tma_gemm_epilogue e
 /** Blocks tma_gemm_run launches for the plan as it stands (persistent grid; 0 when nothing is launched). */
 int tma_gemm_grid(const tma_gemm_plan *p);
 
-/** Release a plan's packed inputs (cudaFree: waits for the device; nothing when it has none).
+/** Release a plan's packed inputs (cudaFree: waits for the device; nothing when it has none). A copy of a plan (a
+ *  struct assignment) shares them: free them once, through one of the copies.
  *  @return TMA_OK, TMA_ERR_NULL_ARG or TMA_ERR_CUDA */
 tma_status tma_gemm_plan_free(tma_gemm_plan *p, tma_diag *diag);
 
@@ -343,7 +344,8 @@ tma_status tma_conv2d_plan_tune(tma_conv2d_plan *p, int cluster, tma_gemm_epilog
  *  @return TMA_OK; TMA_ERR_NULL_ARG; TMA_ERR_ARG for fields changed to something it cannot run; TMA_ERR_CUDA */
 tma_status tma_conv2d_run(const tma_conv2d_plan *p, tma_stream stream, tma_diag *diag);
 
-/** Release a plan's workspace and packed inputs (cudaFree: waits for the device; nothing when it has none).
+/** Release a plan's workspace and packed inputs (cudaFree: waits for the device; nothing when it has none). A copy
+ *  of a plan (a struct assignment) shares them: free them once, through one of the copies.
  *  @return TMA_OK or TMA_ERR_CUDA */
 tma_status tma_conv2d_plan_free(tma_conv2d_plan *p, tma_diag *diag);
 

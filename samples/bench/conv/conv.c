@@ -428,7 +428,11 @@ static void sweep_tiles(problem *g, int reps) {
         printf(" %dx%d %s %.1f us (%.0f TF/s)%s", sc.plans[i].block_m, sc.plans[i].block_n,
                schedule_name(&sc.plans[i]), ms[i] * 1e3,
                2.0 * (double)g->m * g->sh.k * (double)g->kg * 1e-9 / ms[i], i + 1 < sc.n ? "," : "\n");
-        tma_conv2d_plan_free(&sc.plans[i], &d);
+        sc.plans[i].packed = NULL; /* the default plan's packed inputs, shared by its copies: problem_close frees them */
+        if (tma_conv2d_plan_free(&sc.plans[i], &d) != TMA_OK) { /* the copy's own stream-K workspace */
+            fprintf(stderr, "tma_conv2d_plan_free (sweep): %s\n", d.message);
+            exit(1);
+        }
     }
 }
 

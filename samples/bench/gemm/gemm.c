@@ -344,7 +344,7 @@ static void sweep(const problem *g, const tma_gemm_plan *plan, int reps) {
 static int run_shape(cublasHandle_t h, const shape *sh, uint64_t seed, int reps, result *r) {
     problem g;
     problem_open(&g, h, sh->m, sh->n, sh->k, sh->out, seed);
-    const tma_gemm_plan plan = make_plan(&g);
+    tma_gemm_plan plan = make_plan(&g); /* its variants below are copies: they share its packed inputs */
     CUDA_CHECK(cudaMemset(g.cref, 0xFF, g.c_bytes));
     cublas_gemm(&g, g.cref);
     void *hc = host_alloc(g.c_bytes), *hr = host_alloc(g.c_bytes);
@@ -364,6 +364,11 @@ static int run_shape(cublasHandle_t h, const shape *sh, uint64_t seed, int reps,
             trace_after_idle(&g, &plan);
     }
     free(hc), free(hr);
+    tma_diag d;
+    if (tma_gemm_plan_free(&plan, &d) != TMA_OK) {
+        fprintf(stderr, "tma_gemm_plan_free: %s\n", d.message);
+        exit(1);
+    }
     problem_close(&g);
     return ok;
 }
