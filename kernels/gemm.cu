@@ -23,7 +23,7 @@
 
 /* The GEMM's arguments: its maps and sizes, the same whatever the tile width (run fills one for any instance). */
 struct GemmArgs {
-    tma_tensor a, b; /* b: the whole B box (no clusters; 256 or 128 rows as the tile) or the half box (clusters of two) */
+    tma_tensor a, b; /* b: the whole B box (no clusters; as many rows as the tile) or the half box (clusters of 2) */
     uint32_t m, n, k;
 };
 

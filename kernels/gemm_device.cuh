@@ -22,7 +22,7 @@ constexpr uint32_t CONSUMER_WARPS = 8;
 constexpr uint32_t EPI_ROWS = GM_EPI_ROWS, EPI_ROW_BYTES = GM_EPI_ROW_BYTES;
 constexpr uint32_t EPI_BYTES = EPI_ROWS * EPI_ROW_BYTES, EPI_BUFS = 2;
 constexpr tma_swizzle EPI_SWIZZLE = GM_EPI_SWIZZLE;
-/* The tile queue (gm_queue_push / gm_queue_pop): slots of GM_QUEUED_BYTES, a full and an empty barrier each. */
+/* The tile queue (gm_queue_push / gm_queue_take): slots of GM_QUEUED_BYTES, a full and an empty barrier each. */
 constexpr uint32_t GM_TILE_SLOTS = 4, GM_QUEUED_BYTES = 32;
 constexpr uint32_t GM_QUEUE_BYTES = GM_TILE_SLOTS * (GM_QUEUED_BYTES + 2u * (uint32_t)sizeof(uint64_t));
 static_assert(BM / 2u == EPI_ROWS && EPI_ROW_BYTES == TMA_SWIZZLE_SPAN_128B, "a consumer's 64 rows, 128-byte box rows");
@@ -553,14 +553,14 @@ struct GmTile {
 };
 
 /* THE TILE QUEUE: the producer decides the block's schedule (Ops::next, the only caller) and passes each tile to the
- * consumers through a ring of GM_TILE_SLOTS slots in shared memory, the last entry saying there is no more. A slot's
- * full barrier takes the producer's arrive (release: its write of the slot before it), its empty barrier the arrive of
- * every consumer thread once it is done with the tile: the producer runs up to GM_TILE_SLOTS - 1 tiles ahead. Every
- * reader arrives itself (256 arrives a tile), not one lane a warp after a __syncwarp: correct either way under the
- * PTX memory model, but compute-sanitizer's racecheck follows only the direct arrive-wait edge and reported the
- * producer's rewrite of a slot as a hazard (H100, CUDA 13.0). So the consumers follow whatever the producer took, a schedule fixed in advance (the GEMM's and the
- * convolution's) or one taken at run time (the grouped GEMM's units from a counter). Before, every role derived the
- * same fixed schedule itself. */
+ * consumers through a ring of GM_TILE_SLOTS slots in shared memory, the last entry saying there is no more. So the
+ * consumers follow whatever the producer took, a schedule fixed in advance (the GEMM's and the convolution's) or one
+ * taken at run time (the grouped GEMM's units from a counter); before, every role derived the same fixed schedule
+ * itself. A slot's full barrier takes the producer's arrive (release: its write of the slot before it), its empty
+ * barrier the arrive of every consumer thread once it is done with the tile: the producer runs up to
+ * GM_TILE_SLOTS - 1 tiles ahead. Every reader arrives itself (256 arrives a tile), not one lane a warp after a
+ * __syncwarp: correct either way under the PTX memory model, but compute-sanitizer's racecheck follows only the direct
+ * arrive-wait edge and reported the producer's rewrite of a slot as a hazard (H100, CUDA 13.0). */
 struct GmQueued {
     GmTile t;
     gm_segment seg;
@@ -905,6 +905,31 @@ static inline int gm_default_cluster(long tiles_m, long tiles_n, int sms) {
     return tiles_m >= 2 && tiles_m * tiles_n > sms ? 2 : 1;
 }
 
+/* How many clusters of `cluster` blocks of `kernel` (its shared memory allowed) the device runs at once, asked for a
+ * grid of `grid` blocks (cudaOccupancyMaxActiveClusters); 0 where the query fails. A cluster's blocks run in one GPC,
+ * so the clusters that fit are not the blocks / cluster: on an H200 (132 SMs, one block an SM), 66 clusters of 2, 39
+ * of 3, 30 of 4, 22 of 5, 17 of 6, 15 of 7 or 8 (2026-11-23). A host query. */
+static inline long gm_active_clusters(const void *kernel, size_t smem, long cluster, long grid) {
+    cudaLaunchConfig_t cfg;
+    cudaLaunchAttribute attr[1];
+    memset(&cfg, 0, sizeof cfg);
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = (unsigned)cluster;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.gridDim = dim3((unsigned)grid, 1, 1);
+    cfg.blockDim = dim3(THREADS, 1, 1);
+    cfg.dynamicSmemBytes = smem;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    int clusters = 0;
+    if (kernel == NULL || cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
+        (void)cudaGetLastError(); /* the query's own error */
+        return 0;
+    }
+    return clusters;
+}
+
 /* The blocks of a launch of gm_pipeline_kernel on tiles_m x tiles_n tiles: a persistent grid of min(co-resident
  * blocks, work) blocks, or grid_blocks (rounded down to whole clusters, at least one) when > 0. cluster_kernel: an
  * instance with CL = 2, for the co-residency query (a host query: a plan makes it once, for its launch record).
@@ -916,57 +941,18 @@ static inline int gm_grid_blocks(long tiles_m, long tiles_n, int cluster, int sm
     long clusters = sms / cl;
     if (grid_blocks > 0) {
         clusters = grid_blocks / cl > 0 ? grid_blocks / cl : 1;
-    } else if (cl == 2) {
-        int active = 0; /* co-resident clusters: GPCs with an odd SM count leave an SM out */
-        cudaLaunchConfig_t cfg;
-        cudaLaunchAttribute attr[1];
-        memset(&cfg, 0, sizeof cfg);
-        attr[0].id = cudaLaunchAttributeClusterDimension;
-        attr[0].val.clusterDim.x = 2;
-        attr[0].val.clusterDim.y = 1;
-        attr[0].val.clusterDim.z = 1;
-        cfg.gridDim = dim3((unsigned)(2 * clusters), 1, 1);
-        cfg.blockDim = dim3(THREADS, 1, 1);
-        cfg.dynamicSmemBytes = smem;
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
-        if (cudaOccupancyMaxActiveClusters(&active, cluster_kernel, &cfg) == cudaSuccess && active > 0)
+    } else if (cl == 2) { /* co-resident clusters: GPCs with an odd SM count leave an SM out */
+        const long active = gm_active_clusters(cluster_kernel, smem, 2, 2 * clusters);
+        if (active > 0) /* else the query failed: the estimate sms / 2 stands */
             clusters = active;
-        else
-            (void)cudaGetLastError(); /* the query's own error: the estimate sms / 2 stands */
     }
     if (clusters > units)
         clusters = units;
     return (int)(clusters * cl);
 }
 
-/* How many clusters of `parts` blocks of `kernel` (a split-K instance, its shared memory allowed) the device runs at
- * once (cudaOccupancyMaxActiveClusters); 0 where the query fails. A cluster's blocks run in one GPC, so the clusters
- * that fit are not the blocks / parts: on an H200 (132 SMs, one block an SM), 66 clusters of 2, 39 of 3, 30 of 4, 22
- * of 5, 17 of 6, 15 of 7 or 8 (2026-11-23). A host query. */
-static inline long gm_split_clusters(const void *kernel, size_t smem, long parts) {
-    cudaLaunchConfig_t cfg;
-    cudaLaunchAttribute attr[1];
-    memset(&cfg, 0, sizeof cfg);
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = (unsigned)parts;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.gridDim = dim3((unsigned)parts, 1, 1);
-    cfg.blockDim = dim3(THREADS, 1, 1);
-    cfg.dynamicSmemBytes = smem;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    int clusters = 0;
-    if (kernel == NULL || cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
-        (void)cudaGetLastError(); /* the query's own error: no split-K */
-        return 0;
-    }
-    return clusters;
-}
-
 /* Split-K's parts for `units` tiles of nk stages on `blocks` blocks (gm_sched_split): the most, up to the blocks a
- * tile gets (blocks / units), nk and GM_SPLIT_MAX, whose clusters all run at once (gm_split_clusters); 0 below 2
+ * tile gets (blocks / units), nk and GM_SPLIT_MAX, whose clusters all run at once (gm_active_clusters); 0 below 2
  * (split-K does not apply). A host query: at plan time only. */
 static inline long gm_split_parts(long units, uint32_t nk, long blocks, const void *kernel, size_t smem) {
     long parts = units > 0 ? blocks / units : 0;
@@ -975,7 +961,8 @@ static inline long gm_split_parts(long units, uint32_t nk, long blocks, const vo
     if (parts > (long)nk)
         parts = nk;
     for (; parts >= 2; parts--)
-        if (gm_split_fits((uint32_t)units, nk, (uint32_t)parts) && gm_split_clusters(kernel, smem, parts) >= units)
+        if (gm_split_fits((uint32_t)units, nk, (uint32_t)parts) &&
+            gm_active_clusters(kernel, smem, parts, parts) >= units)
             return parts;
     return 0;
 }

@@ -624,7 +624,8 @@ static tma_status pm_launch_for_run(const tma_permute_plan *p, pm_launch *l, tma
  * it, 65.7% without) keep it. */
 static tma_l2_promotion pm_default_l2(const pm_layout *L) {
     const uint64_t pitch = L->ld.global_stride[0], addr = (uint64_t)(uintptr_t)L->ld.global_address;
-    const int off_lines = L->ld.rank >= 2u && (pitch % TMA_SWIZZLE_SPAN_128B != 0u || addr % TMA_SWIZZLE_SPAN_128B != 0u);
+    const int off_lines =
+        L->ld.rank >= 2u && (pitch % TMA_SWIZZLE_LINE_BYTES != 0u || addr % TMA_SWIZZLE_LINE_BYTES != 0u);
     return L->transpose && !L->grid.dst_any && off_lines ? TMA_L2_NONE : TMA_L2_256B;
 }
 

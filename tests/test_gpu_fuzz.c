@@ -612,7 +612,8 @@ static void gemm_problem(fuzz *f, uint64_t seed) {
              "M %d N %d K %d, %s C at +%zu bytes; %s; cluster %d, %d split-K parts, block_n %d, %s epilogue, "
              "grid_blocks %d, group_m %d; %s data",
              m, n, k, out == TMA_GEMM_OUT_F32 ? "fp32" : "bf16", c_off, one_call ? "tma_gemm (one call)" : "plan",
-             plan.cluster, plan.split_parts, plan.block_n, plan.epilogue == TMA_GEMM_EPILOGUE_DIRECT ? "direct" : "TMA-store", plan.grid_blocks,
+             plan.cluster, plan.split_parts, plan.block_n,
+             plan.epilogue == TMA_GEMM_EPILOGUE_DIRECT ? "direct" : "TMA-store", plan.grid_blocks,
              plan.group_m, data == REF_DATA_INTS ? "integer" : "real");
     f->cover[out == TMA_GEMM_OUT_F32 ? GM_F32 : GM_BF16]++;
     f->cover[GM_CL2] += plan.cluster == 2;
