@@ -59,16 +59,19 @@ using GemmOps = GemmOpsT<BN>;
 static_assert(sizeof(GemmOpsT<128>) == sizeof(GemmArgs) && sizeof(GemmOpsT<256>) == sizeof(GemmArgs),
               "every instance's Ops is its GemmArgs: run passes one for any tile width");
 
-/* Every instance of the kernel: cluster x epilogue x C's type, whole 128 x 256 tiles; and split-K on 128 x 256 or
- * 128 x 128 tiles (no clusters of pairs: its clusters are a tile's parts; the epilogue from registers: each block
- * stores its slice of the summed tile). */
+/* Every instance of the kernel: cluster x epilogue x C's type, whole 128 x 256 tiles; whole 128 x 128 tiles (no
+ * clusters of pairs: a pair shares B in halves of a 256-wide tile); and split-K on 128 x 256 or 128 x 128 tiles (no
+ * clusters of pairs: its clusters are a tile's parts; the epilogue from registers: each block stores its slice of the
+ * summed tile). */
 #define T_ GM_SCHED_TILES
 #define SPLIT_ GM_SCHED_SPLIT_K
 #define GM_INSTANCES(X)                                                                                            \
     X(1, true, __nv_bfloat16, T_, 256) X(1, false, __nv_bfloat16, T_, 256) X(2, true, __nv_bfloat16, T_, 256)       \
     X(2, false, __nv_bfloat16, T_, 256) X(1, true, float, T_, 256) X(1, false, float, T_, 256)                      \
-    X(2, true, float, T_, 256) X(2, false, float, T_, 256) X(1, false, __nv_bfloat16, SPLIT_, 256)                  \
-    X(1, false, float, SPLIT_, 256) X(1, false, __nv_bfloat16, SPLIT_, 128) X(1, false, float, SPLIT_, 128)
+    X(2, true, float, T_, 256) X(2, false, float, T_, 256) X(1, true, __nv_bfloat16, T_, 128)                       \
+    X(1, false, __nv_bfloat16, T_, 128) X(1, true, float, T_, 128) X(1, false, float, T_, 128)                      \
+    X(1, false, __nv_bfloat16, SPLIT_, 256) X(1, false, float, SPLIT_, 256) X(1, false, __nv_bfloat16, SPLIT_, 128) \
+    X(1, false, float, SPLIT_, 128)
 
 /* A kernel instance: the plan's choices it runs, its entry point and its dynamic shared memory. The one table the
  * attributes and the launch read. */
@@ -101,8 +104,8 @@ static const gm_instance *gm_instance_of(int cluster, bool tma_epi, bool f32, in
 /* The plan's tiles along M and N, and K's stages. */
 static long gm_tiles_m(const tma_gemm_plan *p) { return (p->m + (long)BM - 1) / (long)BM; }
 static long gm_tiles_n(const tma_gemm_plan *p, long tile_n) { return (p->n + tile_n - 1) / tile_n; }
-/* The tile's columns: block_n under split-K, else 256 (whole tiles are 128 x 256 whatever block_n says). */
-static uint32_t gm_tile_n(const tma_gemm_plan *p) { return p->split_parts >= 2 ? (uint32_t)p->block_n : BN; }
+/* The tile's columns (whole tiles and split-K's alike). */
+static uint32_t gm_tile_n(const tma_gemm_plan *p) { return (uint32_t)p->block_n; }
 static long gm_tiles_n(const tma_gemm_plan *p) { return gm_tiles_n(p, (long)gm_tile_n(p)); }
 static uint32_t gm_stages(const tma_gemm_plan *p) { return (uint32_t)((p->k + (long)BK - 1) / (long)BK); }
 
@@ -229,6 +232,8 @@ static tma_status gm_check_choices(const tma_gemm_plan *p, tma_diag *diag) {
         return KD_FAIL(diag, GEMM_SPLIT_CLUSTER, tma_arg_i(p->cluster), tma_arg_i(p->split_parts));
     if (p->block_n != (int)BN && p->block_n != 128)
         return KD_FAIL(diag, GEMM_BLOCK_N, tma_arg_i(p->block_n));
+    if (p->block_n != (int)BN && p->cluster != 1)
+        return KD_FAIL(diag, GEMM_BLOCK_N_CLUSTER, tma_arg_i(p->block_n), tma_arg_i(p->cluster));
     if (p->epilogue != TMA_GEMM_EPILOGUE_TMA_STORE && p->epilogue != TMA_GEMM_EPILOGUE_DIRECT)
         return KD_FAIL(diag, EPILOGUE, tma_arg_i((int)p->epilogue));
     return TMA_OK;
@@ -263,10 +268,11 @@ static GmLaunch gm_launch_of(const tma_gemm_plan *p) {
         l.sched = gm_sched_split((uint32_t)units, gm_stages(p), (uint32_t)p->split_parts);
         return l;
     }
-    l.kernel = gm_instance_of(p->cluster, p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE, f32)
-                   ->kernel; /* gm_check_plan: every choice has one */
-    l.smem = SMEM_BYTES;
-    l.blocks = (uint32_t)gm_grid_blocks(tiles_m, tiles_n, p->cluster, p->sms, p->grid_blocks, p->smem,
+    const gm_instance *in = gm_instance_of(p->cluster, p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE, f32,
+                                           GM_SCHED_TILES, gm_tile_n(p));
+    l.kernel = in->kernel; /* gm_check_plan: every choice has one */
+    l.smem = in->smem;
+    l.blocks = (uint32_t)gm_grid_blocks(tiles_m, tiles_n, p->cluster, p->sms, p->grid_blocks, in->smem,
                                         gm_instance_of(2, true, false)->kernel); /* the clusters' occupancy query */
     l.cluster = (uint32_t)p->cluster;
     l.sched = gm_launch_sched(tiles_m, tiles_n, p->cluster, (int)l.blocks, gm_stages(p), false);
@@ -312,29 +318,39 @@ static tma_status gm_pack_run(const tma_gemm_plan *p, cudaStream_t stream, tma_d
     return kd_cuda(diag, e, "cudaMemcpy2DAsync of A and B into the packed copies");
 }
 
-/* Split-K where the tiles are fewer than half the multiprocessors (small M or N): every tile's K cut among the blocks
- * it would leave idle (gm_split_parts), each part GM_SPLIT_MIN_STEPS K steps or more; on 128 x 256 tiles, or on
- * 128 x 128 where that keeps more blocks busy and M > 64. The small-M GEMM streams B, and the blocks reading it at
- * once set the pace; but where M <= 64 one consumer warpgroup of a tile has no rows, and a 128-wide stage carries as
- * many bytes of A's box (zero-filled) as of B: there the 128-wide tiles were slower (H100, docs/lab/gemm.md "Split-K
- * on 128-wide tiles": M = 1-64 at N = K = 4096, 24.0-26.2 us against 20.8-23.1; M = 128, 19.8 against 22.4). Sets
- * split_parts and block_n; 0 and 256 where split-K does not apply. */
-static void gm_choose_split(tma_gemm_plan *p) {
+/* A plan's tiles: their width (block_n, 256 or 128) and split-K's parts (0: whole tiles). The model, one rule for
+ * every shape: the choice that keeps the most blocks busy at once; among equals the fewest parts (each part adds its
+ * partial tile to the cluster's sum), then the wider tile (fewer bytes of A and B per FLOP). The candidates:
+ * - whole 128 x 256 tiles, in as many waves as the work takes;
+ * - whole 128 x 128 tiles where they all run in one wave (tiles <= SMs): past one wave the 256-wide tiles win
+ *   (768 x 4096 x 4096: 60.1 us against 46.4), within it the narrow tiles' twice as many blocks win (512 x 4096 x
+ *   4096: 35.9 us against 39.9 on 256-wide tiles in two parts; H100, docs/lab/gemm.md "Whole 128-wide tiles");
+ * - split-K where the tiles are fewer than half the SMs (small M or N): every tile's K cut among the blocks it
+ *   would leave idle (gm_split_parts), each part GM_SPLIT_MIN_STEPS K steps or more.
+ * 128-wide tiles only where M > 64: below, one consumer warpgroup of a tile has no rows, and a 128-wide stage
+ * carries as many bytes of A's box (zero-filled) as of B; there they were slower (docs/lab/gemm.md "Split-K on
+ * 128-wide tiles": M = 1-64 at N = K = 4096, 24.0-26.2 us against 20.8-23.1). */
+static void gm_choose_tiles(tma_gemm_plan *p) {
     const long tiles_m = gm_tiles_m(p), most = (long)(gm_stages(p) / GM_SPLIT_MIN_STEPS);
-    long best_blocks = 0;
+    long best_busy = 0, best_parts = 0;
     p->split_parts = 0;
     p->block_n = (int)BN;
     for (long tile_n = (long)BN; tile_n >= 128 && (tile_n == (long)BN || p->m > 64); tile_n /= 2) {
         const long units = tiles_m * gm_tiles_n(p, tile_n);
-        if (2 * units > p->sms)
-            continue;
-        const gm_instance *in = gm_instance_of(1, false, p->out == TMA_GEMM_OUT_F32, GM_SCHED_SPLIT_K,
-                                               (uint32_t)tile_n);
-        const long blocks = units * most < p->sms ? units * most : p->sms;
-        const long parts = gm_split_parts(units, gm_stages(p), blocks, in->kernel, in->smem);
-        if (parts >= 2 && units * parts > best_blocks) {
-            best_blocks = units * parts;
-            p->split_parts = (int)parts;
+        long parts = 1;
+        if (2 * units <= p->sms) {
+            const gm_instance *in = gm_instance_of(1, false, p->out == TMA_GEMM_OUT_F32, GM_SCHED_SPLIT_K,
+                                                   (uint32_t)tile_n);
+            const long blocks = units * most < p->sms ? units * most : p->sms;
+            const long split = gm_split_parts(units, gm_stages(p), blocks, in->kernel, in->smem);
+            parts = split >= 2 ? split : 1;
+        } else if (tile_n != (long)BN && units > p->sms) {
+            continue; /* 128-wide whole tiles past one wave */
+        }
+        const long busy = units * parts < p->sms ? units * parts : p->sms;
+        if (busy > best_busy || (busy == best_busy && parts < best_parts)) {
+            best_busy = busy, best_parts = parts;
+            p->split_parts = parts >= 2 ? (int)parts : 0;
             p->block_n = (int)tile_n;
         }
     }
@@ -383,12 +399,11 @@ static tma_status gm_plan_make(tma_gemm_plan *p, const void *a, const void *b, v
                                  (int)gm_instances[i].smem);
     if ((st = kd_cuda(diag, e, "cudaFuncSetAttribute")) != TMA_OK)
         return st;
-    p->cluster = gm_default_cluster(gm_tiles_m(p), gm_tiles_n(p), p->sms);
-    gm_choose_split(p);
-    if (p->split_parts >= 2) {
-        p->cluster = 1;
-        p->smem = gm_instance_of(1, false, out == TMA_GEMM_OUT_F32, GM_SCHED_SPLIT_K, gm_tile_n(p))->smem;
-    }
+    gm_choose_tiles(p);
+    p->cluster = p->split_parts >= 2 || p->block_n != (int)BN ? 1 : gm_default_cluster(gm_tiles_m(p), gm_tiles_n(p),
+                                                                                       p->sms);
+    p->smem = gm_instance_of(1, false, out == TMA_GEMM_OUT_F32, p->split_parts >= 2 ? GM_SCHED_SPLIT_K : GM_SCHED_TILES,
+                             gm_tile_n(p))->smem;
     gm_launch_record_make(p);
     return kd_ok(diag);
 }

@@ -77,8 +77,10 @@ extern "C" {
       "plan.split_parts = {0}: use 0 (whole tiles) or 2..{1} parts, at most the {2} K steps of 64")                    \
     X(KD_RULE_GEMM_SPLIT_CLUSTER, ERR_ARG,                                                                            \
       "plan.cluster = {0} with split_parts = {1}: split-K's clusters are a tile's parts; use cluster 1")             \
-    X(KD_RULE_GEMM_BLOCK_N, ERR_ARG,                                                                                  \
-      "plan.block_n = {0}: split-K's tile width is 256 or 128")                                                       \
+    X(KD_RULE_GEMM_BLOCK_N, ERR_ARG, "plan.block_n = {0}: a tile is 256 or 128 columns wide")                        \
+    X(KD_RULE_GEMM_BLOCK_N_CLUSTER, ERR_ARG,                                                                          \
+      "plan.block_n = {0} with cluster = {1}: pairs share B in halves of a 256-wide tile; use cluster 1 or "          \
+      "block_n 256")                                                                                                  \
     /* ---- tma_grouped_gemm (the last two on the device: gg_build_kernel) ---- */                                    \
     X(KD_RULE_GROUPED_SIZES, ERR_ARG, "groups = {0}, N = {1}, K = {2}: counts and sizes must be >= 0")                \
     X(KD_RULE_GROUPED_NULL, ERR_NULL_ARG,                                                                             \

@@ -527,7 +527,7 @@ static const int gemm_nk[][2] = {{4096, 4096}, {12288, 4096}, {11008, 4096}, {40
                                  {32000, 4096}, {2048, 7168}, {7168, 2048}};
 
 enum { GM_BF16, GM_F32, GM_CL2, GM_DIRECT, GM_GRID, GM_GROUP, GM_ONECALL, GM_SKINNY, GM_KZERO, GM_INTS, GM_TUNED,
-       GM_SPLIT, GM_SPLIT128, GM_PACKED };
+       GM_SPLIT, GM_SPLIT128, GM_WHOLE128, GM_PACKED };
 
 static void gemm_problem(fuzz *f, uint64_t seed) {
     uint64_t s = seed;
@@ -585,12 +585,12 @@ static void gemm_problem(fuzz *f, uint64_t seed) {
         const int steps = (k + 63) / 64;
         if (fz_pct(&s, 15)) /* the other schedule: whole tiles where the plan splits K, split-K where it does not */
             plan.split_parts = plan.split_parts || steps < 2 ? 0 : (int)fz_in(&s, 2, steps < 8 ? steps : 8);
-        if (plan.split_parts >= 2 && fz_pct(&s, 25)) /* split-K on the other tile width */
+        if (fz_pct(&s, 25)) /* the other tile width */
             plan.block_n = 384 - plan.block_n;
         if (fz_pct(&s, 30))
             cluster = 3 - plan.cluster;
-        if (cluster == 2) /* pairs sharing B: whole tiles */
-            plan.split_parts = 0;
+        if (cluster == 2) /* pairs sharing B: whole 256-wide tiles */
+            plan.split_parts = 0, plan.block_n = 256;
         if (fz_pct(&s, 25))
             epilogue = TMA_GEMM_EPILOGUE_DIRECT;
         if (fz_pct(&s, 25))
@@ -619,6 +619,7 @@ static void gemm_problem(fuzz *f, uint64_t seed) {
     f->cover[GM_CL2] += plan.cluster == 2;
     f->cover[GM_SPLIT] += plan.split_parts >= 2 && !one_call;
     f->cover[GM_SPLIT128] += plan.split_parts >= 2 && plan.block_n == 128 && !one_call;
+    f->cover[GM_WHOLE128] += plan.split_parts == 0 && plan.block_n == 128 && !one_call;
     f->cover[GM_PACKED] += plan.packed != NULL;
     f->cover[GM_DIRECT] += plan.epilogue == TMA_GEMM_EPILOGUE_DIRECT;
     f->cover[GM_GRID] += plan.grid_blocks != 0;
@@ -662,6 +663,7 @@ static const fz_option gemm_options[] = {
     {"options set through tma_gemm_plan_tune", GM_TUNED},
     {"split-K", GM_SPLIT},
     {"split-K on 128 x 128 tiles", GM_SPLIT128},
+    {"whole 128 x 128 tiles", GM_WHOLE128},
     {"packed inputs (K not a multiple of 8, or A, B off 16 bytes)", GM_PACKED},
 };
 

@@ -79,19 +79,19 @@ static double run_shape_at(int m, int n, int k, int variant, tma_gemm_out out, i
     fill_bf16(b, nb);
     CUDA_OK(cudaMemset(c, 0xFF, nc * eb + GUARD)); /* NaN poison (bf16 and fp32), and the guard's pattern */
     tma_gemm_plan plan = make_plan(a, b, c, out, m, n, k);
-    if (variant == 2) { /* whole tiles, through the tune function (the launch derived once) */
+    if (variant == 2) { /* whole 128 x 256 tiles in pairs, through the tune function (the launch derived once) */
         tma_diag d;
-        plan.split_parts = 0;
+        plan.split_parts = 0, plan.block_n = 256;
         cr_assert_eq(tma_gemm_plan_tune(&plan, 2, plan.epilogue, plan.group_m, plan.grid_blocks, &d), TMA_OK, "%s",
                      d.message);
     } else { /* by hand (run checks the fields and derives the launch) */
         plan.cluster = 1;
         if (variant == 3)
             plan.epilogue = TMA_GEMM_EPILOGUE_DIRECT;
-        if (variant == 4) { /* whole tiles where the plan splits K; split-K with 2..8 parts where it does not, on
+        if (variant == 4) { /* whole tiles where the plan splits K; split-K with 2..8 parts where it does not; on
                                128 x 256 or 128 x 128 tiles */
             plan.split_parts = plan.split_parts ? 0 : 2 + (m + n + k) % 7 <= (k + 63) / 64 ? 2 + (m + n + k) % 7 : 0;
-            plan.block_n = plan.split_parts && (m + n) % 2 ? 128 : 256;
+            plan.block_n = (m + n) % 2 ? 128 : 256;
         }
     }
     *tma_epilogue = plan.epilogue == TMA_GEMM_EPILOGUE_TMA_STORE;
@@ -285,14 +285,18 @@ Test(gpu_gemm, refused) {
     split.split_parts = 2;
     cr_expect_eq(tma_gemm_plan_tune(&split, 2, split.epilogue, 0, 0, &diag), TMA_ERR_ARG, "split-K with pairs");
     cr_expect(strstr(diag.message, "split-K's clusters are a tile's parts") != NULL, "%s", diag.message);
-    /* the tile width: 256, or 128 with split-K */
+    /* the tile width: 256 or 128, the narrow one without pairs */
     split = bad;
     split.block_n = 64;
     cr_expect_eq(tma_gemm_run(&split, NULL, &diag), TMA_ERR_ARG, "block_n 64");
     cr_expect(strstr(diag.message, "plan.block_n = 64") != NULL, "%s", diag.message);
     split.block_n = 0;
     cr_expect_eq(tma_gemm_run(&split, NULL, &diag), TMA_ERR_ARG, "block_n 0");
-    cr_expect(strstr(diag.message, "split-K's tile width is 256 or 128") != NULL, "%s", diag.message);
+    cr_expect(strstr(diag.message, "a tile is 256 or 128 columns wide") != NULL, "%s", diag.message);
+    split = bad;
+    split.split_parts = 0, split.block_n = 128;
+    cr_expect_eq(tma_gemm_plan_tune(&split, 2, split.epilogue, 0, 0, &diag), TMA_ERR_ARG, "128-wide tiles in pairs");
+    cr_expect(strstr(diag.message, "plan.block_n = 128 with cluster = 2") != NULL, "%s", diag.message);
     CUDA_OK(cudaFree(q));
     CUDA_OK(cudaFree(p));
 }

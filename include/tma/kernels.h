@@ -103,9 +103,10 @@ typedef struct tma_gemm_plan {
                                 adds the parts up in shared memory and stores the tile (cluster must be 1; grid_blocks
                                 unused). Default: split-K where the tiles are fewer than half the multiprocessors
                                 (small M or N), the most parts whose clusters all run at once (docs/guide/gemm.md) */
-    int block_n;           /**< may be changed (by hand: run checks it): split-K's tile width, 256 or 128 (B then
-                                through b_half); whole tiles are 128 x 256 whatever it says. Default: 128 where M > 64
-                                and split-K keeps more blocks busy on it (docs/guide/gemm.md) */
+    int block_n;           /**< may be changed (by hand: run checks it): the tiles' width, 256 or 128 (B then
+                                through b_half; cluster must be 1), whole tiles and split-K's alike. Default: the
+                                width and parts that keep the most blocks busy, 128 only where M > 64
+                                (docs/guide/gemm.md "Tile width and split-K") */
     int diag_no_store;     /**< may be changed, diagnostic for timing only: 1 skips the epilogue's stores (C is
                                 not written); read by run as it stands (no re-derivation) */
     size_t smem;           /**< dynamic shared memory per block, bytes */

@@ -16,10 +16,10 @@
  *     2. Table: cuBLAS and libtma TFLOP/s (2*M*N*K over the median of >= 20 event-timed runs, all GEMMs of a
  *        row in interleaved rounds after warm-up, common/bench.h). The variants, in order of sophistication:
  *          direct-store  the epilogue storing from registers
- *          no-clusters   one block per tile (whole tiles, no split-K), no multicast, TMA-store epilogue
+ *          no-clusters   one block per 128 x 256 tile (whole tiles, no split-K), no multicast, TMA-store epilogue
  *          multicast2    clusters of two blocks sharing B through TMA multicast
  *          libtma        the default tma_gemm_plan_make picks (multicast where every block has > 1 tile,
- *                        split-K where the tiles are fewer than half the SMs)
+ *                        128- or 256-wide tiles and split-K's parts: those that keep the most blocks busy)
  *          no-store      the default without the epilogue's stores: a diagnostic of the epilogue's cost
  *     --list prints the timed shapes (M N K and C's type, tab-separated) for torch_gemm.py, which times PyTorch's
  *     torch.mm on the same shapes.
@@ -157,8 +157,8 @@ static const variant variants[NVARIANTS] = {
 /* A plan set to variant v (the defaults taken from `def`, as tma_gemm_plan_make made it). */
 static tma_gemm_plan variant_plan(const tma_gemm_plan *def, int v) {
     tma_gemm_plan p = *def;
-    if (variants[v].cluster) /* whole tiles: split-K only in the default */
-        p.cluster = variants[v].cluster, p.split_parts = 0;
+    if (variants[v].cluster) /* whole 128 x 256 tiles: split-K and 128-wide tiles only in the default */
+        p.cluster = variants[v].cluster, p.split_parts = 0, p.block_n = 256;
     if (variants[v].direct)
         p.epilogue = TMA_GEMM_EPILOGUE_DIRECT;
     return p;
@@ -377,18 +377,17 @@ static void print_results(const char *gpu, int reps, const result *rs, int n, in
     printf("\n%s (TFLOP/s = 2*M*N*K / median of %d runs each, CUDA events, all GEMMs of a row timed in interleaved "
            "rounds after >= %.0f ms of warm-up rounds; libtma = the default: TMA-store epilogue where C's row pitch "
            "is a multiple of 16 bytes, clusters of 2 sharing B by multicast where every block has more than one tile "
-           "(clusters = what it chose), split-K where the tiles are fewer than half the SMs (split = its parts x the tiles' "
-           "columns); "
-           "no-clusters / multicast2 = whole tiles with clusters of 1 / 2; direct-st. = "
+           "(clusters = what it chose), the tiles' width and split-K's parts that keep the most blocks busy (tiles = "
+           "parts x the tiles' columns, 1 for whole tiles); "
+           "no-clusters / multicast2 = whole 128 x 256 tiles with clusters of 1 / 2; direct-st. = "
            "the default with the epilogue storing from registers; no-store = the default without the epilogue's "
            "stores, diagnostic; cuBLAS writes C in the same type)\n",
            gpu, reps, BENCH_WARMUP_MS);
     printf("%-20s %11s %11s %9s %8s %5s %11s %11s %11s %9s %9s\n", "M x N x K, C", "cuBLAS TF/s", "libtma TF/s",
-           "% cuBLAS", "clusters", "split", "no-clusters", "multicast2", "direct-st.", "no-store", "max err");
+           "% cuBLAS", "clusters", "tiles", "no-clusters", "multicast2", "direct-st.", "no-store", "max err");
     for (int i = 0; i < n; i++) {
-        char split[16] = "0";
-        if (rs[i].split)
-            snprintf(split, sizeof split, "%dx%d", rs[i].split, rs[i].split_n);
+        char split[16];
+        snprintf(split, sizeof split, "%dx%d", rs[i].split ? rs[i].split : 1, rs[i].split_n);
         printf("%-20s %11.1f %11.1f %8.1f%% %8d %5s %11.1f %11.1f %11.1f %9.1f %9.2e\n", rs[i].name, rs[i].cublas,
                rs[i].libtma, 100.0 * rs[i].libtma / rs[i].cublas, rs[i].clusters, split, rs[i].no_clusters,
                rs[i].multicast2, rs[i].direct_store, rs[i].no_store, rs[i].max_err);
@@ -414,12 +413,13 @@ static const shape shapes[] = {
     {2048, 2048, 2048, BF, 0, 1}, {4096, 4096, 4096, BF, 0, 1}, {8192, 8192, 8192, BF, 0, 1},
     {4000, 4000, 4000, BF, 0, 1}, {8192, 8192, 1000, BF, 0, 1}, {4096, 4096, 4096, F32, 0, 1},
     {8192, 8192, 8192, F32, 0, 1},
-    /* small M (decoding, inference batches): split-K */
+    /* small M (decoding, inference batches) and other thin shapes: split-K and 128-wide tiles */
     {1, 4096, 4096, BF, 0, 1},    {8, 4096, 4096, BF, 0, 1},    {16, 4096, 4096, BF, 0, 1},
     {64, 4096, 4096, BF, 0, 1},   {128, 4096, 4096, BF, 0, 1},  {256, 4096, 4096, BF, 0, 1},
     {512, 4096, 4096, BF, 0, 1},  {1, 8192, 8192, BF, 0, 1},    {16, 8192, 8192, BF, 0, 1},
     {64, 8192, 8192, BF, 0, 1},   {128, 8192, 8192, BF, 0, 1},  {256, 8192, 8192, BF, 0, 1},
-    {512, 8192, 8192, BF, 0, 1},
+    {512, 8192, 8192, BF, 0, 1},  {384, 4096, 4096, BF, 0, 1},  {1024, 4096, 4096, BF, 0, 1},
+    {1000, 1000, 1000, BF, 0, 1}, {4096, 256, 4096, BF, 0, 1},
 };
 enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
 #undef BF
