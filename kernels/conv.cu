@@ -119,39 +119,119 @@ static size_t conv_smem(int bm, int bn) {
 }
 
 /* PACKED INPUTS (conv_tiles.h): each thread packs 8 channels (16 bytes; C' is a multiple of 8) of a packed pixel,
- * each read from its source element or 0; consecutive threads take consecutive 16-byte pieces. Where the block is a
- * whole number of pixels' pieces (conv_pack_block), a thread's piece of every pixel it packs is the same, and its 8
- * channels' taps (conv_pack_tap) are worked out once, into registers: a piece then costs its pixel's place and 8
- * bounds checks. Worked out for every element (a division a channel), the stem's packing at batch 32 was
- * instruction-bound at 122-168 us; from a table in shared memory, whose 32-byte entries 8 lanes read at a stride of
- * 256 bytes, 416 us (H100, docs/lab/conv.md "Packed inputs"). */
-template <bool FIXED>
-__global__ void conv_pack_kernel(const conv_pack k, const uint16_t *__restrict__ src, uint16_t *__restrict__ dst) {
-    const uint32_t per_pixel = k.c_out / 8u;
-    const uint64_t pieces = conv_pack_pixels(&k) * per_pixel;
-    int64_t dr[8], dc[8], at[8];
-    int tap[8];
-    if (FIXED) /* this thread's piece of every pixel */
+ * each read from its source element or 0. The work is cut into units of up to CONV_PACK_RUN consecutive pixels of
+ * one packed row (image, y), in row order; a block takes a range of consecutive units and its threads consecutive
+ * pieces of each. What depends on the row (its first source row, which taps' rows lie inside the image) is worked
+ * out once a unit, and the next unit's row by a count, not a division. Where the block is a whole number of pixels'
+ * pieces (conv_pack_block: FIXED), a thread's piece of every pixel is the same, its 8 channels' taps are worked out
+ * once, into registers, and its pixel advances by a constant. A piece then costs its column's bounds check per
+ * channel, or one check and one 16-byte load where the 8 channels are one run of a source pixel (VEC: C a multiple
+ * of 8, the source 16-byte aligned); offsets are 32-bit where the source's fit (Off). Each piece divided into image,
+ * row, pixel and tap (three divisions a piece, 64-bit bounds a channel), the stem's packing at batch 32 was
+ * instruction-bound at 98-107 us (118 registers, a quarter of the warps; H100, docs/lab/conv.md "The packer, a row at
+ * a time"). */
+constexpr uint32_t CONV_PACK_RUN = 128u; /* packed pixels a unit, at most */
+
+/* A pack's units a packed row: CONV_PACK_RUN pixels each, the row's last shorter. */
+static __host__ __device__ uint32_t conv_pack_runs_a_row(const conv_pack &k) {
+    return (k.w_out + CONV_PACK_RUN - 1u) / CONV_PACK_RUN;
+}
+
+/* Whether every offset the pack reads, past the start of an image, fits 31 bits: rows from -pad_h to the last tap's
+ * row, columns likewise, by C channels. */
+static bool conv_pack_fits32(const conv_pack &k) {
+    const uint64_t rows = (uint64_t)k.h_out * (uint64_t)llabs(k.step_h) + (uint64_t)llabs(k.pad_h) +
+                          (uint64_t)k.taps_r * (uint64_t)llabs(k.dil_h) + k.h;
+    const uint64_t cols = (uint64_t)k.w_out * (uint64_t)llabs(k.step_w) + (uint64_t)llabs(k.pad_w) +
+                          (uint64_t)k.taps_s * (uint64_t)llabs(k.dil_w) + k.w;
+    return rows < (1ull << 31) && cols < (1ull << 31) && rows * cols <= (0x7FFFFFFFull / (k.c ? k.c : 1u));
+}
+
+/* A piece's 8 channels: which have a tap (conv_pack_tap's result), and each tap's rows and columns past the pixel's
+ * first tap (dr, dc) and source element past that tap's first (at). */
+template <typename Off>
+struct conv_pack_taps {
+    Off dr[8], dc[8], at[8];
+    uint32_t has;
+};
+
+template <typename Off>
+static __device__ __forceinline__ void conv_pack_taps_of(const conv_pack &k, uint32_t piece, conv_pack_taps<Off> *t) {
+    t->has = 0;
 #pragma unroll
-        for (uint32_t j = 0; j < 8u; j++)
-            tap[j] = conv_pack_tap(&k, threadIdx.x % per_pixel * 8u + j, &dr[j], &dc[j], &at[j]);
-    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < pieces; i += (uint64_t)gridDim.x * blockDim.x) {
-        uint32_t piece;
-        const uint64_t pixel = conv_divmod(i, per_pixel, &piece);
-        int64_t image, row0, col0;
-        conv_pack_pixel(&k, pixel, &image, &row0, &col0);
+    for (uint32_t j = 0; j < 8u; j++) {
+        int64_t dr, dc, at;
+        t->has |= (uint32_t)conv_pack_tap(&k, piece * 8u + j, &dr, &dc, &at) << j;
+        t->dr[j] = (Off)dr, t->dc[j] = (Off)dc, t->at[j] = (Off)at;
+    }
+}
+
+/* Bit j: channel j has a tap whose source row lies inside the image (row0: the packed row's first source row). */
+template <typename Off>
+static __device__ __forceinline__ uint32_t conv_pack_live(const conv_pack &k, Off row0, const conv_pack_taps<Off> &t) {
+    uint32_t live = 0;
+#pragma unroll
+    for (uint32_t j = 0; j < 8u; j++)
+        live |= (uint32_t)(((t.has >> j) & 1u) && row0 + t.dr[j] >= 0 && row0 + t.dr[j] < (Off)k.h) << j;
+    return live;
+}
+
+/* One piece: the 8 channels of packed column q with taps t (live: conv_pack_live's), read from `row` (the source at
+ * the packed row's first source row, column 0) or 0. */
+template <bool VEC, typename Off>
+static __device__ __forceinline__ uint4 conv_pack_piece(const conv_pack &k, const uint16_t *row, uint32_t q,
+                                                        uint32_t live, const conv_pack_taps<Off> &t) {
+    const Off col0 = (Off)q * (Off)k.step_w - (Off)k.pad_w;
+    if constexpr (VEC) { /* the 8 channels are one tap's, consecutive in one source pixel */
+        const bool inside = (live & 1u) && col0 + t.dc[0] >= 0 && col0 + t.dc[0] < (Off)k.w;
+        return inside ? *(const uint4 *)(row + (col0 * (Off)k.c + t.at[0])) : make_uint4(0u, 0u, 0u, 0u);
+    } else {
         uint16_t v[8];
 #pragma unroll
         for (uint32_t j = 0; j < 8u; j++) {
-            if (!FIXED)
-                tap[j] = conv_pack_tap(&k, piece * 8u + j, &dr[j], &dc[j], &at[j]);
-            const int64_t from = conv_pack_from(&k, image, row0, col0, tap[j], dr[j], dc[j], at[j]);
-            v[j] = from < 0 ? (uint16_t)0 : src[from];
+            const bool inside = ((live >> j) & 1u) && col0 + t.dc[j] >= 0 && col0 + t.dc[j] < (Off)k.w;
+            v[j] = inside ? row[col0 * (Off)k.c + t.at[j]] : (uint16_t)0;
         }
-        uint4 o;
-        o.x = v[0] | (uint32_t)v[1] << 16, o.y = v[2] | (uint32_t)v[3] << 16;
-        o.z = v[4] | (uint32_t)v[5] << 16, o.w = v[6] | (uint32_t)v[7] << 16;
-        *(uint4 *)(dst + i * 8u) = o;
+        return make_uint4(v[0] | (uint32_t)v[1] << 16, v[2] | (uint32_t)v[3] << 16, v[4] | (uint32_t)v[5] << 16,
+                          v[6] | (uint32_t)v[7] << 16);
+    }
+}
+
+template <bool FIXED, bool VEC, typename Off>
+__global__ void conv_pack_kernel(const conv_pack k, const uint16_t *__restrict__ src, uint16_t *__restrict__ dst) {
+    const uint32_t per_pixel = k.c_out / 8u, runs_a_row = conv_pack_runs_a_row(k);
+    const uint64_t units = (uint64_t)k.n * k.h_out * runs_a_row, per_block = (units + gridDim.x - 1u) / gridDim.x;
+    uint64_t u = blockIdx.x * per_block;
+    const uint64_t u_end = u + per_block < units ? u + per_block : units;
+    if (u >= u_end)
+        return;
+    uint32_t part, y;
+    uint64_t img = conv_divmod(conv_divmod(u, runs_a_row, &part), k.h_out, &y);
+    conv_pack_taps<Off> t;
+    const uint32_t my_piece = threadIdx.x % per_pixel;
+    if (FIXED) /* this thread's piece of every pixel */
+        conv_pack_taps_of(k, my_piece, &t);
+    for (; u < u_end; u++) {
+        const Off row0 = (Off)y * (Off)k.step_h - (Off)k.pad_h;
+        const uint16_t *const from = src + (int64_t)img * k.h * k.w * k.c + (int64_t)row0 * k.w * k.c;
+        uint16_t *const out = dst + (img * k.h_out + y) * (uint64_t)k.w_out * k.c_out;
+        const uint32_t q_first = part * CONV_PACK_RUN, q_end = min(q_first + CONV_PACK_RUN, k.w_out);
+        if (FIXED) {
+            const uint32_t live = conv_pack_live(k, row0, t), step = blockDim.x / per_pixel;
+            for (uint32_t q = q_first + threadIdx.x / per_pixel; q < q_end; q += step)
+                *(uint4 *)(out + ((uint64_t)q * per_pixel + my_piece) * 8u) = conv_pack_piece<VEC>(k, from, q, live, t);
+        } else {
+            for (uint32_t i = q_first * per_pixel + threadIdx.x; i < q_end * per_pixel; i += blockDim.x) {
+                const uint32_t q = i / per_pixel;
+                conv_pack_taps_of(k, i - q * per_pixel, &t);
+                *(uint4 *)(out + (uint64_t)i * 8u) = conv_pack_piece<VEC>(k, from, q, conv_pack_live(k, row0, t), t);
+            }
+        }
+        if (++part == runs_a_row) { /* the next unit's row */
+            part = 0;
+            if (++y == k.h_out)
+                y = 0, img++;
+        }
     }
 }
 
@@ -161,6 +241,18 @@ static unsigned conv_pack_block(const conv_pack &k, bool *fixed) {
     const unsigned per_pixel = k.c_out / 8u;
     *fixed = per_pixel <= 256u;
     return *fixed ? per_pixel * (256u / per_pixel) : 256u;
+}
+
+typedef void (*conv_pack_fn)(conv_pack, const uint16_t *, uint16_t *);
+/* The instance for a pack: FIXED where the block is a whole number of pixels' pieces, VEC where every piece is 8
+ * consecutive channels of one source pixel at a 16-byte aligned address (C a multiple of 8, the source aligned), and
+ * 32-bit offsets where they fit (for the instance whose registers hold 24 of them: FIXED without VEC). */
+static conv_pack_fn conv_pack_of(const conv_pack &k, bool fixed, bool vec) {
+    if (fixed && !vec)
+        return conv_pack_fits32(k) ? conv_pack_kernel<true, false, int32_t> : conv_pack_kernel<true, false, int64_t>;
+    if (fixed)
+        return conv_pack_kernel<true, true, int64_t>;
+    return vec ? conv_pack_kernel<false, true, int64_t> : conv_pack_kernel<false, false, int64_t>;
 }
 
 /* The packings of a plan's x and w, the addresses its maps read (the workspace's, or x and w), and the convolution the
@@ -192,13 +284,12 @@ static tma_status conv_pack_run(const tma_conv2d_plan *p, cudaStream_t stream, t
     for (int i = 0; i < 2; i++) {
         bool fixed;
         const unsigned threads = conv_pack_block(*packs[i], &fixed);
-        const uint64_t chunks = conv_pack_elems(packs[i]) / 8u;
-        const uint64_t most = (uint64_t)p->sms * 8u, blocks = (chunks + threads - 1u) / threads;
-        const unsigned grid = (unsigned)(blocks < most ? blocks : most);
-        if (fixed)
-            conv_pack_kernel<true><<<grid, threads, 0, stream>>>(*packs[i], (const uint16_t *)from[i], (uint16_t *)to[i]);
-        else
-            conv_pack_kernel<false><<<grid, threads, 0, stream>>>(*packs[i], (const uint16_t *)from[i], (uint16_t *)to[i]);
+        const bool vec = packs[i]->c % 8u == 0 && (uintptr_t)from[i] % 16u == 0;
+        const uint64_t units = (uint64_t)packs[i]->n * packs[i]->h_out * conv_pack_runs_a_row(*packs[i]);
+        const uint64_t most = (uint64_t)p->sms * 8u;
+        const unsigned grid = (unsigned)(units < most ? units : most);
+        conv_pack_of(*packs[i], fixed, vec)<<<grid, threads, 0, stream>>>(*packs[i], (const uint16_t *)from[i],
+                                                                 (uint16_t *)to[i]);
         const tma_status st = kd_cuda(diag, cudaGetLastError(), "tma_conv2d packing kernel launch");
         if (st != TMA_OK)
             return st;
