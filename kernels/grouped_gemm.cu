@@ -10,11 +10,15 @@
  *   2. gg_kernel: the one pipeline of the GEMMs and the convolution (gm_pipeline_kernel, gemm_device.cuh) on
  *      128 x 256 tiles, no clusters, the TMA-store epilogue, with the grouped GEMM's operands and tile walk
  *      (GroupedOps, below): units number the tiles of group 0, then group 1, ... (grouped_tiles.h).
+ * Where TMA cannot read the operands (N or K not a multiple of 8: a row is not a multiple of 16 bytes), one kernel
+ * instead: gg_threads_kernel (THE THREAD-LOADED KERNEL, below).
  * A table built once per run, not maps rebuilt in the GEMM's producer when a block moves to another group: there each
  * rebuild stalled the producer ~30 us (docs/lab/grouped_gemm.md "Why a table built once per run"). The maps do not
  * change while the GEMM runs, so no copy can see a map change under it. */
 #include <stdio.h>
 #include <string.h>
+
+#include <mma.h>
 
 #include "gemm_device.cuh"
 #include "grouped_tiles.h"
@@ -63,6 +67,16 @@ static __device__ __noinline__ void gg_record_violation(gg_error *e, uint32_t g,
     e->group = (int32_t)g;
     const tma_rule_arg args[2] = {tma_arg_u(g), tma_arg_s(gg_map_name(which))};
     kd_rule_format_args(KD_RULE_GROUP_MAP, args, v, e->message, sizeof e->message);
+}
+
+static __device__ __noinline__ void gg_record_pointer(gg_error *e, uint32_t g, uint32_t which, const void *ptr,
+                                                      int32_t rows) {
+    if (atomicCAS(&e->status, 0, (int32_t)kd_rule_status(KD_RULE_GROUP_POINTER)) != 0)
+        return;
+    e->group = (int32_t)g;
+    const tma_rule_arg args[4] = {tma_arg_u(g), tma_arg_s(gg_map_name(which)), tma_arg_x((uint64_t)(uintptr_t)ptr),
+                                  tma_arg_i(rows)};
+    kd_rule_format_args(KD_RULE_GROUP_POINTER, args, NULL, e->message, sizeof e->message);
 }
 
 static __device__ __noinline__ void gg_record_negative_rows(gg_error *e, uint32_t g, int32_t rows) {
@@ -233,6 +247,143 @@ struct GroupedOps {
 static constexpr void (*gg_kernel)(GroupedOps, tma_tensor, __nv_bfloat16 *, uint32_t, uint32_t, gm_sched,
                                    GmPartials) = gm_pipeline_kernel<GroupedOps, 1, true, __nv_bfloat16>;
 
+/* ---------------------------------------------------------------------------------------------
+ * THE THREAD-LOADED KERNEL, for what TMA cannot read: N or K not a multiple of 8 (a row of A_g, B_g or C_g is then
+ * not a multiple of 16 bytes, TMA's stride rule), so no map of the groups exists. Tiles of GT_BM x GT_BN outputs,
+ * numbered as the pipeline's units are (group 0's first, grouped_tiles.h's order); block b takes tiles b, b + grid,
+ * ... Its threads load A_g's and B_g's elements of each K step into shared memory (zeros past the group's rows and
+ * past K), its eight warps multiply them with wmma (16 x 16 x 16 bf16, fp32 accumulate: 32 x 64 outputs a warp),
+ * and each output is stored clipped to M_g x N. Any N, K and element-aligned addresses; slower than the TMA pipeline
+ * (docs/lab/grouped_gemm.md "Any N and K"). It validates the groups as gg_build_kernel does: a negative M_g, or for
+ * M_g > 0 a NULL or odd pointer, is recorded for tma_grouped_gemm_check and the group skipped.
+ * ------------------------------------------------------------------------------------------- */
+constexpr uint32_t GT_BM = 128, GT_BN = 128, GT_BK = 32, GT_THREADS = 256;
+constexpr uint32_t GT_LD = GT_BK + 8;     /* a staged row: 40 elements (80 bytes; wmma wants a multiple of 8) */
+/* The default grid: two blocks an SM (128 registers a thread). Measured (H100, docs/lab/grouped_gemm.md "Any N and
+ * K"): 93-94 TFLOP/s so; 79-81 with the next step's loads in flight during this step's products (218 registers, one
+ * block an SM). */
+constexpr uint32_t GT_BLOCKS_PER_SM = 2;
+
+struct gg_threads_args {
+    const void *const *a;
+    const void *const *b;
+    void *const *c;
+    const int32_t *m;
+    uint32_t groups, n, k;
+    gg_error *error;
+};
+
+/* Whether group g has work the kernel does: rows, and every pointer non-NULL and element-aligned; else 0 rows (a
+ * fault is recorded by gg_threads_validate). */
+static __device__ uint32_t gg_threads_rows(const gg_threads_args &p, uint32_t g) {
+    const int32_t rows = p.m[g];
+    if (rows <= 0)
+        return 0;
+    const uintptr_t a = (uintptr_t)p.a[g], b = (uintptr_t)p.b[g], c = (uintptr_t)p.c[g];
+    return a && b && c && ((a | b | c) & 1u) == 0 ? (uint32_t)rows : 0u;
+}
+
+static __device__ void gg_threads_validate(const gg_threads_args &p) {
+    for (uint32_t g = blockIdx.x * blockDim.x + threadIdx.x; g < p.groups; g += gridDim.x * blockDim.x) {
+        const int32_t rows = p.m[g];
+        if (rows < 0) {
+            gg_record_negative_rows(p.error, g, rows);
+            continue;
+        }
+        const void *ptr[GG_MAPS] = {p.a[g], p.b[g], p.c[g]};
+        for (uint32_t which = 0; rows > 0 && which < GG_MAPS; which++)
+            if (ptr[which] == NULL || (uintptr_t)ptr[which] % 2u != 0) {
+                gg_record_pointer(p.error, g, which, ptr[which], rows);
+                break;
+            }
+    }
+}
+
+/* A thread's elements of one K step of a tile into the staged tile `to` (rows GT_LD apart): rows r0 .. r0 + GT_BM
+ * of a row-major matrix of `rows` rows of k elements, columns k0 .. k0 + GT_BK, element e = threadIdx.x + i
+ * GT_THREADS at (e / GT_BK, e % GT_BK): consecutive threads take consecutive columns (a row may start at any even
+ * address: element by element); zeros past its rows and past k. */
+constexpr uint32_t GT_PER_THREAD = GT_BM * GT_BK / GT_THREADS;
+static __device__ __forceinline__ void gg_threads_stage(uint16_t *to, const uint16_t *from, uint32_t rows, uint32_t k,
+                                                        uint32_t r0, uint32_t k0) {
+#pragma unroll
+    for (uint32_t i = 0; i < GT_PER_THREAD; i++) {
+        const uint32_t e = threadIdx.x + i * GT_THREADS, r = e / GT_BK, col = e % GT_BK;
+        const bool inside = r0 + r < rows && k0 + col < k;
+        to[r * GT_LD + col] = inside ? __ldg(from + (size_t)(r0 + r) * k + k0 + col) : (uint16_t)0;
+    }
+}
+
+__global__ void __launch_bounds__(GT_THREADS, GT_BLOCKS_PER_SM) gg_threads_kernel(const gg_threads_args p) {
+    using namespace nvcuda;
+    __shared__ __align__(32) uint16_t sa[GT_BM * GT_LD], sb[GT_BN * GT_LD];
+    __shared__ __align__(32) float scratch[GT_THREADS / 32u][16 * 16];
+    gg_threads_validate(p);
+    const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u, wm = warp % 4u, wn = warp / 4u;
+    const uint32_t tiles_n = (p.n + GT_BN - 1u) / GT_BN;
+    uint32_t g = 0;
+    uint64_t first = 0; /* group g's first tile */
+    for (uint64_t t = blockIdx.x;; t += gridDim.x) {
+        uint32_t rows = 0;
+        for (; g < p.groups; g++) { /* the group of tile t: every block walks forward, in the same order */
+            rows = gg_threads_rows(p, g);
+            const uint64_t tiles = (uint64_t)(rows + GT_BM - 1u) / GT_BM * tiles_n;
+            if (t < first + tiles)
+                break;
+            first += tiles;
+        }
+        if (g >= p.groups)
+            break;
+        const uint32_t tm = (uint32_t)((t - first) / tiles_n), tn = (uint32_t)((t - first) % tiles_n);
+        const uint16_t *a = (const uint16_t *)p.a[g], *b = (const uint16_t *)p.b[g];
+        wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][4];
+#pragma unroll
+        for (int i = 0; i < 2; i++)
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                wmma::fill_fragment(acc[i][j], 0.f);
+        for (uint32_t k0 = 0; k0 < p.k; k0 += GT_BK) {
+            gg_threads_stage(sa, a, rows, p.k, tm * GT_BM, k0);
+            gg_threads_stage(sb, b, p.n, p.k, tn * GT_BN, k0);
+            __syncthreads();
+#pragma unroll
+            for (uint32_t kk = 0; kk < GT_BK; kk += 16u) {
+                wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> fa[2];
+                wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> fb[4];
+#pragma unroll
+                for (int i = 0; i < 2; i++)
+                    wmma::load_matrix_sync(fa[i], (const __nv_bfloat16 *)sa + (wm * 32u + i * 16u) * GT_LD + kk,
+                                           GT_LD);
+#pragma unroll
+                for (int j = 0; j < 4; j++) /* B_g's rows are the product's columns: B^T column-major */
+                    wmma::load_matrix_sync(fb[j], (const __nv_bfloat16 *)sb + (wn * 64u + j * 16u) * GT_LD + kk,
+                                           GT_LD);
+#pragma unroll
+                for (int i = 0; i < 2; i++)
+#pragma unroll
+                    for (int j = 0; j < 4; j++)
+                        wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+            }
+            __syncthreads(); /* every warp has read the step before the next overwrites it */
+        }
+        __nv_bfloat16 *c = (__nv_bfloat16 *)p.c[g];
+#pragma unroll
+        for (int i = 0; i < 2; i++)
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                wmma::store_matrix_sync(scratch[warp], acc[i][j], 16, wmma::mem_row_major);
+                __syncwarp();
+                for (uint32_t e = lane; e < 256u; e += 32u) {
+                    const uint32_t row = tm * GT_BM + wm * 32u + i * 16u + e / 16u;
+                    const uint32_t col = tn * GT_BN + wn * 64u + j * 16u + e % 16u;
+                    if (row < rows && col < p.n)
+                        c[(size_t)row * p.n + col] = __float2bfloat16_rn(scratch[warp][e]);
+                }
+                __syncwarp(); /* the lanes have read the scratch before the next fragment */
+            }
+    }
+}
+
 /* K == 0: every C_g is zero. Blocks stride over the groups, threads over a group's elements. */
 __global__ void gg_zero_kernel(void *const *c, const int32_t *m, uint32_t groups, uint32_t n) {
     for (uint32_t g = blockIdx.x; g < groups; g += gridDim.x) {
@@ -273,11 +424,6 @@ static tma_status gg_check_args(int groups, int n, int k, const void *const *a, 
                                 const int32_t *m, tma_diag *diag) {
     if (groups < 0 || n < 0 || k < 0)
         return KD_FAIL(diag, GROUPED_SIZES, tma_arg_i(groups), tma_arg_i(n), tma_arg_i(k));
-    tma_status st = kd_check_bf16_rows(diag, "K", k, "each A_g and B_g", "pad them with zero columns");
-    if (st == TMA_OK)
-        st = kd_check_bf16_rows(diag, "N", n, "each C_g", "pad B_g with zero rows; the epilogue stores C_g by TMA");
-    if (st != TMA_OK)
-        return st;
     if (groups > 0 && (c == NULL || m == NULL || (k > 0 && (a == NULL || b == NULL))))
         return KD_FAIL(diag, GROUPED_NULL, tma_arg_s(m == NULL ? "m" : c == NULL ? "c" : a == NULL ? "a" : "b"),
                        tma_arg_i(groups));
@@ -327,9 +473,13 @@ static tma_status gg_check_plan(const tma_grouped_gemm_plan *p, tma_diag *diag) 
     return TMA_OK;
 }
 
+/* Whether TMA cannot read the operands (N or K not a multiple of 8: rows off 16-byte multiples): the thread-loaded
+ * kernel's plan. */
+static bool gg_thread_loads(int n, int k) { return ((size_t)n * 2u | (size_t)k * 2u) % TMA_GLOBAL_ALIGN != 0; }
+
 static gg_launch gg_launch_of(const tma_grouped_gemm_plan *p) {
     gg_launch l;
-    l.blocks = (uint32_t)(p->grid_blocks > 0 ? p->grid_blocks : p->sms);
+    l.blocks = (uint32_t)(p->grid_blocks > 0 ? p->grid_blocks : p->sms * (p->thread_loads ? GT_BLOCKS_PER_SM : 1));
     l.build_blocks = ((uint32_t)p->groups + BUILD_WARPS - 1u) / BUILD_WARPS;
     l.group_m = p->group_m > 0 ? (uint32_t)p->group_m : TMA_GEMM_GROUP_M;
     return l;
@@ -402,12 +552,13 @@ extern "C" tma_status tma_grouped_gemm_plan_make(tma_grouped_gemm_plan *p, int g
     p->a = a, p->b = b, p->c = c, p->m = m;
     p->groups = groups, p->n = n, p->k = k;
     p->group_m = TMA_GEMM_GROUP_M;
-    p->smem = SMEM_BYTES;
+    p->thread_loads = gg_thread_loads(n, k) ? 1 : 0;
+    p->smem = p->thread_loads ? 0u : SMEM_BYTES;
     if (groups == 0 || n == 0)
         return kd_ok(diag); /* nothing to compute */
     if ((st = kd_require_sm90(diag, "tma_grouped_gemm", &p->sms)) != TMA_OK)
         return st;
-    if (k > 0) {
+    if (k > 0 && !p->thread_loads) {
         if ((st = gg_make_templates(p, diag)) != TMA_OK)
             return st;
         if ((st = kd_cuda(diag, cudaFuncSetAttribute(gg_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -459,6 +610,13 @@ extern "C" tma_status tma_grouped_gemm_run(const tma_grouped_gemm_plan *p, tma_s
     if (p->k == 0) {
         gg_zero_kernel<<<l.blocks, 256, 0, s>>>(p->c, p->m, (uint32_t)p->groups, (uint32_t)p->n);
         st = kd_cuda(diag, cudaGetLastError(), "tma_grouped_gemm zero-fill launch (K = 0)");
+        return st == TMA_OK ? kd_ok(diag) : st;
+    }
+    if (p->thread_loads) {
+        const gg_threads_args args = {p->a, p->b, p->c, p->m, (uint32_t)p->groups, (uint32_t)p->n, (uint32_t)p->k,
+                                      gg_error_record(p)};
+        gg_threads_kernel<<<l.blocks, GT_THREADS, 0, s>>>(args);
+        st = kd_cuda(diag, cudaGetLastError(), "tma_grouped_gemm thread-loaded kernel launch");
         return st == TMA_OK ? kd_ok(diag) : st;
     }
     const gg_params params = gg_params_of(p);

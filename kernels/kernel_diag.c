@@ -32,14 +32,6 @@ tma_status kd_relay(tma_diag *diag, tma_status status, const char *message) {
     return status;
 }
 
-tma_status kd_check_bf16_rows(tma_diag *diag, const char *name, int count, const char *rows_of, const char *pad) {
-    const size_t bytes = (size_t)count * 2u;
-    if (bytes % TMA_GLOBAL_ALIGN == 0)
-        return TMA_OK;
-    return KD_FAIL(diag, BF16_ROWS, tma_arg_s(name), tma_arg_i(count), tma_arg_s(rows_of), tma_arg_u(bytes),
-                   tma_arg_u(TMA_GLOBAL_ALIGN), tma_arg_u(TMA_GLOBAL_ALIGN / 2u), tma_arg_s(pad));
-}
-
 static bool kd_word_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }

@@ -62,9 +62,6 @@ tma_status kd_require_sm90(tma_diag *diag, const char *who, int *sms);
  *  cudaDriverGetVersion's 0 tells the two apart. */
 bool kd_no_gpu_reason(cudaError_t e, int driver, int runtime, char *out, size_t cap);
 
-/** TMA's stride rule for a GEMM argument: rows of `count` bf16 elements (the size named `name`) must be a multiple
- *  of TMA_GLOBAL_ALIGN bytes. `rows_of` names the matrices, `pad` how to pad them. TMA_OK or TMA_ERR_ARG. */
-tma_status kd_check_bf16_rows(tma_diag *diag, const char *name, int count, const char *rows_of, const char *pad);
 
 /** A renaming of a message: every `from` becomes `to` (kd_rename). */
 typedef struct kd_term {

@@ -24,10 +24,6 @@ extern "C" {
 #define TMA_KERNEL_RULE_TABLE(X)                                                                                       \
     /* ---- every kernel ---- */                                                                                      \
     X(KD_RULE_PLAN_NULL, ERR_NULL_ARG, "plan = NULL: pass {0}")                                                       \
-    /* TMA's stride rule (TMA_GLOBAL_ALIGN) on a bf16 operand's rows */                                               \
-    X(KD_RULE_BF16_ROWS, ERR_ARG,                                                                                     \
-      "{0} = {1}: the rows of {2} ({0} bf16 = {3} bytes) must be a multiple of {4} bytes, TMA's stride rule: use a "  \
-      "{0} that is a multiple of {5} ({6})")                                                                          \
     X(KD_RULE_ADDRESS_ALIGN, ERR_ARG,                                                                                 \
       "{0} = {1} is not {2}-byte aligned (TMA's address rule): use an aligned allocation (cudaMalloc gives 256 "      \
       "bytes)")                                                                                                       \
@@ -91,6 +87,9 @@ extern "C" {
     X(KD_RULE_GROUPED_GRID, ERR_ARG, "plan.grid_blocks = {0}: use 0 (one block per multiprocessor) or 1 .. {1}")      \
     X(KD_RULE_GROUPED_GROUP_M, ERR_ARG, "plan.group_m = {0}: use 0 (the default) or a positive band height")          \
     X(KD_RULE_GROUP_MAP, ERR_ARG, "group {0}: the map of {1}_g: ")                                                    \
+    X(KD_RULE_GROUP_POINTER, ERR_ARG,                                                                                 \
+      "group {0}: {1}_g = {2} with M_g = {3} rows: pass a device address of the group's matrix, at a whole element "  \
+      "(2 bytes) (the group was skipped)")                                                                            \
     X(KD_RULE_GROUP_NEGATIVE_ROWS, ERR_ARG,                                                                           \
       "group {0}: M_g = {1} rows is negative: give each group 0 or more rows (the group was skipped)")                \
     /* ---- tma_conv2d: the shape and the tile (conv_plan.c) ---- */                                                  \

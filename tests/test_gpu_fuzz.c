@@ -676,7 +676,8 @@ Test(gpu_fuzz, gemm, .timeout = 900) {
  * ------------------------------------------------------------------------------------------- */
 
 enum { GG_MAX = 256, GG_MACS_CAP_LOG2 = 33, GG_ELEMS_CAP = 1 << 27 };
-enum { GG_EMPTY, GG_TINY, GG_HUGE, GG_GRID, GG_GROUPM, GG_ONECALL, GG_INTS, GG_KZERO, GG_MANY, GG_SKIP, GG_TUNED };
+enum { GG_EMPTY, GG_TINY, GG_HUGE, GG_GRID, GG_GROUPM, GG_ONECALL, GG_INTS, GG_KZERO, GG_MANY, GG_SKIP, GG_TUNED,
+       GG_THREADS };
 
 /* One group's rows: empty, a few (under a tile), a few hundred, or thousands. */
 static int gg_rows(uint64_t *s) {
@@ -688,8 +689,11 @@ static int gg_rows(uint64_t *s) {
 static void grouped_problem(fuzz *f, uint64_t seed) {
     uint64_t s = seed;
     int groups = fz_pct(&s, 20) ? (int)fz_in(&s, 1, 4) : (int)fz_log(&s, 1, GG_MAX);
-    int n = (int)round_up(fz_log(&s, 8, 8192), fz_pct(&s, 50) ? 8 : 64);
-    int k = fz_pct(&s, 3) ? 0 : (int)round_up(fz_log(&s, 8, 8192), fz_pct(&s, 50) ? 8 : 64);
+    const int any = fz_pct(&s, 25); /* any N and K: the thread-loaded kernel where either is off a multiple of 8 */
+    int n = any ? (int)fz_log(&s, 1, 4096) : (int)round_up(fz_log(&s, 8, 8192), fz_pct(&s, 50) ? 8 : 64);
+    int k = fz_pct(&s, 3)  ? 0
+            : any          ? (int)fz_log(&s, 1, 4096)
+                           : (int)round_up(fz_log(&s, 8, 8192), fz_pct(&s, 50) ? 8 : 64);
     int32_t m[GG_MAX];
     uint64_t rows = 0;
     for (int g = 0; g < groups; g++)
@@ -698,9 +702,9 @@ static void grouped_problem(fuzz *f, uint64_t seed) {
     while ((uint64_t)groups * n * k > GG_ELEMS_CAP || (rows * n * (uint64_t)(k > 0 ? k : 1)) >> GG_MACS_CAP_LOG2 ||
            rows * n > GG_ELEMS_CAP) {
         if ((uint64_t)groups * n * k > GG_ELEMS_CAP && k > 64)
-            k = (int)round_up(k / 2, 8);
+            k = any ? k / 2 : (int)round_up(k / 2, 8);
         else if ((uint64_t)groups * n * k > GG_ELEMS_CAP || n > 1024)
-            n = (int)round_up(n / 2, 8);
+            n = any ? n / 2 : (int)round_up(n / 2, 8);
         else {
             rows = 0;
             for (int g = 0; g < groups; g++)
@@ -709,13 +713,19 @@ static void grouped_problem(fuzz *f, uint64_t seed) {
     }
     const ref_data data = fz_pct(&s, 50) ? REF_DATA_INTS : REF_DATA_REAL;
     const int one_call = fz_pct(&s, 10);
-    /* pools: A_g, B_g and C_g of every group at 16-byte aligned offsets, each C_g between GUARD poisoned bytes */
+    /* pools: A_g, B_g and C_g of every group at 16-byte aligned offsets (at any even one under the thread-loaded
+     * kernel), each C_g between GUARD poisoned bytes */
+    const int odd = any && (n % 8 != 0 || k % 8 != 0);
     size_t a_at[GG_MAX], b_at[GG_MAX], c_at[GG_MAX], r_at[GG_MAX], a_total = 0, b_total = 0, c_total = 0, r_total = 0;
     for (int g = 0; g < groups; g++) {
-        a_at[g] = a_total, a_total += round_up((int64_t)m[g] * k * 2, 16) + 16u * (size_t)fz_in(&s, 0, 2);
-        b_at[g] = b_total, b_total += round_up((int64_t)n * k * 2, 16) + 16u * (size_t)fz_in(&s, 0, 2);
+        const size_t a_off = odd ? 2u * (size_t)fz_in(&s, 0, 7) : 0u, b_off = odd ? 2u * (size_t)fz_in(&s, 0, 7) : 0u;
+        const size_t c_off = odd ? 2u * (size_t)fz_in(&s, 0, 7) : 0u;
+        a_at[g] = a_total + a_off;
+        a_total += round_up((int64_t)m[g] * k * 2 + a_off, 16) + 16u * (size_t)fz_in(&s, 0, 2);
+        b_at[g] = b_total + b_off;
+        b_total += round_up((int64_t)n * k * 2 + b_off, 16) + 16u * (size_t)fz_in(&s, 0, 2);
         c_total += GUARD;
-        c_at[g] = c_total, c_total += round_up((int64_t)m[g] * n * 2, 16);
+        c_at[g] = c_total + c_off, c_total += round_up((int64_t)m[g] * n * 2 + c_off, 16);
         r_at[g] = r_total, r_total += (size_t)m[g] * n;
     }
     c_total += GUARD;
@@ -783,6 +793,7 @@ static void grouped_problem(fuzz *f, uint64_t seed) {
     f->cover[GG_KZERO] += k == 0;
     f->cover[GG_MANY] += groups >= 64;
     f->cover[GG_SKIP] += skip_build;
+    f->cover[GG_THREADS] += odd;
     float rel, abs_coef;
     fz_bound(data, 0, &rel, &abs_coef);
     for (int run = 1; run <= RUNS; run++) {
@@ -846,6 +857,7 @@ static const fz_option grouped_options[] = {
     {"K = 0", GG_KZERO},
     {"integer data", GG_INTS},
     {"options set through tma_grouped_gemm_plan_tune", GG_TUNED},
+    {"N or K off a multiple of 8 (thread loads, operands at any even offset)", GG_THREADS},
 };
 
 Test(gpu_fuzz, grouped, .timeout = 900) {

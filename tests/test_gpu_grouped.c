@@ -1,15 +1,19 @@
 /* The grouped GEMM (tma_grouped_gemm, tma/kernels.h) on the GPU against a double-precision CPU product:
  *   random_groups - random problems: 1-24 groups with M_g of 0, 1-127 (under one tile), and up to 700 rows, N and K
- *                   multiples of 8 that are and are not multiples of the tiles; with the default grid, with 1-5
+ *                   multiples of 8 that are and are not multiples of the tiles, and one problem in three any N and K
+ *                   (the thread-loaded kernel) with A_g and B_g 2 bytes off 16; with the default grid, with 1-5
  *                   blocks (each crosses many groups), after the same plan and arrays ran another problem (the
- *                   map table rebuilt in place: no stale map may be used), and with other band heights. Every element of every C_g within bf16 rounding of
- *                   the reference (|got - ref| <= 2^-8 |ref| + 2^-20 sum |a b|), NaN never passing (C_g poisoned
- *                   with NaN first), the 64 bytes after each C_g unchanged; the device reported no error.
+ *                   map table rebuilt in place: no stale map may be used), and with other band heights. Every
+ *                   element of every C_g within bf16 rounding of the reference (|got - ref| <= 2^-8 |ref| +
+ *                   2^-20 sum |a b|), NaN never passing (C_g poisoned with NaN first), the 64 bytes after each C_g
+ *                   unchanged; the device reported no error.
  *   bad_groups    - a group whose A_g is misaligned, whose B_g is NULL, whose C_g is misaligned, or whose M_g is
  *                   negative: tma_grouped_gemm_check names that group and the rule in the host's words, its C_g is
- *                   untouched, every other group is right.
+ *                   untouched, every other group is right; the same under the thread-loaded kernel (N and K not
+ *                   multiples of 8) with an odd A_g, a NULL B_g and a negative M_g.
  *   k_zero        - K = 0 writes zeros into every C_g.
- *   refused       - N or K not a multiple of 8, NULL arrays and out-of-range plan fields are refused with a message.
+ *   refused       - NULL arrays and out-of-range plan fields are refused with a message; N or K not a multiple of 8
+ *                   is taken (the thread-loaded kernel).
  * Random data, seeded; TMA_TEST_SEED replays. */
 #include <math.h>
 #include <stdint.h>
@@ -27,7 +31,8 @@ typedef struct problem {
     int groups, n, k;
     int32_t m[MAX_G];
     uint16_t *a[MAX_G], *b[MAX_G];   /* host copies */
-    void *da[MAX_G], *db[MAX_G];     /* device allocations (as given to the kernel: maybe offset) */
+    void *da[MAX_G], *db[MAX_G];     /* A_g and B_g as given to the kernel (maybe 2 bytes into their allocations) */
+    void *a_alloc[MAX_G], *b_alloc[MAX_G];
     uint8_t *dc[MAX_G];              /* C_g's allocation: C_g, then GUARD bytes */
     size_t c_bytes[MAX_G];
     const void **arr_a, **arr_b;     /* the device pointer arrays */
@@ -40,7 +45,8 @@ static void random_bf16(uint16_t *h, size_t n) {
         h[i] = to_bf16((float)((int)rnd_in(0, 2000) - 1000) / 1000.0f);
 }
 
-static void problem_make(problem *p, int groups, int n, int k, const int32_t *m) {
+/* odd: A_g and B_g 2 bytes into their allocations (off 16 bytes: the thread-loaded kernel only). */
+static void problem_make_at(problem *p, int groups, int n, int k, const int32_t *m, int odd) {
     memset(p, 0, sizeof *p);
     p->groups = groups, p->n = n, p->k = k;
     for (int g = 0; g < groups; g++) {
@@ -51,8 +57,10 @@ static void problem_make(problem *p, int groups, int n, int k, const int32_t *m)
         cr_assert(p->a[g] && p->b[g], "out of host memory");
         random_bf16(p->a[g], rows * k);
         random_bf16(p->b[g], (size_t)n * k);
-        CUDA_OK(cudaMalloc(&p->da[g], rows * k * 2 + 16));
-        CUDA_OK(cudaMalloc(&p->db[g], (size_t)n * k * 2 + 16));
+        CUDA_OK(cudaMalloc(&p->a_alloc[g], rows * k * 2 + 16));
+        CUDA_OK(cudaMalloc(&p->b_alloc[g], (size_t)n * k * 2 + 16));
+        p->da[g] = (uint8_t *)p->a_alloc[g] + (odd ? 2 : 0);
+        p->db[g] = (uint8_t *)p->b_alloc[g] + (odd ? 2 : 0);
         CUDA_OK(cudaMemcpy(p->da[g], p->a[g], rows * k * 2, cudaMemcpyHostToDevice));
         CUDA_OK(cudaMemcpy(p->db[g], p->b[g], (size_t)n * k * 2, cudaMemcpyHostToDevice));
         p->c_bytes[g] = rows * n * 2;
@@ -63,6 +71,10 @@ static void problem_make(problem *p, int groups, int n, int k, const int32_t *m)
     CUDA_OK(cudaMalloc((void **)&p->arr_b, sizeof(void *) * MAX_G));
     CUDA_OK(cudaMalloc((void **)&p->arr_c, sizeof(void *) * MAX_G));
     CUDA_OK(cudaMalloc((void **)&p->arr_m, sizeof(int32_t) * MAX_G));
+}
+
+static void problem_make(problem *p, int groups, int n, int k, const int32_t *m) {
+    problem_make_at(p, groups, n, k, m, 0);
 }
 
 /* src's pointers and M_g into the arrays of dst, which the kernel reads. */
@@ -79,8 +91,8 @@ static void problem_upload(problem *p) { problem_upload_to(p, p); }
 static void problem_free(problem *p) {
     for (int g = 0; g < p->groups; g++) {
         free(p->a[g]), free(p->b[g]);
-        CUDA_OK(cudaFree(p->da[g]));
-        CUDA_OK(cudaFree(p->db[g]));
+        CUDA_OK(cudaFree(p->a_alloc[g]));
+        CUDA_OK(cudaFree(p->b_alloc[g]));
         CUDA_OK(cudaFree(p->dc[g]));
     }
     CUDA_OK(cudaFree(p->arr_a));
@@ -164,8 +176,10 @@ Test(gpu_grouped, random_groups, .timeout = 600) {
         int32_t m[MAX_G];
         const int groups = (int)rnd_in(1, MAX_G);
         random_rows(m, groups, 700);
-        const int n = 8 * (int)rnd_in(1, 80), k = 8 * (int)rnd_in(1, 60);
-        problem_make(&p, groups, n, k, m);
+        const int any = cfg % 3 == 2; /* any N and K: the thread-loaded kernel, A_g and B_g off 16 bytes */
+        const int n = any ? (int)rnd_in(1, 640) : 8 * (int)rnd_in(1, 80);
+        const int k = any ? (int)rnd_in(1, 480) : 8 * (int)rnd_in(1, 60);
+        problem_make_at(&p, groups, n, k, m, any && (n % 8 || k % 8));
         problem_upload(&p);
         tma_grouped_gemm_plan plan = make_plan(&p);
         const int variant = cfg % 4;
@@ -176,7 +190,7 @@ Test(gpu_grouped, random_groups, .timeout = 600) {
             problem q;
             int32_t mq[MAX_G];
             random_rows(mq, groups, 700);
-            problem_make(&q, groups, n, k, mq);
+            problem_make_at(&q, groups, n, k, mq, any && (n % 8 || k % 8));
             problem_upload_to(&q, &p);
             tma_diag dq;
             const tma_status sq = run_and_check(&plan, &dq);
@@ -195,7 +209,10 @@ Test(gpu_grouped, random_groups, .timeout = 600) {
                 cr_assert_eq(tma_grouped_gemm_plan_tune(&plan, plan.grid_blocks, band, &dt), TMA_OK, "tune: %s",
                              dt.message);
         }
-        snprintf(what, sizeof what, "config %d (%d groups, N %d, K %d, %s)", cfg, groups, n, k,
+        cr_assert_eq(plan.thread_loads, n % 8 != 0 || k % 8 != 0, "config %d: thread_loads %d for N %d, K %d", cfg,
+                     plan.thread_loads, n, k);
+        snprintf(what, sizeof what, "config %d (%d groups, N %d, K %d, %s%s)", cfg, groups, n, k,
+                 plan.thread_loads ? "thread loads, " : "",
                  variant == 0   ? "default"
                  : variant == 1 ? "few blocks"
                  : variant == 2 ? "second problem through the same arrays: maps rebuilt"
@@ -214,6 +231,46 @@ Test(gpu_grouped, random_groups, .timeout = 600) {
     cr_log_info("grouped GEMM: %d problems, %ld groups, %ld elements of C, every one within bf16 rounding of the "
                 "fp64 reference",
                 configs, groups_done, elements);
+}
+
+/* The same under the thread-loaded kernel (N = 137, K = 71): an odd A_g, a NULL B_g, a negative M_g. */
+Test(gpu_grouped, bad_groups_thread_loads, .timeout = 300) {
+    require_sm90();
+    seed_rng("gpu_grouped.bad_groups_thread_loads");
+    const char *kinds[] = {"A_g at an odd address", "B_g NULL", "M_g negative"};
+    const char *expect[] = {"A_g = 0x", "B_g = 0x0 with", "M_g = -5 rows is negative"};
+    for (int kind = 0; kind < 3; kind++) {
+        problem p;
+        int32_t m[6] = {200, 130, 64, 300, 1, 129};
+        problem_make(&p, 6, 137, 71, m);
+        const int bad = (int)rnd_in(0, 5);
+        void *keep_a = p.da[bad], *keep_b = p.db[bad];
+        if (kind == 0)
+            p.da[bad] = (uint8_t *)p.da[bad] + 1;
+        else if (kind == 1)
+            p.db[bad] = NULL;
+        else
+            p.m[bad] = -5;
+        problem_upload(&p);
+        p.da[bad] = keep_a, p.db[bad] = keep_b;
+        if (kind == 2)
+            p.m[bad] = m[bad];
+        tma_grouped_gemm_plan plan = make_plan(&p);
+        cr_assert_eq(plan.thread_loads, 1, "N = 137, K = 71: the thread-loaded kernel");
+        tma_diag diag;
+        const tma_status st = run_and_check(&plan, &diag);
+        char group[32];
+        snprintf(group, sizeof group, "group %d: ", bad);
+        cr_assert_eq(st, TMA_ERR_ARG, "%s: status %s: %s", kinds[kind], tma_status_name(st), diag.message);
+        cr_assert(strncmp(diag.message, group, strlen(group)) == 0 && strstr(diag.message, expect[kind]) != NULL,
+                  "%s in group %d: message: %s", kinds[kind], bad, diag.message);
+        cr_log_info("bad group, thread loads (%s): %s", kinds[kind], diag.message);
+        cr_assert_eq(tma_grouped_gemm_check(&plan, NULL, &diag), TMA_OK, "the error record was not cleared");
+        for (int g = 0; g < 6; g++)
+            check_group(&p, g, g == bad, kinds[kind]);
+        cr_assert_eq(tma_grouped_gemm_plan_free(&plan, &diag), TMA_OK, "%s", diag.message);
+        problem_free(&p);
+    }
 }
 
 /* One bad group among good ones: reported with its number and the rule, skipped, the others right. */
@@ -294,10 +351,13 @@ Test(gpu_grouped, refused) {
     const void *const *a = (const void *const *)arr;
     void *const *c = (void *const *)arr;
     const int32_t *m = (const int32_t *)arr;
-    cr_assert_eq(tma_grouped_gemm_plan_make(&plan, 2, 100, 64, a, a, c, m, &diag), TMA_ERR_ARG);
-    cr_assert(strstr(diag.message, "N = 100") != NULL, "%s", diag.message);
-    cr_assert_eq(tma_grouped_gemm_plan_make(&plan, 2, 64, 60, a, a, c, m, &diag), TMA_ERR_ARG);
-    cr_assert(strstr(diag.message, "K = 60") != NULL, "%s", diag.message);
+    /* N or K off a multiple of 8: taken, through the thread-loaded kernel */
+    cr_assert_eq(tma_grouped_gemm_plan_make(&plan, 2, 100, 64, a, a, c, m, &diag), TMA_OK, "%s", diag.message);
+    cr_assert_eq(plan.thread_loads, 1, "N = 100");
+    cr_assert_eq(tma_grouped_gemm_plan_free(&plan, &diag), TMA_OK, "%s", diag.message);
+    cr_assert_eq(tma_grouped_gemm_plan_make(&plan, 2, 64, 60, a, a, c, m, &diag), TMA_OK, "%s", diag.message);
+    cr_assert_eq(plan.thread_loads, 1, "K = 60");
+    cr_assert_eq(tma_grouped_gemm_plan_free(&plan, &diag), TMA_OK, "%s", diag.message);
     cr_assert_eq(tma_grouped_gemm_plan_make(&plan, 2, 64, 64, a, a, c, NULL, &diag), TMA_ERR_NULL_ARG);
     cr_assert(strstr(diag.message, "m = NULL") != NULL, "%s", diag.message);
     cr_assert_eq(tma_grouped_gemm_plan_make(&plan, -1, 64, 64, a, a, c, m, &diag), TMA_ERR_ARG);

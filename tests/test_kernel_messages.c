@@ -63,11 +63,6 @@ Test(kernel_rules, refusals_format_as_the_rows_say) {
     cr_assert_eq(d.status, TMA_ERR_ARG);
     cr_assert_str_eq(d.message, "M = -1, N = 64, K = 128: sizes must be >= 0");
     cr_assert_eq(KD_FAIL(NULL, PLAN_NULL, tma_arg_s("x")), TMA_ERR_NULL_ARG, "diag is optional");
-    /* TMA's stride rule on bf16 rows, as kd_check_bf16_rows words it */
-    cr_assert_eq(kd_check_bf16_rows(&d, "K", 12, "A and B", "pad A and B with zero columns"), TMA_ERR_ARG);
-    cr_assert_str_eq(d.message, "K = 12: the rows of A and B (K bf16 = 24 bytes) must be a multiple of 16 bytes, "
-                                "TMA's stride rule: use a K that is a multiple of 8 (pad A and B with zero columns)");
-    cr_assert_eq(kd_check_bf16_rows(&d, "K", 16, "A and B", "pad"), TMA_OK);
     /* with a cause: the row, then the rule beneath it, with the rule's status */
     const tma_violation cause = tma_violation_of(TMA_RULE_GLOBAL_DIM, TMA_RULE_ARGS(tma_arg_u(1), tma_arg_u(0)));
     char rule[TMA_DIAG_MESSAGE_BYTES], want[2 * TMA_DIAG_MESSAGE_BYTES];

@@ -158,9 +158,10 @@ tma_status tma_gemm(const void *a, const void *b, void *c, tma_gemm_out out, int
  * allocations and its own M_g (any, 0 and tiny included); N and K are shared. The pointers and the M_g are arrays
  * in device memory, so a router on the GPU can write them without a host synchronization: the kernel reads them
  * when it runs and builds each group's tensor maps on the device (tma/tensormap.cuh).
- * The work: 128 x 256 tiles (TMA_GEMM_BM x TMA_GEMM_BN), the tiles of group 0 first, then group 1, and so on;
- * block b of the persistent grid takes tiles b, b + blocks, ... Each run is two launches: one warp per group
- * builds the group's three maps (and checks them by the rules of rules.h), then the GEMM.
+ * The work: 128 x 256 tiles (TMA_GEMM_BM x TMA_GEMM_BN), the tiles of group 0 first, then group 1, and so on; the
+ * blocks of the persistent grid take them at run time. Each run is two launches: one warp per group builds the
+ * group's three maps (and checks them by the rules of rules.h), then the GEMM. Where N or K is not a multiple of 8
+ * (rows TMA cannot read), one launch of a kernel whose threads load the operands instead (plan.thread_loads).
  * ============================================================================================= */
 
 /** Everything a grouped launch needs, prepared once by tma_grouped_gemm_plan_make; release it with
@@ -179,6 +180,9 @@ typedef struct tma_grouped_gemm_plan {
     int grid_blocks;           /**< may be changed: 0 (default) one block per multiprocessor; else this many
                                     (1 .. sms) */
     int group_m;               /**< may be changed: tile rows per rasterization band (default TMA_GEMM_GROUP_M) */
+    int thread_loads;          /**< 1 where TMA cannot read the operands (N or K not a multiple of 8: their rows are
+                                    not multiples of 16 bytes): every group runs through a kernel whose threads
+                                    load A_g and B_g (wmma; slower, docs/guide/grouped_gemm.md "Any N and K") */
     int diag_skip_build;       /**< may be changed, diagnostic for timing only: 1 skips building the maps and
                                     reuses the previous run's (right only if a, b, c and m have not changed since);
                                     read by run as it stands */
@@ -191,9 +195,10 @@ typedef struct tma_grouped_gemm_plan {
 
 /** Prepare the grouped GEMM on the current device: check the shared arguments, encode the templates, allocate
  *  the workspace (cudaMalloc). a, b, c, m: device arrays of `groups` entries (NULL only when groups == 0; a and b
- *  are not read when K == 0). Rules: groups, N, K >= 0; N and K multiples of 8 (rows of 16-byte multiples, TMA's
- *  stride rule). Per group, checked on the device when it runs (tma_grouped_gemm_check reports): M_g >= 0; for
- *  M_g > 0, A_g, B_g and C_g non-NULL and 16-byte aligned.
+ *  are not read when K == 0). Rules: groups, N, K >= 0 (any N and K: where either is not a multiple of 8, TMA cannot
+ *  read the rows and the plan's thread_loads kernel runs). Per group, checked on the device when it runs
+ *  (tma_grouped_gemm_check reports): M_g >= 0; for M_g > 0, A_g, B_g and C_g non-NULL and 16-byte aligned (TMA's
+ *  address rule; 2-byte aligned under thread_loads).
  *  @return TMA_OK; TMA_ERR_ARG / TMA_ERR_NULL_ARG (diag names the rule); TMA_ERR_DEVICE without an sm_90 device;
  *          TMA_ERR_CUDA */
 tma_status tma_grouped_gemm_plan_make(tma_grouped_gemm_plan *p, int groups, int n, int k, const void *const *a,

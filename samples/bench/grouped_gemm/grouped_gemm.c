@@ -12,7 +12,8 @@
  *     C_g = A_g * B_g^T for G experts: the tokens routed to expert g (A_g, M_g x K, rows of one token buffer),
  *     the expert's weights (B_g, N x K, an allocation of its own), its output (C_g, M_g x N); bf16 in, fp32
  *     accumulation, bf16 out. Tokens are routed unevenly (seeded; about one expert in eight gets none).
- *     1. Correctness: a small problem against a CPU fp64 product (every element within bf16 rounding); every
+ *     1. Correctness: two small problems against a CPU fp64 product (every element within bf16 rounding; the
+ *        second with N and K off multiples of 8, the thread-loaded kernel); every
  *        shape against cuBLAS grouped (every element within one bf16 step of it), outputs poisoned with NaN
  *        first, NaN never passing; the device reports no invalid group.
  *     2. Table: TFLOP/s (2 * tokens * N * K over the median of REPS event-timed runs, every column of a row timed
@@ -320,9 +321,9 @@ static int check_against_cublas(layer *L) {
 }
 
 /* A small layer against a CPU fp64 product, every element: |got - ref| <= 2^-8 |ref| + 2^-20 sum |a b|. */
-static int check_against_cpu(cublasHandle_t h, uint64_t seed) {
+static int check_against_cpu(cublasHandle_t h, uint64_t seed, int n, int k) {
     layer L;
-    layer_open(&L, h, 8, 1000, 512, 264, seed);
+    layer_open(&L, h, 8, 1000, n, k, seed);
     const size_t na = (size_t)L.tokens * L.k, nc = (size_t)L.tokens * L.n;
     CUDA_CHECK(cudaMemset(L.c_all, 0xFF, nc * 2));
     run_grouped(&L.plan);
@@ -348,8 +349,8 @@ static int check_against_cpu(cublasHandle_t h, uint64_t seed) {
                     printf("  CPU check: expert %d row %d col %d: %.6g, fp64 %.6g\n", g, r, j, v, ref);
             }
     }
-    printf("small layer (8 experts, 1000 tokens, N 512, K 264) against a CPU fp64 product: %s (%ld of %zu elements "
-           "off)\n", bad == 0 && ok ? "ok" : "FAIL", bad, nc);
+    printf("small layer (8 experts, 1000 tokens, N %d, K %d%s) against a CPU fp64 product: %s (%ld of %zu elements "
+           "off)\n", n, k, L.plan.thread_loads ? ", thread-loaded kernel" : "", bad == 0 && ok ? "ok" : "FAIL", bad, nc);
     free(a), free(b), free(c);
     layer_close(&L);
     return bad == 0 && ok;
@@ -450,7 +451,8 @@ int main(int argc, char **argv) {
     const uint64_t seed = seed_env ? strtoull(seed_env, NULL, 0) : (uint64_t)time(NULL);
     printf("data seed %llu (replay with TMA_GROUPED_SEED=%llu)\n", (unsigned long long)seed,
            (unsigned long long)seed);
-    int failures = !check_against_cpu(h, seed);
+    int failures = !check_against_cpu(h, seed, 512, 264);
+    failures += !check_against_cpu(h, seed + 1u, 500, 263); /* rows off 16 bytes: the thread-loaded kernel */
     time_map_update();
     const char *only = getenv("TMA_GROUPED_ONLY");
     result results[SHAPES];
