@@ -59,16 +59,29 @@ typedef CUresult (*encode_im2col_fn)(CUtensorMap *, CUtensorMapDataType, cuuint3
                                      CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 typedef CUresult (*init_fn)(unsigned int);
 typedef CUresult (*error_name_fn)(CUresult, const char **);
+typedef CUresult (*ctx_get_fn)(CUcontext *);
+typedef CUresult (*device_get_fn)(CUdevice *, int);
+typedef CUresult (*primary_retain_fn)(CUcontext *, CUdevice);
+typedef CUresult (*ctx_push_fn)(CUcontext);
+typedef CUresult (*ctx_pop_fn)(CUcontext *);
 
 static struct {
     pthread_once_t once;
     encode_tiled_fn encode;
     encode_im2col_fn encode_im2col; /* NULL in a driver without it: tma_encode_im2col says so */
     error_name_fn error_name;
+    ctx_get_fn ctx_get; /* the context calls of encode_context_enter (NULL where the driver lacks one) */
+    device_get_fn device_get;
+    primary_retain_fn primary_retain;
+    ctx_push_fn ctx_push;
+    ctx_pop_fn ctx_pop;
+    pthread_once_t primary_once;
+    CUcontext primary;       /* device 0's primary context, retained once where an encode found no context */
+    CUresult primary_result; /* ... or why it could not be */
     CUresult init_result;
     tma_violation why;                          /* why the driver is unusable, if it is (a DRIVER_ rule) ... */
     char detail[sizeof(((tma_diag *)0)->message)]; /* ... and the text it quotes: dlerror()'s, or the path */
-} driver = {.once = PTHREAD_ONCE_INIT};
+} driver = {.once = PTHREAD_ONCE_INIT, .primary_once = PTHREAD_ONCE_INIT};
 
 static void load_driver(void) {
     const char *path = getenv("TMA_LIBCUDA");
@@ -84,6 +97,11 @@ static void load_driver(void) {
     driver.error_name = (error_name_fn)dlsym(lib, "cuGetErrorName");
     driver.encode = (encode_tiled_fn)dlsym(lib, "cuTensorMapEncodeTiled");
     driver.encode_im2col = (encode_im2col_fn)dlsym(lib, "cuTensorMapEncodeIm2col");
+    driver.ctx_get = (ctx_get_fn)dlsym(lib, "cuCtxGetCurrent");
+    driver.device_get = (device_get_fn)dlsym(lib, "cuDeviceGet");
+    driver.primary_retain = (primary_retain_fn)dlsym(lib, "cuDevicePrimaryCtxRetain");
+    driver.ctx_push = (ctx_push_fn)dlsym(lib, "cuCtxPushCurrent_v2");
+    driver.ctx_pop = (ctx_pop_fn)dlsym(lib, "cuCtxPopCurrent_v2");
     if (init == NULL || driver.encode == NULL) {
         driver.encode = NULL;
         snprintf(driver.detail, sizeof driver.detail, "%s", path);
@@ -126,6 +144,45 @@ static tma_status driver_ready(tma_diag *diag) {
     return TMA_OK;
 }
 
+static void retain_primary(void) {
+    CUdevice dev;
+    if (driver.device_get == NULL || driver.primary_retain == NULL || driver.ctx_push == NULL ||
+        driver.ctx_pop == NULL) {
+        driver.primary_result = CUDA_ERROR_NOT_SUPPORTED;
+        return;
+    }
+    driver.primary_result = driver.device_get(&dev, 0);
+    if (driver.primary_result == CUDA_SUCCESS)
+        driver.primary_result = driver.primary_retain(&driver.primary, dev);
+}
+
+/* The driver's encoders need a context current on the calling thread: without one they return
+ * CUDA_ERROR_INVALID_CONTEXT, whatever the descriptor, a host address included (measured: docs/HARDWARE.md "Encoding
+ * needs a current context"). Where the thread has none, the encode runs inside device 0's primary context (the one
+ * the CUDA runtime would make current), retained once for the process, pushed for the call and popped after it:
+ * the thread is left as it was. *pushed: whether encode_context_leave has a context to pop. */
+static tma_status encode_context_enter(const char *function, int *pushed, tma_diag *diag) {
+    CUcontext current = NULL;
+    *pushed = 0;
+    if (driver.ctx_get == NULL || driver.ctx_get(&current) != CUDA_SUCCESS || current != NULL)
+        return TMA_OK; /* a context is current (or the driver cannot say: the call will) */
+    pthread_once(&driver.primary_once, retain_primary);
+    CUresult r = driver.primary_result;
+    if (r == CUDA_SUCCESS && (r = driver.ctx_push(driver.primary)) == CUDA_SUCCESS) {
+        *pushed = 1;
+        return TMA_OK;
+    }
+    char name[64];
+    const char *error = cu_error_name(r, name, sizeof name);
+    return fail(diag, tma_violation_of(TMA_RULE_DRIVER_NO_CONTEXT, TMA_RULE_ARGS(tma_arg_s(function), tma_arg_s(error))));
+}
+
+static void encode_context_leave(int pushed) {
+    CUcontext popped;
+    if (pushed)
+        (void)driver.ctx_pop(&popped);
+}
+
 /* What both encoders check before calling the driver, after the descriptor's own rules (tma_check_tiled /
  * tma_check_im2col, or the caller's check of the same rules): a map to write, 64-byte aligned, and a driver. */
 static tma_status encode_prologue(const struct CUtensorMap_st *map, tma_diag *diag) {
@@ -162,9 +219,13 @@ static tma_status encode_tiled_checked(struct CUtensorMap_st *map, const tma_til
         if (i + 1 < d->rank)
             gstride[i] = d->global_stride[i];
     }
+    int pushed;
+    if ((st = encode_context_enter("cuTensorMapEncodeTiled", &pushed, diag)) != TMA_OK)
+        return st;
     CUresult r = driver.encode(map, (CUtensorMapDataType)d->dtype, d->rank, d->global_address, gdim, gstride, box,
                                estride, (CUtensorMapInterleave)d->interleave, (CUtensorMapSwizzle)d->swizzle,
                                (CUtensorMapL2promotion)d->l2_promotion, (CUtensorMapFloatOOBfill)d->oob_fill);
+    encode_context_leave(pushed);
     /* A template's NULL address goes to the driver as it is, so the map is the descriptor's own encoding, and no
      * address is made up behind the caller's back. Drivers from CUDA 12.6 on encode NULL; CUTLASS notes that older
      * ones refuse it, and gives its templates a stand-in address there (gpu_driver compares both encodings). */
@@ -220,10 +281,15 @@ static tma_status encode_im2col_checked(struct CUtensorMap_st *map, const tma_im
             upper[i] = d->pixel_box_upper[i];
         }
     }
+    int pushed;
+    const tma_status ctx = encode_context_enter("cuTensorMapEncodeIm2col", &pushed, diag);
+    if (ctx != TMA_OK)
+        return ctx;
     CUresult r = driver.encode_im2col(map, (CUtensorMapDataType)d->dtype, d->rank, (void *)(uintptr_t)d->global_address,
                                       gdim, gstride, lower, upper, d->channels_per_pixel, d->pixels_per_column,
                                       estride, (CUtensorMapInterleave)d->interleave, (CUtensorMapSwizzle)d->swizzle,
                                       (CUtensorMapL2promotion)d->l2_promotion, (CUtensorMapFloatOOBfill)d->oob_fill);
+    encode_context_leave(pushed);
     return encode_result(r, "cuTensorMapEncodeIm2col", TMA_RULE_DRIVER_REFUSED, diag);
 }
 

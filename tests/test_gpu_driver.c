@@ -7,6 +7,7 @@
  * opened here with dlopen, as the library does, so this binary also starts on machines with no driver (and
  * skips). */
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include <cuda.h> /* the driver API, called directly here */
 
@@ -282,4 +283,66 @@ Test(gpu_driver, templates_and_shared_byte_views_encode_as_given, .timeout = 60)
         cr_expect_eq(tma_tensor_make(&t, &stored, &diag), TMA_ERR_GLOBAL_STRIDE_OVERLAP, "%s as a store map",
                      maps[i].what);
     }
+}
+
+/* A thread on which no CUDA context is current: the encoders need one (docs/HARDWARE.md "Encoding needs a current
+ * context"), so tma_tensor_make and tma_tensor_make_im2col encode inside device 0's primary context, pushed for the
+ * call and popped after: the maps are those encoded where a context is current, and the thread has none after. */
+typedef CUresult (*ctx_get_fn)(CUcontext *);
+typedef struct no_context_run {
+    ctx_get_fn ctx_get;
+    tma_tiled_desc tiled;
+    tma_im2col_desc im2col;
+    tma_tensor t, ti;
+    tma_status st, sti;
+    CUcontext before, after;
+    tma_diag diag;
+} no_context_run;
+
+static void *encode_without_context(void *arg) {
+    no_context_run *r = arg;
+    r->ctx_get(&r->before);
+    r->st = tma_tensor_make(&r->t, &r->tiled, &r->diag);
+    if (r->st == TMA_OK)
+        r->sti = tma_tensor_make_im2col(&r->ti, &r->im2col, &r->diag);
+    r->ctx_get(&r->after);
+    return NULL;
+}
+
+Test(gpu_driver, encodes_on_a_thread_without_a_context, .timeout = 60) {
+    require_sm90();
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    cr_assert(lib != NULL, "a device is present but libcuda.so.1 does not open: %s", dlerror());
+    static no_context_run r;
+    memset(&r, 0, sizeof r);
+    r.ctx_get = (ctx_get_fn)dlsym(lib, "cuCtxGetCurrent");
+    cr_assert(r.ctx_get != NULL, "libcuda.so.1 has no cuCtxGetCurrent");
+    static _Alignas(256) uint16_t host[64 * 256]; /* an address: nothing is copied */
+    r.tiled = tma_desc_2d(TMA_DTYPE_BF16, host, 64, 256, 512, 64, 64, TMA_SWIZZLE_128B);
+    tma_im2col_desc *d = &r.im2col;
+    d->dtype = TMA_DTYPE_BF16;
+    d->rank = 4;
+    d->global_address = host;
+    d->global_dim[0] = 64, d->global_dim[1] = 8, d->global_dim[2] = 8, d->global_dim[3] = 4;
+    d->global_stride[0] = 128, d->global_stride[1] = 1024, d->global_stride[2] = 8192;
+    d->pixel_box_lower[0] = -1, d->pixel_box_lower[1] = -1, d->pixel_box_upper[0] = -1, d->pixel_box_upper[1] = -1;
+    d->channels_per_pixel = 64, d->pixels_per_column = 32;
+    for (int k = 0; k < 4; k++)
+        d->element_stride[k] = 1;
+    d->swizzle = TMA_SWIZZLE_128B;
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, encode_without_context, &r), 0);
+    cr_assert_eq(pthread_join(th, NULL), 0);
+    cr_assert(r.before == NULL, "the new thread already had a context");
+    cr_assert_eq(r.st, TMA_OK, "tiled, no context: %s: %s", tma_status_name(r.st), r.diag.message);
+    cr_assert_eq(r.sti, TMA_OK, "im2col, no context: %s: %s", tma_status_name(r.sti), r.diag.message);
+    cr_assert(r.after == NULL, "the thread was left with a context current");
+    /* the same descriptors encoded where the runtime's context is current */
+    CUDA_OK(cudaFree(0));
+    tma_tensor t, ti;
+    tma_diag diag;
+    cr_assert_eq(tma_tensor_make(&t, &r.tiled, &diag), TMA_OK, "%s", diag.message);
+    cr_assert_eq(tma_tensor_make_im2col(&ti, &r.im2col, &diag), TMA_OK, "%s", diag.message);
+    cr_expect(memcmp(&t.map, &r.t.map, sizeof t.map) == 0, "the tiled map depends on the context it was encoded in");
+    cr_expect(memcmp(&ti.map, &r.ti.map, sizeof ti.map) == 0, "the im2col map depends on the context");
 }

@@ -233,6 +233,24 @@ Test(gpu_grouped, random_groups, .timeout = 600) {
                 configs, groups_done, elements);
 }
 
+/* Run a plan with one bad group: the device reports it (status `want`, "group <bad>: ..." with `expect` in the
+ * message), the check clears the record, its C_g is untouched and every other group is right; the plan is freed. */
+static void expect_one_bad_group(const problem *p, tma_grouped_gemm_plan *plan, int bad, tma_status want,
+                                 const char *expect, const char *kind) {
+    tma_diag diag;
+    const tma_status st = run_and_check(plan, &diag);
+    char group[32];
+    snprintf(group, sizeof group, "group %d: ", bad);
+    cr_assert_eq(st, want, "%s: status %s: %s", kind, tma_status_name(st), diag.message);
+    cr_assert(strncmp(diag.message, group, strlen(group)) == 0 && strstr(diag.message, expect) != NULL,
+              "%s in group %d: message: %s", kind, bad, diag.message);
+    cr_log_info("bad group (%s): %s", kind, diag.message);
+    cr_assert_eq(tma_grouped_gemm_check(plan, NULL, &diag), TMA_OK, "the error record was not cleared");
+    for (int g = 0; g < p->groups; g++)
+        check_group(p, g, g == bad, kind);
+    cr_assert_eq(tma_grouped_gemm_plan_free(plan, &diag), TMA_OK, "%s", diag.message);
+}
+
 /* The same under the thread-loaded kernel (N = 137, K = 71): an odd A_g, a NULL B_g, a negative M_g. */
 Test(gpu_grouped, bad_groups_thread_loads, .timeout = 300) {
     require_sm90();
@@ -257,18 +275,7 @@ Test(gpu_grouped, bad_groups_thread_loads, .timeout = 300) {
             p.m[bad] = m[bad];
         tma_grouped_gemm_plan plan = make_plan(&p);
         cr_assert_eq(plan.thread_loads, 1, "N = 137, K = 71: the thread-loaded kernel");
-        tma_diag diag;
-        const tma_status st = run_and_check(&plan, &diag);
-        char group[32];
-        snprintf(group, sizeof group, "group %d: ", bad);
-        cr_assert_eq(st, TMA_ERR_ARG, "%s: status %s: %s", kinds[kind], tma_status_name(st), diag.message);
-        cr_assert(strncmp(diag.message, group, strlen(group)) == 0 && strstr(diag.message, expect[kind]) != NULL,
-                  "%s in group %d: message: %s", kinds[kind], bad, diag.message);
-        cr_log_info("bad group, thread loads (%s): %s", kinds[kind], diag.message);
-        cr_assert_eq(tma_grouped_gemm_check(&plan, NULL, &diag), TMA_OK, "the error record was not cleared");
-        for (int g = 0; g < 6; g++)
-            check_group(&p, g, g == bad, kinds[kind]);
-        cr_assert_eq(tma_grouped_gemm_plan_free(&plan, &diag), TMA_OK, "%s", diag.message);
+        expect_one_bad_group(&p, &plan, bad, TMA_ERR_ARG, expect[kind], kinds[kind]);
         problem_free(&p);
     }
 }
@@ -302,19 +309,7 @@ Test(gpu_grouped, bad_groups, .timeout = 300) {
         if (kind == 3)
             p.m[bad] = m[bad]; /* the allocation's size for the checks below */
         tma_grouped_gemm_plan plan = make_plan(&p);
-        tma_diag diag;
-        const tma_status st = run_and_check(&plan, &diag);
-        char group[32];
-        snprintf(group, sizeof group, "group %d: ", bad);
-        cr_assert_eq(st, status[kind], "%s: status %s: %s", kinds[kind], tma_status_name(st), diag.message);
-        cr_assert(strncmp(diag.message, group, strlen(group)) == 0 && strstr(diag.message, expect[kind]) != NULL,
-                  "%s in group %d: message: %s", kinds[kind], bad, diag.message);
-        cr_log_info("bad group (%s): %s", kinds[kind], diag.message);
-        /* the record was cleared by the check */
-        cr_assert_eq(tma_grouped_gemm_check(&plan, NULL, &diag), TMA_OK, "the error record was not cleared");
-        for (int g = 0; g < 6; g++)
-            check_group(&p, g, g == bad, kinds[kind]);
-        cr_assert_eq(tma_grouped_gemm_plan_free(&plan, &diag), TMA_OK, "%s", diag.message);
+        expect_one_bad_group(&p, &plan, bad, status[kind], expect[kind], kinds[kind]);
         problem_free(&p);
     }
 }

@@ -315,6 +315,11 @@ extern "C" {
     X(DRIVER_MISSING, ERR_NO_DRIVER, "{0} has no cuTensorMapEncodeTiled: TMA needs a driver for CUDA 12.0 or newer") \
     X(DRIVER_NO_IM2COL, ERR_NO_DRIVER, "the CUDA driver has no cuTensorMapEncodeIm2col: update the driver")      \
     X(DRIVER_INIT, ERR_DRIVER, "cuInit(0) failed with {0}: is an NVIDIA GPU present and its driver loaded?")      \
+    /* doc: the encoders need a current context (docs/HARDWARE.md "Encoding needs a current context"); libtma makes  \
+       device 0's primary context current for the call where the thread has none, and says why it could not. */    \
+    X(DRIVER_NO_CONTEXT, ERR_DRIVER,                                                                             \
+      "{0} needs a CUDA context current on the calling thread; there is none, and device 0's primary context could " \
+      "not be made one ({1}): make a context current first (cudaSetDevice, or cuCtxSetCurrent)")                 \
     X(DRIVER_REFUSED, ERR_DRIVER,                                                                                \
       "{0} returned {1} for a descriptor libtma accepted: please report it with the descriptor")                 \
     /* CUTLASS notes that drivers before CUDA 12.6 refuse a NULL address; libtma passes a template's as it is. */ \
