@@ -233,8 +233,8 @@ static tma_im2col_desc x_desc(const tma_conv2d_shape *sh, const void *x, uint32_
     d.interleave = TMA_INTERLEAVE_NONE;
     d.swizzle = TMA_SWIZZLE_128B;
     /* a pixel is 128 bytes (CONV_BK channels): 128-byte promotion fetches what the load reads. Against 256 bytes, two
-     * alternating runs of the sample's 58 layers on an H200: 1.7% faster on average, the stems 2-6% (their packed
-     * rows), no layer slower beyond 1.4% (docs/lab/conv.md "L2 promotion of the pixels' map") */
+     * alternating runs of the sample's layers: H200 1.7% faster on average, H100 0.7%; the padded stem 4-6% on both,
+     * the slowest loss 2.5% (H100, b128 1x1 s2 56x56 256->512) (docs/lab/conv.md "L2 promotion of the pixels' map") */
     d.l2_promotion = TMA_L2_128B;
     d.oob_fill = TMA_OOB_ZERO;
     return d;
