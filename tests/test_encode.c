@@ -2,7 +2,8 @@
  *
  * The driver is loaded once per process (pthread_once), on the first call that gets past the checks,
  * from $TMA_LIBCUDA or else libcuda.so.1. Criterion runs every test in its own process, so a test that
- * sets TMA_LIBCUDA first thing decides which library that process's single load sees.
+ * sets TMA_LIBCUDA first thing decides which library that process's single load sees. The encode_context tests load
+ * a stand-in driver (tests/fake_libcuda.c) whose encoders need a current context, as the real ones do.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -290,4 +291,84 @@ Test(encode_default, toolkit_stub_library) {
     cr_expect(strstr(diag.message, "cuInit(0) failed") != NULL, "stub: message \"%s\" must say cuInit failed",
               diag.message);
     cr_log_info("encode with the stub %s: %s: %s", stub, tma_status_name(st), diag.message);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The context the driver's encoders need (docs/HARDWARE.md "Encoding needs a current context"), with the stand-in
+ * driver tests/fake_libcuda.c: its encoders refuse without a current context, as the real ones do.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef void (*fake_state_fn)(int *, int *, int *, int *, int *);
+typedef CUresult (*fake_push_fn)(CUcontext);
+typedef CUresult (*fake_retain_fn)(CUcontext *, CUdevice);
+
+static void *use_fake_driver(void) {
+    cr_assert_eq(setenv("TMA_LIBCUDA", FAKE_LIBCUDA, 1), 0, "setenv");
+    void *lib = dlopen(FAKE_LIBCUDA, RTLD_NOW | RTLD_LOCAL); /* the instance libtma opens too */
+    cr_assert(lib != NULL, "%s", dlerror());
+    return lib;
+}
+
+Test(encode_context, borrowed_for_the_call_and_returned) {
+    void *lib = use_fake_driver();
+    fake_state_fn state = (fake_state_fn)dlsym(lib, "fake_libcuda_state");
+    cr_assert(state != NULL);
+    tma_tiled_desc d = valid_desc();
+    CUtensorMap map;
+    tma_diag diag;
+    for (int call = 1; call <= 2; call++) {
+        cr_assert_eq(tma_encode_tiled(&map, &d, &diag), TMA_OK, "call %d: %s", call, diag.message);
+        int retains, pushes, pops, encodes, current;
+        state(&retains, &pushes, &pops, &encodes, &current);
+        cr_expect_eq(retains, 1, "device 0's primary context retained once for the process, not %d times", retains);
+        cr_expect_eq(pushes, call, "pushed for each call");
+        cr_expect_eq(pops, call, "popped after each call");
+        cr_expect_eq(encodes, call, "every encode made with a context current");
+        cr_expect_eq(current, 0, "the thread is left without a context, as it was");
+    }
+    tma_tensor t;
+    tma_im2col_desc im = {0};
+    im.dtype = TMA_DTYPE_BF16, im.rank = 4, im.global_address = (void *)(uintptr_t)0x100000;
+    im.global_dim[0] = 64, im.global_dim[1] = 8, im.global_dim[2] = 8, im.global_dim[3] = 2;
+    im.global_stride[0] = 128, im.global_stride[1] = 1024, im.global_stride[2] = 8192;
+    im.pixel_box_lower[0] = im.pixel_box_lower[1] = -1, im.pixel_box_upper[0] = im.pixel_box_upper[1] = -1;
+    im.channels_per_pixel = 64, im.pixels_per_column = 32, im.swizzle = TMA_SWIZZLE_128B;
+    cr_assert_eq(tma_tensor_make_im2col(&t, &im, &diag), TMA_OK, "im2col: %s", diag.message);
+    int retains, pushes, pops, encodes, current;
+    state(&retains, &pushes, &pops, &encodes, &current);
+    cr_expect(pushes == 3 && pops == 3 && current == 0, "im2col: pushed %d, popped %d", pushes, pops);
+}
+
+Test(encode_context, a_current_context_is_used_as_it_is) {
+    void *lib = use_fake_driver();
+    fake_state_fn state = (fake_state_fn)dlsym(lib, "fake_libcuda_state");
+    fake_push_fn push = (fake_push_fn)dlsym(lib, "cuCtxPushCurrent_v2");
+    fake_retain_fn retain = (fake_retain_fn)dlsym(lib, "cuDevicePrimaryCtxRetain");
+    cr_assert(state && push && retain);
+    CUcontext ctx;
+    cr_assert_eq(retain(&ctx, 0), CUDA_SUCCESS);
+    cr_assert_eq(push(ctx), CUDA_SUCCESS); /* the caller's own context */
+    tma_tiled_desc d = valid_desc();
+    CUtensorMap map;
+    tma_diag diag;
+    cr_assert_eq(tma_encode_tiled(&map, &d, &diag), TMA_OK, "%s", diag.message);
+    int retains, pushes, pops, encodes, current;
+    state(&retains, &pushes, &pops, &encodes, &current);
+    cr_expect(retains == 1 && pushes == 1 && pops == 0, "libtma borrowed a context although one was current "
+                                                         "(retains %d, pushes %d, pops %d)", retains, pushes, pops);
+    cr_expect(current == 1, "the caller's context stays current");
+}
+
+Test(encode_context, no_device_says_why) {
+    cr_assert_eq(setenv("FAKE_LIBCUDA_NO_DEVICE", "1", 1), 0, "setenv");
+    use_fake_driver();
+    tma_tiled_desc d = valid_desc();
+    CUtensorMap map;
+    tma_diag diag;
+    const tma_status st = tma_encode_tiled(&map, &d, &diag);
+    cr_assert_eq(st, TMA_ERR_DRIVER, "got %s: %s", tma_status_name(st), diag.message);
+    const char *says = "cuTensorMapEncodeTiled needs a CUDA context current on the calling thread";
+    cr_expect(strstr(diag.message, says) != NULL && strstr(diag.message, "CUDA_ERROR_NO_DEVICE") != NULL &&
+                  strstr(diag.message, "cudaSetDevice") != NULL,
+              "the message names the function, the cause and the fix: %s", diag.message);
 }
