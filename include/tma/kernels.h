@@ -101,8 +101,8 @@ typedef struct tma_gemm_plan {
     int split_parts;       /**< may be changed (by hand: run checks it): 0, whole tiles; or 2..8, split-K: every
                                 tile's K cut into this many parts, one block each, a tile's blocks one cluster that
                                 adds the parts up in shared memory and stores the tile (cluster must be 1; grid_blocks
-                                unused). Default: split-K where the tiles are fewer than half the multiprocessors
-                                (small M or N), the most parts whose clusters all run at once (docs/guide/gemm.md) */
+                                unused). Default: chosen with block_n, split-K only where the tiles are fewer than
+                                half the multiprocessors (docs/guide/gemm.md "Tile width and split-K") */
     int block_n;           /**< may be changed (by hand: run checks it): the tiles' width, 256 or 128 (B then
                                 through b_half; cluster must be 1), whole tiles and split-K's alike. Default: the
                                 width and parts that keep the most blocks busy, 128 only where M > 64
