@@ -273,14 +273,16 @@ struct gg_threads_args {
     gg_error *error;
 };
 
-/* Whether group g has work the kernel does: rows, and every pointer non-NULL and element-aligned; else 0 rows (a
- * fault is recorded by gg_threads_validate). */
+/* Whether the kernel can read or write a group's matrix at `ptr`: a device address at a whole element. */
+static __device__ bool gg_threads_usable(const void *ptr) { return ptr != NULL && (uintptr_t)ptr % 2u == 0; }
+
+/* Whether group g has work the kernel does: rows, and every pointer usable; else 0 rows (a fault is recorded by
+ * gg_threads_validate). */
 static __device__ uint32_t gg_threads_rows(const gg_threads_args &p, uint32_t g) {
     const int32_t rows = p.m[g];
     if (rows <= 0)
         return 0;
-    const uintptr_t a = (uintptr_t)p.a[g], b = (uintptr_t)p.b[g], c = (uintptr_t)p.c[g];
-    return a && b && c && ((a | b | c) & 1u) == 0 ? (uint32_t)rows : 0u;
+    return gg_threads_usable(p.a[g]) && gg_threads_usable(p.b[g]) && gg_threads_usable(p.c[g]) ? (uint32_t)rows : 0u;
 }
 
 static __device__ void gg_threads_validate(const gg_threads_args &p) {
@@ -292,7 +294,7 @@ static __device__ void gg_threads_validate(const gg_threads_args &p) {
         }
         const void *ptr[GG_MAPS] = {p.a[g], p.b[g], p.c[g]};
         for (uint32_t which = 0; rows > 0 && which < GG_MAPS; which++)
-            if (ptr[which] == NULL || (uintptr_t)ptr[which] % 2u != 0) {
+            if (!gg_threads_usable(ptr[which])) {
                 gg_record_pointer(p.error, g, which, ptr[which], rows);
                 break;
             }
