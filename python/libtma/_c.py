@@ -155,6 +155,10 @@ KERNEL_PROTOTYPES = {
     "tma_permute_plan_make": (c_int, [_ptr, POINTER(PermuteDescC), _diag]),
     "tma_permute_plan_tune": (c_int, [_ptr, c_uint32, c_int, _diag]),
     "tma_permute_run": (c_int, [_ptr, _ptr, _diag]),
+    # the one-call forms (plan and launch; nothing left to release)
+    "tma_gemm": (c_int, [_ptr, _ptr, _ptr, c_int, c_int, c_int, c_int, _ptr, _diag]),
+    "tma_conv2d": (c_int, [_shape, _ptr, _ptr, _ptr, _ptr, _diag]),
+    "tma_permute": (c_int, [POINTER(PermuteDescC), _ptr, _diag]),
 }
 
 

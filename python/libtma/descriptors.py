@@ -36,7 +36,7 @@ def _enum_from_c(class_name, prefix, name_of, count, doc):
 # Named from the library's own tables (tma_dtype_name, tma_swizzle_name): Dtype.DTYPE_BF16, Swizzle.SWIZZLE_128B.
 Dtype = _enum_from_c("Dtype", "DTYPE_", lib.tma_dtype_name, 64, "Element types (tma_dtype): DTYPE_BF16, ...")
 Swizzle = _enum_from_c("Swizzle", "SWIZZLE_", lib.tma_swizzle_name, 16,
-                       "Shared-memory swizzles (tma_swizzle): SWIZZLE_NONE, SWIZZLE_32B, SWIZZLE_64B, SWIZZLE_128B, ...")
+                       "Shared-memory swizzles (tma_swizzle): SWIZZLE_NONE, SWIZZLE_32B, SWIZZLE_64B, SWIZZLE_128B.")
 
 
 class Interleave(enum.IntEnum):

@@ -100,14 +100,8 @@ class PermutePlan(_Plan):
     _c_name = "tma_permute_plan"
 
     def __init__(self, src, dims, out):
-        src_view, out_view = _view(src, "src"), _view(out, "out")
-        super().__init__([src_view, out_view])
-        if src_view.itemsize != out_view.itemsize:
-            raise ValueError(f"src has {src_view.itemsize}-byte elements and out {out_view.itemsize}-byte ones")
-        dims = _permute.normalize_dims(list(dims), len(src_view.shape))
-        _require_shape(out_view, "out", _permute.permuted_shape(src_view.shape, dims))
-        self.desc = _permute.permute_desc(src_view.shape, src_view.strides, src_view.itemsize, dims,
-                                          out_view.strides, src_view.address, out_view.address)
+        views, self.desc = _permute_operands(src, dims, out)
+        super().__init__(views)
         _call(lib.tma_permute_plan_make, self._plan.address, ctypes.byref(self.desc), what="permute")
         self._made()
 
@@ -129,10 +123,24 @@ class PermutePlan(_Plan):
         _call(lib.tma_permute_run, self._plan.address, self._stream(stream), what="permute")
 
 
+def _permute_operands(src, dims, out):
+    """The views of src and out, checked, and the tma_permute_desc of out = src.permute(dims)."""
+    src_view, out_view = _view(src, "src"), _view(out, "out")
+    if src_view.itemsize != out_view.itemsize:
+        raise ValueError(f"src has {src_view.itemsize}-byte elements and out {out_view.itemsize}-byte ones")
+    dims = _permute.normalize_dims(list(dims), len(src_view.shape))
+    _require_shape(out_view, "out", _permute.permuted_shape(src_view.shape, dims))
+    desc = _permute.permute_desc(src_view.shape, src_view.strides, src_view.itemsize, dims, out_view.strides,
+                                 src_view.address, out_view.address)
+    return [src_view, out_view], desc
+
+
 def permute(src, dims, out, stream=None):
-    """out = src.permute(dims), asynchronous on the current stream (or `stream`). out: a tensor of the permuted shape
-    (any strides). Returns out."""
-    PermutePlan(src, dims, out).run(stream)
+    """out = src.permute(dims) in one call (tma_permute), asynchronous on the current stream (or `stream`). out: a
+    tensor of the permuted shape (any strides). Returns out."""
+    _require_kernels()
+    views, desc = _permute_operands(src, dims, out)
+    _call(lib.tma_permute, ctypes.byref(desc), current_stream(views[0], stream), what="permute")
     return out
 
 
@@ -146,6 +154,22 @@ def transpose(src, out, stream=None):
 # ---------------------------------------------------------------------------------------------------------------------
 
 
+def _gemm_operands(a, b, out):
+    """The views of a (M, K), b (N, K) and out (M, N), checked, with M, N, K and out's tma_gemm_out."""
+    a_view, b_view, out_view = _view(a, "a"), _view(b, "b"), _view(out, "out")
+    for view, name in ((a_view, "a"), (b_view, "b")):
+        _require_dtype(view, name, ["bfloat16"])
+    _require_dtype(out_view, "out", list(_GEMM_OUT))
+    if len(a_view.shape) != 2 or len(b_view.shape) != 2 or a_view.shape[1] != b_view.shape[1]:
+        raise ValueError(f"a (M, K) and b (N, K) share K: got {a_view.shape} and {b_view.shape}")
+    m, k = a_view.shape
+    n = b_view.shape[0]
+    _require_shape(out_view, "out", (m, n))
+    for view, name in ((a_view, "a"), (b_view, "b"), (out_view, "out")):
+        _require_dense(view, name)
+    return [a_view, b_view, out_view], m, n, k, _GEMM_OUT[out_view.dtype_name]
+
+
 class GemmPlan(_Plan):
     """out = a @ b.T: a (M, K) and b (N, K) bf16, row-major; out (M, N) bf16 or float32, row-major; fp32 accumulation
     (tma_gemm_plan_make). Keep the plan for repeated calls on the same tensors."""
@@ -154,20 +178,10 @@ class GemmPlan(_Plan):
     _free = "tma_gemm_plan_free"
 
     def __init__(self, a, b, out):
-        a_view, b_view, out_view = _view(a, "a"), _view(b, "b"), _view(out, "out")
-        super().__init__([a_view, b_view, out_view])
-        for view, name in ((a_view, "a"), (b_view, "b")):
-            _require_dtype(view, name, ["bfloat16"])
-        _require_dtype(out_view, "out", list(_GEMM_OUT))
-        if len(a_view.shape) != 2 or len(b_view.shape) != 2 or a_view.shape[1] != b_view.shape[1]:
-            raise ValueError(f"a (M, K) and b (N, K) share K: got {a_view.shape} and {b_view.shape}")
-        m, k = a_view.shape
-        n = b_view.shape[0]
-        _require_shape(out_view, "out", (m, n))
-        for view, name in ((a_view, "a"), (b_view, "b"), (out_view, "out")):
-            _require_dense(view, name)
-        _call(lib.tma_gemm_plan_make, self._plan.address, a_view.address, b_view.address, out_view.address,
-              _GEMM_OUT[out_view.dtype_name], m, n, k, what="gemm")
+        views, m, n, k, out_kind = _gemm_operands(a, b, out)
+        super().__init__(views)
+        _call(lib.tma_gemm_plan_make, self._plan.address, *(v.address for v in views), out_kind, m, n, k,
+              what="gemm")
         self._made()
 
     def tune(self, cluster=None, epilogue=None, group_m=None, grid_blocks=None):
@@ -192,9 +206,13 @@ class GemmPlan(_Plan):
 
 
 def gemm(a, b, out, stream=None):
-    """out = a @ b.T (see GemmPlan), asynchronous. Returns out."""
-    with GemmPlan(a, b, out) as plan:
-        plan.run(stream)
+    """out = a @ b.T (see GemmPlan) in one call (tma_gemm), asynchronous. Returns out. Where K is not a multiple of 8
+    or an operand is not 16-byte aligned, the C call allocates and frees a packed copy (cudaMalloc / cudaFree, which
+    wait for the device): keep a GemmPlan for repeated calls."""
+    _require_kernels()
+    views, m, n, k, out_kind = _gemm_operands(a, b, out)
+    _call(lib.tma_gemm, *(v.address for v in views), out_kind, m, n, k, current_stream(views[0], stream),
+          what="gemm")
     return out
 
 
@@ -294,6 +312,17 @@ def conv2d_check(x_shape, w_shape, stride=1, padding=0, dilation=1):
     _call(lib.tma_conv2d_check, shape, None, None, None, what="conv2d")
 
 
+def _conv_operands(x, w, y, stride, padding, dilation):
+    """The views of x (N, H, W, C), w (K, R, S, C), y (N, P, Q, K), checked, and the tma_conv2d_shape."""
+    views = [_view(t, name) for t, name in ((x, "x"), (w, "w"), (y, "y"))]
+    for view, name in zip(views, ("x", "w", "y")):
+        _require_dtype(view, name, ["bfloat16"])
+        _require_dense(view, name)
+    shape = conv2d_shape(views[0].shape, views[1].shape, stride, padding, dilation)
+    _require_shape(views[2], "y", conv2d_output_size(views[0].shape, views[1].shape, stride, padding, dilation))
+    return views, shape
+
+
 class Conv2dPlan(_Plan):
     """y = conv2d(x, w): x (N, H, W, C), w (K, R, S, C), y (N, P, Q, K), bf16, dense, fp32 accumulation
     (tma_conv2d_plan_make)."""
@@ -302,13 +331,8 @@ class Conv2dPlan(_Plan):
     _free = "tma_conv2d_plan_free"
 
     def __init__(self, x, w, y, stride=1, padding=0, dilation=1):
-        views = [_view(t, name) for t, name in ((x, "x"), (w, "w"), (y, "y"))]
+        views, self.shape = _conv_operands(x, w, y, stride, padding, dilation)
         super().__init__(views)
-        for view, name in zip(views, ("x", "w", "y")):
-            _require_dtype(view, name, ["bfloat16"])
-            _require_dense(view, name)
-        self.shape = conv2d_shape(views[0].shape, views[1].shape, stride, padding, dilation)
-        _require_shape(views[2], "y", conv2d_output_size(views[0].shape, views[1].shape, stride, padding, dilation))
         _call(lib.tma_conv2d_plan_make, self._plan.address, self.shape, *(v.address for v in views), what="conv2d")
         self._made()
 
@@ -335,10 +359,12 @@ class Conv2dPlan(_Plan):
 
 
 def conv2d(x, w, y, stride=1, padding=0, dilation=1, stream=None):
-    """y = conv2d(x, w) (see Conv2dPlan), asynchronous. Returns y. The plan is released after the launch is queued
-    (its release waits for the device)."""
-    with Conv2dPlan(x, w, y, stride, padding, dilation) as plan:
-        plan.run(stream)
+    """y = conv2d(x, w) (see Conv2dPlan) in one call (tma_conv2d: whole tiles, no stream-K workspace), asynchronous.
+    Returns y. Where C is not a multiple of 8, the C call allocates and frees a packed copy: keep a Conv2dPlan for
+    repeated calls (libtma.torch pads the channels instead)."""
+    _require_kernels()
+    views, shape = _conv_operands(x, w, y, stride, padding, dilation)
+    _call(lib.tma_conv2d, shape, *(v.address for v in views), current_stream(views[0], stream), what="conv2d")
     return y
 
 
