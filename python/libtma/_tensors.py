@@ -70,11 +70,12 @@ def _from_torch(tensor):
 
 
 def _from_dlpack(obj, stream):
-    # CUDA producers order their work before `stream` (1: the legacy default stream; 0 is not allowed)
-    try:
+    device_type = obj.__dlpack_device__()[0] if hasattr(obj, "__dlpack_device__") else _DL_CUDA
+    if device_type in (_DL_CUDA, _DL_CUDA_MANAGED):
+        # the producer orders its work before `stream` (1: the legacy default stream; 0 is not allowed)
         capsule = obj.__dlpack__(stream=stream or 1)
-    except TypeError:
-        capsule = obj.__dlpack__()
+    else:
+        capsule = obj.__dlpack__()  # host memory: no stream
     dl = _DLTensor.from_address(_capsule_pointer(capsule, b"dltensor"))
     shape = tuple(dl.shape[i] for i in range(dl.ndim))
     strides = tuple(dl.strides[i] for i in range(dl.ndim)) if dl.strides else _compact_strides(shape)

@@ -73,7 +73,8 @@ def random_view(rng, gen, dtype):
         base = random_bits([s * k for s, k in zip(shape, steps)], getattr(torch, dtype), gen)
         return base[tuple(slice(None, None, k) for k in steps)]
     base = random_bits(shape, getattr(torch, dtype), gen)
-    return base.transpose(0, rank - 1) if rank > 1 and rng.random() < 0.3 else base
+    # a transposed storage (the innermost dimension strided) up to rank 4: at 5 the operator falls back to PyTorch
+    return base.transpose(0, rank - 1) if 1 < rank <= 4 and rng.random() < 0.3 else base
 
 
 @pytest.mark.parametrize("trial", range(60))
@@ -109,10 +110,10 @@ def test_permute_falls_back_where_the_kernel_cannot_take_x(gen):
 
 
 def test_transpose_plan_runs_again_on_new_data(gen):
-    x = random_bits((1000, 333), torch.float32, gen)
-    out = torch.empty((333, 1000), device="cuda")
+    x = random_bits((1000, 384), torch.float32, gen)
+    out = torch.empty((384, 1000), device="cuda")
     plan = libtma.PermutePlan(x, (1, 0), out)
-    assert plan.choices["transpose"]
+    assert plan.choices["transpose"] and not plan.choices["threads"], plan.choices  # TMA describes both
     for _ in range(3):
         x.copy_(random_bits(x.shape, torch.float32, gen))
         out.fill_(float("nan"))
