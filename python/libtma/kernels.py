@@ -42,9 +42,11 @@ def _require_dtype(view, name, allowed):
 
 
 def _require_dense(view, name):
-    if view.strides != _permute.dense_strides(view.shape) and 0 not in view.shape:
-        raise ValueError(f"{name} must be dense and row-major (strides {_permute.dense_strides(view.shape)} elements"
-                         f"); it has strides {view.strides}: make it contiguous first")
+    dense = _permute.dense_strides(view.shape)
+    # a dimension of one element may carry any stride (PyTorch's contiguous tensors have such strides)
+    if 0 not in view.shape and any(s != d for s, d, n in zip(view.strides, dense, view.shape) if n != 1):
+        raise ValueError(f"{name} must be dense and row-major (strides {dense} elements); it has strides "
+                         f"{view.strides}: make it contiguous first")
 
 
 def _require_shape(view, name, shape):

@@ -144,7 +144,8 @@ _grouped_plans = {}
 
 
 class _GroupedSlot:
-    def __init__(self, device, groups, n, k):
+    def __init__(self, device, stream, groups, n, k):
+        self.stream = stream
         self.a = torch.zeros(groups, dtype=torch.int64, device=device)
         self.b = torch.zeros(groups, dtype=torch.int64, device=device)
         self.c = torch.zeros(groups, dtype=torch.int64, device=device)
@@ -153,9 +154,10 @@ class _GroupedSlot:
 
 
 def _grouped_slot(device, groups, n, k):
-    key = (device.index, torch.cuda.current_stream(device).cuda_stream, groups, n, k)
+    stream = torch.cuda.current_stream(device).cuda_stream
+    key = (device.index, stream, groups, n, k)
     if key not in _grouped_plans:
-        _grouped_plans[key] = _GroupedSlot(device, groups, n, k)
+        _grouped_plans[key] = _GroupedSlot(device, stream, groups, n, k)
     return _grouped_plans[key]
 
 
@@ -179,7 +181,7 @@ def _grouped_gemm_op(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor) -> to
         slot.b.copy_(b.data_ptr() + torch.arange(groups, device=a.device) * (n * k * b.element_size()))
         slot.c.copy_(out.data_ptr() + starts * (n * out.element_size()))
         slot.rows.copy_(rows)
-        slot.plan.run(stream=_stream(a))
+        slot.plan.run(stream=slot.stream)
     return out
 
 
@@ -199,7 +201,7 @@ def grouped_gemm(a, b, offs):
 def grouped_gemm_check():
     """Wait for each cached plan's stream and raise TmaError for the first invalid group any of them found."""
     for slot in _grouped_plans.values():
-        slot.plan.check()
+        slot.plan.check(stream=slot.stream)
 
 
 # ---------------------------------------------------------------------------------------------------------------------

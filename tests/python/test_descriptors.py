@@ -127,3 +127,36 @@ def test_conv2d_check_without_a_gpu():
     with pytest.raises(TmaError) as caught:
         libtma.conv2d_check((2, 56, 56, 64), (128, 3, 3, 64), stride=9)
     assert caught.value.status == Status.ERR_ARG and "stride" in caught.value.message
+
+
+ENCODE_SCRIPT = """
+import libtma
+tiled = libtma.TiledDesc(dtype="bf16", dims=(4096, 4096), box=(64, 128), swizzle="128B", address=0x7f0000000000)
+t = libtma.encode(tiled)
+im2col = libtma.Im2colDesc(dtype="bf16", dims=(64, 56, 56, 32), channels=64, pixels=128, lower=(-1, -1),
+                           upper=(-1, -1), swizzle="128B", address=0x7f0000000000)
+i = libtma.encode(im2col)
+print(t.map == bytes([0x5A]) * 128, len(t.tensor))
+print(t.map == t.tensor[:128], t.box["tx_bytes"], t.box["row_pitch"], i.box["tx_bytes"], i.map == bytes([0x5A]) * 128)
+try:
+    libtma.encode(libtma.TiledDesc(dtype="bf16", dims=(4096, 4096), box=(128, 64), swizzle="128B", address=4096))
+except libtma.TmaError as error:
+    print(error.status_name)
+"""
+
+
+def test_encode_through_a_stand_in_driver():
+    """libtma.encode checks, calls the driver (tests/fake_libcuda.c, which writes 0x5a bytes) and returns the map with
+    its box facts. In a process of its own: the driver library is opened once per process."""
+    import os
+    import subprocess
+    import sys
+    fake = os.environ.get("TMA_FAKE_LIBCUDA")
+    if not fake:
+        pytest.skip("TMA_FAKE_LIBCUDA (the stand-in driver, build/tests/libfake_libcuda.so) is not set; ctest sets it")
+    result = subprocess.run([sys.executable, "-c", ENCODE_SCRIPT], env=dict(os.environ, TMA_LIBCUDA=fake),
+                            capture_output=True, text=True, check=True)
+    lines = result.stdout.split("\n")
+    assert lines[0] == "True 256", result.stdout
+    assert lines[1] == f"True {64 * 128 * 2} 128 {64 * 2 * 128} True", result.stdout
+    assert lines[2] == "TMA_ERR_BOX_SWIZZLE_SPAN", result.stdout
