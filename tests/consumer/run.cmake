@@ -3,7 +3,8 @@
 # consumers run (they need no GPU); the CUDA one runs and says whether it found a GPU. Any failure fails the test.
 # SHARED=ON: libtma is first built from LIBTMA_SOURCE with BUILD_SHARED_LIBS=ON (libraries and tools only) and that
 # build is installed; then the installed tools must find libtma.so in the prefix, and libtma_kernels.so must export
-# the public API only. Otherwise BUILD_DIR, a static build, is installed.
+# the public API only. Otherwise BUILD_DIR, a static build, is installed. PYTHON (an interpreter): the installed Python
+# package must import from the prefix.
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 
@@ -23,7 +24,7 @@ if(SHARED)
     set(cuda_mode -DTMA_CUDA=OFF)
   endif()
   run(${CMAKE_COMMAND} -S ${LIBTMA_SOURCE} -B ${BUILD_DIR} -DBUILD_SHARED_LIBS=ON -DTMA_BUILD_TESTS=OFF
-      -DTMA_BUILD_SAMPLES=OFF -DTMA_PYTHON=OFF -DCMAKE_C_COMPILER=${C_COMPILER} ${cuda_mode})
+      -DTMA_BUILD_SAMPLES=OFF -DCMAKE_C_COMPILER=${C_COMPILER} ${cuda_mode})
   run(${CMAKE_COMMAND} --build ${BUILD_DIR} --parallel)
 endif()
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
@@ -39,6 +40,23 @@ foreach(doc LICENSE README.md CHANGELOG.md docs/HARDWARE.md)
     message(FATAL_ERROR "the install has no share/doc/libtma/${doc}")
   endif()
 endforeach()
+
+# PYTHON given: the Python package imports from the prefix in an environment with nothing but PYTHONPATH, and loads
+# the library installed beside it.
+if(PYTHON)
+  file(GLOB package_dir ${prefix}/lib*/python3/site-packages/libtma)
+  if(NOT package_dir)
+    message(FATAL_ERROR "the install has no Python package (lib/python3/site-packages/libtma)")
+  endif()
+  get_filename_component(site ${package_dir} DIRECTORY)
+  execute_process(COMMAND env -i PATH=/usr/bin:/bin PYTHONPATH=${site} ${PYTHON} -c
+                          "import libtma; print(libtma.library_path, libtma.check(libtma.TiledDesc('bf16', (64, 64), (128, 8), swizzle='128B'))[0].status.name)"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "^${package_dir}/libtma_python.so ERR_BOX_SWIZZLE_SPAN")
+    message(FATAL_ERROR "import libtma from ${site} failed or loaded another library (${rc}):\n${out}${err}")
+  endif()
+  message(STATUS "python: ${out}")
+endif()
 
 # The shared kernels library exports kernels.h's names and nothing else (no conv_prepare, kd_fail_rule, pm_plan ...).
 if(SHARED AND WITH_KERNELS)
