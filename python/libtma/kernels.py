@@ -246,6 +246,7 @@ class GroupedGemmPlan(_Plan):
         self._made()
 
     def tune(self, grid_blocks=None, group_m=None):
+        """Change grid_blocks (0: one block per multiprocessor) and group_m, None keeping them."""
         read = self._plan.read_int
         _call(lib.tma_grouped_gemm_plan_tune, self._plan.address,
               read("grid_blocks") if grid_blocks is None else grid_blocks,
@@ -344,6 +345,8 @@ class Conv2dPlan(_Plan):
               what="conv2d tiles")
 
     def tune(self, cluster=None, epilogue=None, group_m=None, grid_blocks=None):
+        """Change cluster (1 or 2) and epilogue ("tma_store" or "direct"), None keeping them; group_m and grid_blocks,
+        None meaning the defaults (tma_conv2d_plan_tune)."""
         read = self._plan.read_int
         _call(lib.tma_conv2d_plan_tune, self._plan.address, read("cluster") if cluster is None else cluster,
               read("epilogue") if epilogue is None else _EPILOGUES[epilogue],
