@@ -3,15 +3,17 @@
 #   src          - include/tma and src
 #   kernels      - include/tma and kernels
 #   samples      - include/tma and samples      tools - include/tma and tools
+#   python       - include/tma and python (python/abi.c: the package's C half, on the public API)
 #   tests        - anything
 #   cmake -DSOURCE_DIR=... -P layers.cmake
 cmake_minimum_required(VERSION 3.22) # IN_LIST
-set(layers include src kernels samples tools)
+set(layers include src kernels samples tools python)
 set(allowed_include include)
 set(allowed_src include src)
 set(allowed_kernels include kernels)
 set(allowed_samples include samples)
 set(allowed_tools include tools)
+set(allowed_python include python)
 set(errors "")
 set(checked 0)
 foreach(layer IN LISTS layers)

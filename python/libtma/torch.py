@@ -1,0 +1,239 @@
+"""libtma's kernels as PyTorch operators (torch.library, PyTorch 2.4 or newer): torch.ops.libtma.permute, .gemm,
+.grouped_gemm and .conv2d, with fake (meta) implementations, so torch.compile traces them without running them and
+CUDA graphs capture their launches, which go to PyTorch's current stream.
+
+    import libtma.torch as tt
+    y = tt.permute(x, (0, 2, 3, 1))      # x.permute(0, 2, 3, 1).contiguous(), on libtma's kernel
+
+permute is a drop-in for x.permute(dims).contiguous() for every tensor: where libtma's kernel cannot take one (a CPU
+tensor, 16-byte elements, a broadcast (stride 0) dimension, more than 5 dimensions of more than one element, or 5
+with a non-contiguous innermost one), PyTorch's own permute(...).contiguous() runs instead (permute_on_libtma says
+which). The other operators take what their kernels take and raise otherwise.
+"""
+
+from typing import List
+
+import torch
+
+from . import _permute, kernels
+from ._c import has_kernels
+
+_MIN_VERSION = (2, 4)
+if tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2]) < _MIN_VERSION:
+    raise ImportError(f"libtma.torch needs PyTorch 2.4 or newer (torch.library.custom_op); this is {torch.__version__}")
+
+_ELEMENT_SIZES = (1, 2, 4, 8)
+_K_ALIGN = 8  # elements: TMA's 16-byte row rule for bf16 rows (kernels.h: K a multiple of 8, C likewise)
+
+
+def _stream(tensor):
+    return torch.cuda.current_stream(tensor.device).cuda_stream
+
+
+def _round_up(value, multiple):
+    return -(-value // multiple) * multiple
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# permute
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def permute_on_libtma(x, dims):
+    """Whether permute(x, dims) runs libtma's kernel (True) or PyTorch's permute(...).contiguous() (False)."""
+    if not (has_kernels and x.is_cuda and x.element_size() in _ELEMENT_SIZES):
+        return False
+    try:
+        dims = _permute.normalize_dims(list(dims), x.dim())
+        out_shape = _permute.permuted_shape(tuple(x.shape), dims)
+        _permute.permute_desc(tuple(x.shape), x.stride(), x.element_size(), dims, _permute.dense_strides(out_shape),
+                              0, 0)
+    except ValueError:
+        return False
+    return True
+
+
+@torch.library.custom_op("libtma::permute", mutates_args=())
+def _permute_op(x: torch.Tensor, dims: List[int]) -> torch.Tensor:
+    if x.numel() == 0 or not permute_on_libtma(x, dims):
+        # a new tensor in every case (an operator's output may not alias its input, as contiguous()'s may)
+        return x.permute(dims).clone(memory_format=torch.contiguous_format)
+    out = torch.empty(_permute.permuted_shape(tuple(x.shape), _permute.normalize_dims(dims, x.dim())),
+                      dtype=x.dtype, device=x.device)
+    with torch.cuda.device(x.device):
+        kernels.permute(x, dims, out, stream=_stream(x))
+    return out
+
+
+@_permute_op.register_fake
+def _permute_fake(x, dims):
+    dims = _permute.normalize_dims(list(dims), x.dim())
+    return x.new_empty(_permute.permuted_shape(tuple(x.shape), dims))
+
+
+def permute(x, dims):
+    """x.permute(dims).contiguous(), on libtma's permute kernel where it takes x (permute_on_libtma)."""
+    return torch.ops.libtma.permute(x, list(dims))
+
+
+def transpose(x):
+    """x.t().contiguous() for a 2-D x: the permute's 2-D case."""
+    if x.dim() != 2:
+        raise ValueError(f"transpose takes a 2-D tensor; this one has {x.dim()} dimensions (permute takes any)")
+    return permute(x, (1, 0))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# gemm
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def _require(condition, message):
+    if not condition:
+        raise ValueError(message)
+
+
+def _tma_ready(t):
+    """t dense, row-major and 16-byte aligned (TMA's address rule), copied where it is not."""
+    t = t.contiguous()
+    return t if t.data_ptr() % 16 == 0 else t.clone()
+
+
+def _pad_last(t, multiple):
+    """Zeros appended to the last dimension up to a multiple of `multiple` (they add nothing to a product)."""
+    extra = _round_up(t.shape[-1], multiple) - t.shape[-1]
+    return torch.nn.functional.pad(t, (0, extra)) if extra else t
+
+
+@torch.library.custom_op("libtma::gemm", mutates_args=())
+def _gemm_op(a: torch.Tensor, b: torch.Tensor, out_float32: bool) -> torch.Tensor:
+    _require(a.dim() == 2 and b.dim() == 2 and a.shape[1] == b.shape[1],
+             f"gemm takes a (M, K) and b (N, K): got {tuple(a.shape)} and {tuple(b.shape)}")
+    _require(a.dtype == torch.bfloat16 and b.dtype == torch.bfloat16, f"gemm takes bf16 a and b: got {a.dtype}, "
+             f"{b.dtype}")
+    _require(a.is_cuda and b.is_cuda and a.device == b.device, "gemm takes a and b on one CUDA device")
+    out = torch.empty((a.shape[0], b.shape[0]), dtype=torch.float32 if out_float32 else torch.bfloat16,
+                      device=a.device)
+    # K padded to a multiple of 8 and operands aligned here, so the kernel reads them through TMA as they are and the
+    # C plan allocates nothing (a cudaMalloc would break CUDA graph capture)
+    a, b = _tma_ready(_pad_last(a, _K_ALIGN)), _tma_ready(_pad_last(b, _K_ALIGN))
+    with torch.cuda.device(out.device):
+        kernels.gemm(a, b, out, stream=_stream(out))
+    return out
+
+
+@_gemm_op.register_fake
+def _gemm_fake(a, b, out_float32):
+    return a.new_empty((a.shape[0], b.shape[0]), dtype=torch.float32 if out_float32 else torch.bfloat16)
+
+
+def gemm(a, b, out_dtype=torch.bfloat16):
+    """a @ b.T for bf16 a (M, K) and b (N, K): (M, N) in bf16 or float32 (out_dtype), fp32 accumulation."""
+    _require(out_dtype in (torch.bfloat16, torch.float32), f"out_dtype is bf16 or float32, not {out_dtype}")
+    return torch.ops.libtma.gemm(a, b, out_dtype == torch.float32)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# grouped_gemm
+# ---------------------------------------------------------------------------------------------------------------------
+
+# One plan per (device, stream, groups, N, K): its workspace and its pointer arrays live as long as the process, and
+# each call writes the groups' addresses into the arrays on the device (a graph replays that copy), so nothing is
+# allocated after the first call of a shape. Runs of one plan must be ordered: one plan per stream.
+_grouped_plans = {}
+
+
+class _GroupedSlot:
+    def __init__(self, device, stream, groups, n, k):
+        self.stream = stream
+        self.a = torch.zeros(groups, dtype=torch.int64, device=device)
+        self.b = torch.zeros(groups, dtype=torch.int64, device=device)
+        self.c = torch.zeros(groups, dtype=torch.int64, device=device)
+        self.rows = torch.zeros(groups, dtype=torch.int32, device=device)
+        self.plan = kernels.GroupedGemmPlan(groups, n, k, self.a, self.b, self.c, self.rows)
+
+
+def _grouped_slot(device, groups, n, k):
+    stream = torch.cuda.current_stream(device).cuda_stream
+    key = (device.index, stream, groups, n, k)
+    if key not in _grouped_plans:
+        _grouped_plans[key] = _GroupedSlot(device, stream, groups, n, k)
+    return _grouped_plans[key]
+
+
+@torch.library.custom_op("libtma::grouped_gemm", mutates_args=())
+def _grouped_gemm_op(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor) -> torch.Tensor:
+    _require(a.dim() == 2 and b.dim() == 3 and a.shape[1] == b.shape[2],
+             f"grouped_gemm takes a (total M, K) and b (groups, N, K): got {tuple(a.shape)} and {tuple(b.shape)}")
+    _require(a.dtype == torch.bfloat16 and b.dtype == torch.bfloat16, "grouped_gemm takes bf16 a and b")
+    _require(offs.dtype == torch.int32 and offs.shape == (b.shape[0],) and offs.device == a.device,
+             f"offs is an int32 tensor of {b.shape[0]} cumulative row counts on a's device")
+    groups, n, k = b.shape
+    out = torch.zeros((a.shape[0], n), dtype=torch.bfloat16, device=a.device)
+    if groups == 0:
+        return out
+    a, b = _tma_ready(a), _tma_ready(b)
+    rows = torch.diff(offs, prepend=offs.new_zeros(1))
+    starts = (offs - rows).to(torch.int64)
+    with torch.cuda.device(a.device):
+        slot = _grouped_slot(a.device, groups, n, k)
+        slot.a.copy_(a.data_ptr() + starts * (k * a.element_size()))
+        slot.b.copy_(b.data_ptr() + torch.arange(groups, device=a.device) * (n * k * b.element_size()))
+        slot.c.copy_(out.data_ptr() + starts * (n * out.element_size()))
+        slot.rows.copy_(rows)
+        slot.plan.run(stream=slot.stream)
+    return out
+
+
+@_grouped_gemm_op.register_fake
+def _grouped_gemm_fake(a, b, offs):
+    return a.new_empty((a.shape[0], b.shape[1]), dtype=torch.bfloat16)
+
+
+def grouped_gemm(a, b, offs):
+    """Rows offs[g-1]..offs[g] of a (total M, K) times b[g]^T (b: groups x N x K), bf16, fp32 accumulation: the
+    (total M, N) result, as torch._grouped_mm(a, b.transpose(-2, -1), offs=offs); rows past offs[-1] are zero.
+    The first call of a (groups, N, K) on a stream allocates that plan's workspace: make it before capturing a graph.
+    Groups the device finds invalid are skipped; grouped_gemm_check() reports them."""
+    return torch.ops.libtma.grouped_gemm(a, b, offs)
+
+
+def grouped_gemm_check():
+    """Wait for each cached plan's stream and raise TmaError for the first invalid group any of them found."""
+    for slot in _grouped_plans.values():
+        slot.plan.check(stream=slot.stream)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# conv2d
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def _pair(value):
+    return [value, value] if isinstance(value, int) else list(value)
+
+
+@torch.library.custom_op("libtma::conv2d", mutates_args=())
+def _conv2d_op(x: torch.Tensor, w: torch.Tensor, stride: List[int], padding: List[int],
+               dilation: List[int]) -> torch.Tensor:
+    _require(x.dim() == 4 and w.dim() == 4 and x.shape[3] == w.shape[3],
+             f"conv2d takes x (N, H, W, C) and w (K, R, S, C): got {tuple(x.shape)} and {tuple(w.shape)}")
+    _require(x.dtype == torch.bfloat16 and w.dtype == torch.bfloat16, "conv2d takes bf16 x and w")
+    out = torch.empty(kernels.conv2d_output_size(tuple(x.shape), tuple(w.shape), stride, padding, dilation),
+                      dtype=torch.bfloat16, device=x.device)
+    # channels padded to a multiple of 8 here (zeros add nothing), so the kernel reads x and w through TMA as they are
+    x, w = _tma_ready(_pad_last(x, _K_ALIGN)), _tma_ready(_pad_last(w, _K_ALIGN))
+    with torch.cuda.device(x.device):
+        kernels.conv2d(x, w, out, stride, padding, dilation, stream=_stream(x))
+    return out
+
+
+@_conv2d_op.register_fake
+def _conv2d_fake(x, w, stride, padding, dilation):
+    return x.new_empty(kernels.conv2d_output_size(tuple(x.shape), tuple(w.shape), stride, padding, dilation))
+
+
+def conv2d(x, w, stride=1, padding=0, dilation=1):
+    """conv2d of NHWC x (N, H, W, C) by KRSC w (K, R, S, C), bf16, fp32 accumulation: y (N, P, Q, K). The same as
+    torch.nn.functional.conv2d(x.permute(0, 3, 1, 2), w.permute(0, 3, 1, 2), ...).permute(0, 2, 3, 1)."""
+    return torch.ops.libtma.conv2d(x, w, _pair(stride), _pair(padding), _pair(dilation))
