@@ -30,7 +30,8 @@
 /* The permute's tuning constants (PM_COPY_BOX_BYTES, PM_COPY_STAGES, PM_TR_STAGES, PM_TR_OUT_BUFFERS, PM_TILE_LINES,
  * PM_TALL_TILE_LINES, PM_DEFAULT_GROUP) are tuning_sm90.h's. A TRANSPOSE tile is PM_TILE_LINES lines of 128 bytes (box
  * rows of dimension a times stacked slabs; 64 threads per W lines); a TALL tile (pm_tall: a short or packed one,
- * pm_short_rows, pm_packed_cols, or one of 2-byte elements that the threads store, pm_tstore_tall) PM_TALL_TILE_LINES
+ * pm_short_rows, pm_packed_cols, one of 2-byte elements that the threads store, pm_tstore_tall, or one that stacks
+ * slabs, pm_stacks_slabs) PM_TALL_TILE_LINES
  * for 1-, 2- and 4-byte elements; 8-byte ones keep PM_TILE_LINES (256 lines would be 1,024 threads of at most 64
  * registers). */
 
@@ -315,10 +316,21 @@ TMA_HD uint32_t pm_src_keep(uint64_t src_pitch, uint32_t elem_bytes) {
     return elem_bytes == 4u || (elem_bytes >= 2u && src_pitch % 128u != 0u);
 }
 
+/** TRANSPOSE: whether a tile of `rows` rows of dimension a (rounded up to W) stacks slabs of the next dimension (a
+ *  plan of `rank` 3 or more whose a is shorter than PM_TILE_LINES): such tiles take PM_TALL_TILE_LINES lines, twice
+ *  the slabs. Their block waits at its barrier once a tile, and with a short a a tile carries little: the issue-31
+ *  rank-5 case (fp32 {48, 40, 24, 32, 16}, perm {2, 0, 3, 1, 4}: dst rows of 24 elements in 32-row slabs, src rows of
+ *  48 in boxes of 32) spent most of its stalls at the barrier (ncu: 6.8 barrier stalls per issue, 8 warps an SM, DRAM
+ *  at 52% of peak). Measured on an H100 (docs/lab/permute.md "Tall tiles where slabs stack"): 63.4-63.9% of a
+ *  device-to-device copy -> 82.8-82.9%, every other case of the quick table within its rounds. */
+TMA_HD int pm_stacks_slabs(uint64_t rows, uint32_t rank) { return rank >= 3u && rows < PM_TILE_LINES; }
+
 /** TRANSPOSE: whether tile g runs in the TALL kernel instances (up to PM_TALL_TILE_LINES lines, 1 block an SM, no L2
- *  hints): few-channel tiles (pm_few) and pm_tstore_tall's. */
+ *  hints): few-channel tiles (pm_few), pm_tstore_tall's, and tiles of more than PM_TILE_LINES lines (stacked slabs,
+ *  pm_stacks_slabs). */
 TMA_HD int pm_tall(const pm_grid *g, uint32_t e) {
-    return pm_few(g->box[0], g->box[1], e) || pm_tstore_tall(e, g->tstore, g->src_keep);
+    return pm_few(g->box[0], g->box[1], e) || pm_tstore_tall(e, g->tstore, g->src_keep) ||
+           pm_tile_lines(g->box[0], g->box[1], g->box[2], e) > PM_TILE_LINES;
 }
 
 /* ------------------------------------------------------------------------------------------------

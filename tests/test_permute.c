@@ -136,6 +136,22 @@ Test(permute_plan, rank5_walks_slabs_in_dst_order) {
     cr_assert_eq(L.grid.tstore, 0, "dst rows of 512 bytes: TMA boxes");
 }
 
+Test(permute_plan, tiles_that_stack_slabs_are_tall) {
+    /* issue 31's rank-5 case, fp32 {48, 40, 24, 32, 16}, perm {2, 0, 3, 1, 4}: dst's innermost dimension (src 2, 24
+     * elements) takes 32-row slabs, stacked 8 to a tile of PM_TALL_TILE_LINES lines (pm_stacks_slabs); an a of 128
+     * rows or more stacks nothing and keeps PM_TILE_LINES */
+    tma_permute_desc d = {.elem_bytes = 4, .rank = 5, .src_dims = {48, 40, 24, 32, 16}, .perm = {2, 0, 3, 1, 4}};
+    pm_layout L = plan_of(d);
+    cr_assert_eq(L.transpose, 1);
+    cr_assert_eq(L.grid.box[1], 32u, "rows of a: %u", L.grid.box[1]);
+    cr_assert_eq(L.grid.box[2], PM_TALL_TILE_LINES / 32u, "slabs: %u", L.grid.box[2]);
+    cr_assert(pm_tall(&L.grid, 4), "a tile of %u lines runs in the tall instances", L.grid.box[1] * L.grid.box[2]);
+    d.src_dims[2] = 256;
+    L = plan_of(d);
+    cr_assert_eq(L.grid.box[1] * L.grid.box[2], PM_TILE_LINES, "a of 256: one slab of %u rows", L.grid.box[1]);
+    cr_assert(!pm_tall(&L.grid, 4));
+}
+
 Test(permute_plan, l2_hints_for_4_byte_elements_and_where_the_src_pitch_is_not_128_byte_aligned) {
     /* pm_src_keep, 8-byte elements: the ragged fp64 12345 x 6789 (src pitch 54,320 bytes) takes the hints; a pitch
      * of 212 x 256 bytes and one of 425 x 128 (every 128-byte box row inside one 256-byte block) do not */
