@@ -72,7 +72,14 @@ class _Plan:
             self._finalizer = weakref.finalize(self, _release, getattr(lib, self._free), self._plan)
 
     def _stream(self, stream):
-        return current_stream(self._tensors[0], stream)
+        if stream is None and self._tensors is None:
+            raise ValueError("this plan holds no tensors (libtma.torch's cache): give run() its stream")
+        return current_stream(None if self._tensors is None else self._tensors[0], stream)
+
+    def _forget_tensors(self):
+        """Hold the tensors no longer (libtma.torch's plan cache: it runs a plan only on tensors at the addresses, and
+        of the layouts, it was made for, and must not keep them alive). Runs then need an explicit stream."""
+        self._tensors = None
 
     def close(self):
         """Release the plan's device memory (cudaFree: waits for the device). Safe to call twice."""

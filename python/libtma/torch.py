@@ -11,6 +11,8 @@ with a non-contiguous innermost one), PyTorch's own permute(...).contiguous() ru
 which). The other operators take what their kernels take and raise otherwise.
 """
 
+import collections
+import functools
 from typing import List
 
 import torch
@@ -27,11 +29,86 @@ _K_ALIGN = 8  # elements: TMA's 16-byte row rule for bf16 rows (kernels.h: K a m
 
 
 def _stream(tensor):
-    return torch.cuda.current_stream(tensor.device).cuda_stream
+    """The handle of PyTorch's current stream on tensor's device. torch.cuda.current_stream() builds a Stream object,
+    5-6 us a call on an H200 (docs/guide/python.md, "Host time a call"); the raw handle, which Triton reads too, is
+    what the launch needs."""
+    return _raw_stream(tensor.device.index)
+
+
+try:
+    _raw_stream = torch._C._cuda_getCurrentRawStream
+except AttributeError:  # a PyTorch without it: the public way
+    def _raw_stream(index):
+        return torch.cuda.current_stream(index).cuda_stream
+
+
+def _eager(*tensors):
+    """Whether a call may run an operator's implementation itself, without PyTorch's dispatcher (about 28 us a call on
+    an H200): plain tensors (no fake or subclass), none needing a gradient, no torch.compile tracing. Otherwise the
+    registered operator runs, which torch.compile traces and autograd sees."""
+    if torch.compiler.is_compiling():
+        return False
+    grad = torch.is_grad_enabled()
+    return all(type(t) is torch.Tensor and not (grad and t.requires_grad) for t in tensors)
 
 
 def _round_up(value, multiple):
     return -(-value // multiple) * multiple
+
+
+class _PlanCache:
+    """The plans of an operator's recent calls. Making a plan (the checks, the maps' encoding, the kernel's occupancy
+    query) costs tens of microseconds of host time, a run a few; PyTorch's caching allocator gives a step's tensors the
+    addresses the step before had, so most calls find their plan. The key is everything a plan depends on: the
+    device, each tensor's address, shape, strides and dtype, and the operator's arguments; a tensor freed and another
+    made at its address with its layout gets the plan made for the first, which is right for it (a cached plan holds
+    addresses, not tensors). The least recently used plan goes past `size` entries, except while a CUDA graph is being
+    captured (releasing a plan with device memory would synchronize)."""
+
+    def __init__(self, size):
+        self._plans = collections.OrderedDict()
+        self._size = size
+
+    def plan(self, key, make):
+        """The plan of key, made by make() where there is none; None where make() returns None (no plan: the
+        caller's fallback)."""
+        plan = self._plans.get(key)
+        if plan is not None:
+            self._plans.move_to_end(key)
+            return plan
+        plan = make()
+        if plan is None:
+            return None
+        plan._forget_tensors()
+        self._plans[key] = plan
+        while len(self._plans) > self._size and not torch.cuda.is_current_stream_capturing():
+            self._plans.popitem(last=False)[1].close()
+        return plan
+
+
+_PLAN_CACHE_SIZE = 64
+_plans = _PlanCache(_PLAN_CACHE_SIZE)
+
+
+def _layout(t):
+    """What a cached plan depends on of tensor t."""
+    return (t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype)
+
+
+def _on_device(device):
+    """A context that makes `device` current where it is not (entering torch.cuda.device costs as much as a run)."""
+    return torch.cuda.device(device) if torch.cuda.current_device() != device.index else _same_device
+
+
+class _SameDevice:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_same_device = _SameDevice()
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -53,16 +130,25 @@ def permute_on_libtma(x, dims):
     return True
 
 
-@torch.library.custom_op("libtma::permute", mutates_args=())
-def _permute_op(x: torch.Tensor, dims: List[int]) -> torch.Tensor:
-    if x.numel() == 0 or not permute_on_libtma(x, dims):
-        # a new tensor in every case (an operator's output may not alias its input, as contiguous()'s may)
+def _permute_impl(x: torch.Tensor, dims: List[int]) -> torch.Tensor:
+    if x.numel() == 0 or not (x.is_cuda and has_kernels):
         return x.permute(dims).clone(memory_format=torch.contiguous_format)
-    out = torch.empty(_permute.permuted_shape(tuple(x.shape), _permute.normalize_dims(dims, x.dim())),
-                      dtype=x.dtype, device=x.device)
-    with torch.cuda.device(x.device):
-        kernels.permute(x, dims, out, stream=_stream(x))
+    try:
+        normal = _permute.normalize_dims(list(dims), x.dim())
+    except ValueError:  # not a permutation: PyTorch's permute raises its own error
+        return x.permute(dims).clone(memory_format=torch.contiguous_format)
+    out = torch.empty(_permute.permuted_shape(tuple(x.shape), normal), dtype=x.dtype, device=x.device)
+    with _on_device(x.device):
+        plan = _plans.plan(("permute", x.device.index, _layout(x), tuple(normal), _layout(out)),
+                           lambda: kernels.PermutePlan(x, normal, out) if permute_on_libtma(x, normal) else None)
+        if plan is None:
+            # a new tensor in every case (an operator's output may not alias its input, as contiguous()'s may)
+            return x.permute(dims).clone(memory_format=torch.contiguous_format)
+        plan.run(stream=_stream(x))
     return out
+
+
+_permute_op = torch.library.custom_op("libtma::permute", mutates_args=())(_permute_impl)
 
 
 @_permute_op.register_fake
@@ -73,7 +159,8 @@ def _permute_fake(x, dims):
 
 def permute(x, dims):
     """x.permute(dims).contiguous(), on libtma's permute kernel where it takes x (permute_on_libtma)."""
-    return torch.ops.libtma.permute(x, list(dims))
+    dims = list(dims)
+    return _permute_impl(x, dims) if _eager(x) else torch.ops.libtma.permute(x, dims)
 
 
 def transpose(x):
@@ -105,8 +192,7 @@ def _pad_last(t, multiple):
     return torch.nn.functional.pad(t, (0, extra)) if extra else t
 
 
-@torch.library.custom_op("libtma::gemm", mutates_args=())
-def _gemm_op(a: torch.Tensor, b: torch.Tensor, out_float32: bool) -> torch.Tensor:
+def _gemm_impl(a: torch.Tensor, b: torch.Tensor, out_float32: bool) -> torch.Tensor:
     _require(a.dim() == 2 and b.dim() == 2 and a.shape[1] == b.shape[1],
              f"gemm takes a (M, K) and b (N, K): got {tuple(a.shape)} and {tuple(b.shape)}")
     _require(a.dtype == torch.bfloat16 and b.dtype == torch.bfloat16, f"gemm takes bf16 a and b: got {a.dtype}, "
@@ -117,9 +203,14 @@ def _gemm_op(a: torch.Tensor, b: torch.Tensor, out_float32: bool) -> torch.Tenso
     # K padded to a multiple of 8 and operands aligned here, so the kernel reads them through TMA as they are and the
     # C plan allocates nothing (a cudaMalloc would break CUDA graph capture)
     a, b = _tma_ready(_pad_last(a, _K_ALIGN)), _tma_ready(_pad_last(b, _K_ALIGN))
-    with torch.cuda.device(out.device):
-        kernels.gemm(a, b, out, stream=_stream(out))
+    with _on_device(out.device):
+        plan = _plans.plan(("gemm", out.device.index, _layout(a), _layout(b), _layout(out)),
+                           lambda: kernels.GemmPlan(a, b, out))
+        plan.run(stream=_stream(out))
     return out
+
+
+_gemm_op = torch.library.custom_op("libtma::gemm", mutates_args=())(_gemm_impl)
 
 
 @_gemm_op.register_fake
@@ -130,7 +221,8 @@ def _gemm_fake(a, b, out_float32):
 def gemm(a, b, out_dtype=torch.bfloat16):
     """a @ b.T for bf16 a (M, K) and b (N, K): (M, N) in bf16 or float32 (out_dtype), fp32 accumulation."""
     _require(out_dtype in (torch.bfloat16, torch.float32), f"out_dtype is bf16 or float32, not {out_dtype}")
-    return torch.ops.libtma.gemm(a, b, out_dtype == torch.float32)
+    out_float32 = out_dtype == torch.float32
+    return _gemm_impl(a, b, out_float32) if _eager(a, b) else torch.ops.libtma.gemm(a, b, out_float32)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -144,25 +236,47 @@ _grouped_plans = {}
 
 
 class _GroupedSlot:
+    """A grouped plan and the device arrays it reads: a_ptrs and c_ptrs (the rows of `ac`), b_ptrs and rows, with the
+    buffers that compute them in a few kernels a call."""
+
     def __init__(self, device, stream, groups, n, k):
         self.stream = stream
-        self.a = torch.zeros(groups, dtype=torch.int64, device=device)
-        self.b = torch.zeros(groups, dtype=torch.int64, device=device)
-        self.c = torch.zeros(groups, dtype=torch.int64, device=device)
+        int64 = dict(dtype=torch.int64, device=device)
+        self.ac = torch.zeros((2, groups), **int64)  # each group's first byte of a, of out
+        self.b = torch.zeros(groups, **int64)
+        self.b_address = None  # b's address that self.b holds; None: write it on the next call
+        self.index = torch.arange(groups, **int64)
+        self.bytes_a_row = torch.tensor([[k * 2], [n * 2]], **int64)  # bytes a row of a, of out (bf16)
+        self.first = torch.zeros(groups, dtype=torch.int32, device=device)  # each group's first row: offs shifted
+        self.first64 = torch.zeros(groups, **int64)
         self.rows = torch.zeros(groups, dtype=torch.int32, device=device)
-        self.plan = kernels.GroupedGemmPlan(groups, n, k, self.a, self.b, self.c, self.rows)
+        self.expert_bytes = n * k * 2
+        self.plan = kernels.GroupedGemmPlan(groups, n, k, self.ac[0], self.b, self.ac[1], self.rows)
+
+    def write(self, a, b, out, offs):
+        """The arrays for this call, on the current stream (a CUDA graph captures and replays these kernels)."""
+        self.first[1:].copy_(offs[:-1])
+        torch.sub(offs, self.first, out=self.rows)
+        self.first64.copy_(self.first)
+        torch.mul(self.first64, self.bytes_a_row, out=self.ac)
+        self.ac[0].add_(a.data_ptr())
+        self.ac[1].add_(out.data_ptr())
+        capturing = torch.cuda.is_current_stream_capturing()
+        if capturing or self.b_address != b.data_ptr():  # the experts' addresses change only with b
+            torch.mul(self.index, self.expert_bytes, out=self.b).add_(b.data_ptr())
+            # a graph replays its own write; an eager call after it must write again
+            self.b_address = None if capturing else b.data_ptr()
 
 
 def _grouped_slot(device, groups, n, k):
-    stream = torch.cuda.current_stream(device).cuda_stream
+    stream = _raw_stream(device.index)
     key = (device.index, stream, groups, n, k)
     if key not in _grouped_plans:
         _grouped_plans[key] = _GroupedSlot(device, stream, groups, n, k)
     return _grouped_plans[key]
 
 
-@torch.library.custom_op("libtma::grouped_gemm", mutates_args=())
-def _grouped_gemm_op(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor) -> torch.Tensor:
+def _grouped_gemm_impl(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor) -> torch.Tensor:
     _require(a.dim() == 2 and b.dim() == 3 and a.shape[1] == b.shape[2],
              f"grouped_gemm takes a (total M, K) and b (groups, N, K): got {tuple(a.shape)} and {tuple(b.shape)}")
     _require(a.dtype == torch.bfloat16 and b.dtype == torch.bfloat16, "grouped_gemm takes bf16 a and b")
@@ -173,16 +287,14 @@ def _grouped_gemm_op(a: torch.Tensor, b: torch.Tensor, offs: torch.Tensor) -> to
     if groups == 0:
         return out
     a, b = _tma_ready(a), _tma_ready(b)
-    rows = torch.diff(offs, prepend=offs.new_zeros(1))
-    starts = (offs - rows).to(torch.int64)
-    with torch.cuda.device(a.device):
+    with _on_device(a.device):
         slot = _grouped_slot(a.device, groups, n, k)
-        slot.a.copy_(a.data_ptr() + starts * (k * a.element_size()))
-        slot.b.copy_(b.data_ptr() + torch.arange(groups, device=a.device) * (n * k * b.element_size()))
-        slot.c.copy_(out.data_ptr() + starts * (n * out.element_size()))
-        slot.rows.copy_(rows)
+        slot.write(a, b, out, offs)
         slot.plan.run(stream=slot.stream)
     return out
+
+
+_grouped_gemm_op = torch.library.custom_op("libtma::grouped_gemm", mutates_args=())(_grouped_gemm_impl)
 
 
 @_grouped_gemm_op.register_fake
@@ -195,7 +307,7 @@ def grouped_gemm(a, b, offs):
     (total M, N) result, as torch._grouped_mm(a, b.transpose(-2, -1), offs=offs); rows past offs[-1] are zero.
     The first call of a (groups, N, K) on a stream allocates that plan's workspace: make it before capturing a graph.
     Groups the device finds invalid are skipped; grouped_gemm_check() reports them."""
-    return torch.ops.libtma.grouped_gemm(a, b, offs)
+    return _grouped_gemm_impl(a, b, offs) if _eager(a, b, offs) else torch.ops.libtma.grouped_gemm(a, b, offs)
 
 
 def grouped_gemm_check():
@@ -213,19 +325,33 @@ def _pair(value):
     return [value, value] if isinstance(value, int) else list(value)
 
 
-@torch.library.custom_op("libtma::conv2d", mutates_args=())
-def _conv2d_op(x: torch.Tensor, w: torch.Tensor, stride: List[int], padding: List[int],
-               dilation: List[int]) -> torch.Tensor:
+@functools.lru_cache(maxsize=256)
+def _conv2d_out_shape(x_shape, w_shape, stride, padding, dilation):
+    """y's shape, from the C library's rule (tma_conv2d_out_size), once a layer: the call through ctypes costs more
+    than the rest of the operator's host work."""
+    return kernels.conv2d_output_size(x_shape, w_shape, stride, padding, dilation)
+
+
+def _conv2d_impl(x: torch.Tensor, w: torch.Tensor, stride: List[int], padding: List[int],
+                 dilation: List[int]) -> torch.Tensor:
     _require(x.dim() == 4 and w.dim() == 4 and x.shape[3] == w.shape[3],
              f"conv2d takes x (N, H, W, C) and w (K, R, S, C): got {tuple(x.shape)} and {tuple(w.shape)}")
     _require(x.dtype == torch.bfloat16 and w.dtype == torch.bfloat16, "conv2d takes bf16 x and w")
-    out = torch.empty(kernels.conv2d_output_size(tuple(x.shape), tuple(w.shape), stride, padding, dilation),
+    out = torch.empty(_conv2d_out_shape(tuple(x.shape), tuple(w.shape), tuple(stride), tuple(padding),
+                                        tuple(dilation)),
                       dtype=torch.bfloat16, device=x.device)
     # channels padded to a multiple of 8 here (zeros add nothing), so the kernel reads x and w through TMA as they are
     x, w = _tma_ready(_pad_last(x, _K_ALIGN)), _tma_ready(_pad_last(w, _K_ALIGN))
-    with torch.cuda.device(x.device):
-        kernels.conv2d(x, w, out, stride, padding, dilation, stream=_stream(x))
+    with _on_device(x.device):
+        # a plan may take a stream-K workspace (tma_conv2d_plan_tiles): the first call of a layout allocates it
+        plan = _plans.plan(("conv2d", x.device.index, _layout(x), _layout(w), _layout(out), tuple(stride),
+                            tuple(padding), tuple(dilation)),
+                           lambda: kernels.Conv2dPlan(x, w, out, stride, padding, dilation))
+        plan.run(stream=_stream(x))
     return out
+
+
+_conv2d_op = torch.library.custom_op("libtma::conv2d", mutates_args=())(_conv2d_impl)
 
 
 @_conv2d_op.register_fake
@@ -236,4 +362,5 @@ def _conv2d_fake(x, w, stride, padding, dilation):
 def conv2d(x, w, stride=1, padding=0, dilation=1):
     """conv2d of NHWC x (N, H, W, C) by KRSC w (K, R, S, C), bf16, fp32 accumulation: y (N, P, Q, K). The same as
     torch.nn.functional.conv2d(x.permute(0, 3, 1, 2), w.permute(0, 3, 1, 2), ...).permute(0, 2, 3, 1)."""
-    return torch.ops.libtma.conv2d(x, w, _pair(stride), _pair(padding), _pair(dilation))
+    args = (x, w, _pair(stride), _pair(padding), _pair(dilation))
+    return _conv2d_impl(*args) if _eager(x, w) else torch.ops.libtma.conv2d(*args)
