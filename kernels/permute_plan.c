@@ -235,11 +235,11 @@ static int pm_plan_tma(pm_layout *L, const tma_permute_desc *d, pm_dim *v, uint3
             ts[k] = v[k].ts;
         const uint32_t tstore = pm_use_tstore(v[0].ts, e, w, na) ||
                                 pm_dst_row_phases(L->dst_phase, ts, n, a) % TMA_GLOBAL_ALIGN != 0u;
-        /* tall tiles (PM_TALL_TILE_LINES, pm_tall) for short and thread-stored 2-byte tiles, and wherever a tile
-         * stacks slabs (dimension a shorter than PM_TILE_LINES rows): pm_stacks_slabs */
+        /* tall tiles (PM_TALL_TILE_LINES, pm_tall) for short and thread-stored 2-byte tiles, and where a tile stacks
+         * slabs of padded rows (pm_stacks_slabs) */
         const uint32_t short_rows = pm_short_rows(na, slabs, e),
                        L_ = PM_MAX_LINES(e, short_rows != 0u || pm_tstore_tall(e, tstore, pm_src_keep(v[a].ss, e)) ||
-                                                pm_stacks_slabs(rows, n));
+                                                pm_stacks_slabs(na, e, n));
         /* a multiple of w, at most L_ lines, or a short tile's rows */
         const uint32_t br = short_rows ? short_rows : rows < L_ ? (uint32_t)rows : L_;
         /* dimension a short: stack slabs of the next dimension, up to L_ lines (pm_store_coords), as evenly as the

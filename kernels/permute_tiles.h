@@ -316,14 +316,19 @@ TMA_HD uint32_t pm_src_keep(uint64_t src_pitch, uint32_t elem_bytes) {
     return elem_bytes == 4u || (elem_bytes >= 2u && src_pitch % 128u != 0u);
 }
 
-/** TRANSPOSE: whether a tile of `rows` rows of dimension a (rounded up to W) stacks slabs of the next dimension (a
- *  plan of `rank` 3 or more whose a is shorter than PM_TILE_LINES): such tiles take PM_TALL_TILE_LINES lines, twice
- *  the slabs. Their block waits at its barrier once a tile, and with a short a a tile carries little: the issue-31
- *  rank-5 case (fp32 {48, 40, 24, 32, 16}, perm {2, 0, 3, 1, 4}: dst rows of 24 elements in 32-row slabs, src rows of
- *  48 in boxes of 32) spent most of its stalls at the barrier (ncu: 6.8 barrier stalls per issue, 8 warps an SM, DRAM
- *  at 52% of peak). Measured on an H100 (docs/lab/permute.md "Tall tiles where slabs stack"): 63.4-63.9% of a
- *  device-to-device copy -> 82.8-82.9%, every other case of the quick table within its rounds. */
-TMA_HD int pm_stacks_slabs(uint64_t rows, uint32_t rank) { return rank >= 3u && rows < PM_TILE_LINES; }
+/** TRANSPOSE: whether the tiles of a plan of `rank` 3 or more stack slabs of the next dimension whose rows are partly
+ *  padding (dimension a of `a` elements shorter than PM_TILE_LINES rows and not a multiple of W = 128 / e): such tiles
+ *  take PM_TALL_TILE_LINES lines, twice the slabs. Their block waits at its barrier once a tile, and a tile of padded
+ *  rows carries little: the issue-31 rank-5 case (fp32 {48, 40, 24, 32, 16}, perm {2, 0, 3, 1, 4}: dst rows of 24
+ *  elements in 32-row slabs, src rows of 48 in boxes of 32) spent most of its stalls at the barrier (ncu: 6.8 barrier
+ *  stalls per issue, 8 warps an SM, DRAM at 52% of peak). Where a's rows fill their slabs the usual tile keeps its L2
+ *  hints (the tall instances have none): fp32 NCHW -> NHWC 128x64x112x112 (a = 64) fell from 96.7-97.3% to 89.8% as a
+ *  tall tile. Measured (docs/lab/permute.md "Tall tiles where slabs stack"): the rank-5 case 63.4-63.9% of a
+ *  device-to-device copy -> 82.8-82.9% on an H100, 47.5-47.7% -> 74.6% on an H200. */
+TMA_HD int pm_stacks_slabs(uint64_t a, uint32_t e, uint32_t rank) {
+    const uint32_t w = TMA_SWIZZLE_SPAN_128B / e;
+    return rank >= 3u && a < PM_TILE_LINES && a % w != 0u;
+}
 
 /** TRANSPOSE: whether tile g runs in the TALL kernel instances (up to PM_TALL_TILE_LINES lines, 1 block an SM, no L2
  *  hints): few-channel tiles (pm_few), pm_tstore_tall's, and tiles of more than PM_TILE_LINES lines (stacked slabs,

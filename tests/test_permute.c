@@ -139,7 +139,7 @@ Test(permute_plan, rank5_walks_slabs_in_dst_order) {
 Test(permute_plan, tiles_that_stack_slabs_are_tall) {
     /* issue 31's rank-5 case, fp32 {48, 40, 24, 32, 16}, perm {2, 0, 3, 1, 4}: dst's innermost dimension (src 2, 24
      * elements) takes 32-row slabs, stacked 8 to a tile of PM_TALL_TILE_LINES lines (pm_stacks_slabs); an a of 128
-     * rows or more stacks nothing and keeps PM_TILE_LINES */
+     * rows or more stacks nothing, and one that fills its slabs stacks them in the usual PM_TILE_LINES */
     tma_permute_desc d = {.elem_bytes = 4, .rank = 5, .src_dims = {48, 40, 24, 32, 16}, .perm = {2, 0, 3, 1, 4}};
     pm_layout L = plan_of(d);
     cr_assert_eq(L.transpose, 1);
@@ -149,6 +149,10 @@ Test(permute_plan, tiles_that_stack_slabs_are_tall) {
     d.src_dims[2] = 256;
     L = plan_of(d);
     cr_assert_eq(L.grid.box[1] * L.grid.box[2], PM_TILE_LINES, "a of 256: one slab of %u rows", L.grid.box[1]);
+    cr_assert(!pm_tall(&L.grid, 4));
+    d.src_dims[2] = 64; /* rows that fill their slabs: the usual tile (2 slabs of 64), with its L2 hints */
+    L = plan_of(d);
+    cr_assert_eq(L.grid.box[1] * L.grid.box[2], PM_TILE_LINES, "a of 64: %u x %u", L.grid.box[1], L.grid.box[2]);
     cr_assert(!pm_tall(&L.grid, 4));
 }
 
