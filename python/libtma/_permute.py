@@ -4,6 +4,7 @@ read as "dense"). Shared by the GPU kernel and the CPU model, so the model's tes
 """
 
 from ._c import MAX_RANK, PermuteDescC
+from ._tensors import dense_strides  # noqa: F401 (the permute's callers take it from here)
 
 
 def normalize_dims(dims, rank):
@@ -73,9 +74,3 @@ def permute_desc(shape, src_strides, itemsize, dims, dst_strides, src_address, d
     return d
 
 
-def dense_strides(shape):
-    strides, stride = [], 1
-    for size in reversed(shape):
-        strides.append(stride)
-        stride *= size
-    return tuple(reversed(strides))

@@ -54,7 +54,8 @@ class TensorView:
     keep_alive: Any = None
 
 
-def _compact_strides(shape):
+def dense_strides(shape):
+    """The strides, in elements, of a dense row-major tensor of `shape` (outermost first)."""
     strides, stride = [], 1
     for size in reversed(shape):
         strides.append(stride)
@@ -78,7 +79,7 @@ def _from_dlpack(obj, stream):
         capsule = obj.__dlpack__()  # host memory: no stream
     dl = _DLTensor.from_address(_capsule_pointer(capsule, b"dltensor"))
     shape = tuple(dl.shape[i] for i in range(dl.ndim))
-    strides = tuple(dl.strides[i] for i in range(dl.ndim)) if dl.strides else _compact_strides(shape)
+    strides = tuple(dl.strides[i] for i in range(dl.ndim)) if dl.strides else dense_strides(shape)
     key = (dl.dtype.code, dl.dtype.bits)
     if dl.dtype.lanes != 1 or key not in _DL_TYPE_NAMES:
         raise TypeError(f"DLPack element type code {dl.dtype.code}, {dl.dtype.bits} bits, {dl.dtype.lanes} lanes: "
@@ -99,7 +100,7 @@ def _from_cuda_array_interface(obj):
     itemsize = int(code[1:])
     shape = tuple(cai["shape"])
     byte_strides = cai.get("strides")
-    strides = tuple(s // itemsize for s in byte_strides) if byte_strides else _compact_strides(shape)
+    strides = tuple(s // itemsize for s in byte_strides) if byte_strides else dense_strides(shape)
     return TensorView(address=cai["data"][0] or 0, shape=shape, strides=strides, itemsize=itemsize,
                       dtype_name=_TYPESTR_NAMES[code], on_gpu=True, device_id=-1,
                       framework=type(obj).__module__.split(".")[0], keep_alive=obj)

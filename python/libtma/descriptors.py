@@ -183,19 +183,8 @@ class TiledDesc:
 
     def to_c(self):
         """The tma_tiled_desc."""
-        d = TiledDescC()
-        d.dtype = as_dtype(self.dtype)
-        d.rank = len(self.dims)
-        d.global_address = STAND_IN_ADDRESS if self.address is None else self.address
-        _fill(d.global_dim, self.dims, "dims", 5)
-        strides = self.strides if self.strides is not None else _dense_strides(self.dims, _elem_bytes(d.dtype))
-        _fill(d.global_stride, strides, "strides", 4)
+        d = _fill_shared_fields(TiledDescC(), self)
         _fill(d.box_dim, self.box, "box", 5)
-        _fill(d.element_stride, self.element_strides or (), "element_strides", 5)
-        d.swizzle = _as_member(Swizzle, self.swizzle, "SWIZZLE_")
-        d.interleave = _as_member(Interleave, self.interleave, "INTERLEAVE_")
-        d.l2_promotion = _as_member(L2Promotion, self.l2_promotion, "L2_")
-        d.oob_fill = _as_member(OobFill, self.oob_fill, "OOB_")
         d.flags = (_DESC_STORE if self.store else 0) | (_DESC_TEMPLATE if self.template else 0)
         return d
 
@@ -239,28 +228,34 @@ class Im2colDesc:
 
     def to_c(self):
         """The tma_im2col_desc."""
-        d = Im2colDescC()
-        d.dtype = as_dtype(self.dtype)
-        d.rank = len(self.dims)
-        d.global_address = STAND_IN_ADDRESS if self.address is None else self.address
-        _fill(d.global_dim, self.dims, "dims", 5)
-        strides = self.strides if self.strides is not None else _dense_strides(self.dims, _elem_bytes(d.dtype))
-        _fill(d.global_stride, strides, "strides", 4)
+        d = _fill_shared_fields(Im2colDescC(), self)
         _fill(d.pixel_box_lower, self.lower, "lower", 3)
         _fill(d.pixel_box_upper, self.upper, "upper", 3)
         d.channels_per_pixel = self.channels
         d.pixels_per_column = self.pixels
-        _fill(d.element_stride, self.element_strides or (), "element_strides", 5)
-        d.swizzle = _as_member(Swizzle, self.swizzle, "SWIZZLE_")
-        d.interleave = _as_member(Interleave, self.interleave, "INTERLEAVE_")
-        d.l2_promotion = _as_member(L2Promotion, self.l2_promotion, "L2_")
-        d.oob_fill = _as_member(OobFill, self.oob_fill, "OOB_")
         return d
 
     def footprint(self):
         """Bytes one copy delivers (the mbarrier's expect-tx) and occupies in shared memory; zeros as for tiled."""
         d = self.to_c()
         return {"tx_bytes": lib.tma_im2col_tx_bytes(d), "smem_bytes": lib.tma_im2col_smem_bytes(d)}
+
+
+def _fill_shared_fields(d, desc):
+    """The fields tma_tiled_desc and tma_im2col_desc share, from a TiledDesc or Im2colDesc: type, rank, address,
+    dimensions, strides (dense where none are given), element strides and the four modes."""
+    d.dtype = as_dtype(desc.dtype)
+    d.rank = len(desc.dims)
+    d.global_address = STAND_IN_ADDRESS if desc.address is None else desc.address
+    _fill(d.global_dim, desc.dims, "dims", 5)
+    strides = desc.strides if desc.strides is not None else _dense_strides(desc.dims, _elem_bytes(d.dtype))
+    _fill(d.global_stride, strides, "strides", 4)
+    _fill(d.element_stride, desc.element_strides or (), "element_strides", 5)
+    d.swizzle = _as_member(Swizzle, desc.swizzle, "SWIZZLE_")
+    d.interleave = _as_member(Interleave, desc.interleave, "INTERLEAVE_")
+    d.l2_promotion = _as_member(L2Promotion, desc.l2_promotion, "L2_")
+    d.oob_fill = _as_member(OobFill, desc.oob_fill, "OOB_")
+    return d
 
 
 def _elem_bytes(dtype):

@@ -47,7 +47,7 @@ def bf16_view(shape):
     from libtma import _tensors
     memory = np.zeros(int(np.prod(shape)) * 2 + 256, dtype=np.uint8)
     address = (memory.ctypes.data + 255) // 256 * 256
-    return _tensors.TensorView(address=address, shape=tuple(shape), strides=_tensors._compact_strides(shape),
+    return _tensors.TensorView(address=address, shape=tuple(shape), strides=_tensors.dense_strides(shape),
                                itemsize=2, dtype_name="bfloat16", on_gpu=True, device_id=0, framework="test",
                                keep_alive=memory)
 
