@@ -157,6 +157,21 @@ def _permute_fake(x, dims):
     return x.new_empty(_permute.permuted_shape(tuple(x.shape), dims))
 
 
+def _permute_setup(ctx, inputs, output):
+    ctx.dims = _permute.normalize_dims(list(inputs[1]), inputs[0].dim())
+
+
+def _permute_backward(ctx, grad):
+    """The gradient of a permute is the inverse permute of its gradient (as for x.permute(dims).contiguous())."""
+    inverse = [0] * len(ctx.dims)
+    for position, dim in enumerate(ctx.dims):
+        inverse[dim] = position
+    return permute(grad, inverse), None
+
+
+_permute_op.register_autograd(_permute_backward, setup_context=_permute_setup)
+
+
 def permute(x, dims):
     """x.permute(dims).contiguous(), on libtma's permute kernel where it takes x (permute_on_libtma)."""
     dims = list(dims)

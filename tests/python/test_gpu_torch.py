@@ -103,6 +103,21 @@ def test_permute_into_a_poisoned_strided_out(rng, gen, trial):
     assert torch.isnan(backing[outside]).all(), "an element outside out was written"
 
 
+@pytest.mark.parametrize("trial", range(6))
+def test_permute_operator_carries_gradients(rng, gen, trial):
+    """A drop-in for x.permute(dims).contiguous() in training: the same gradient, bit for bit."""
+    x = random_view(rng, gen, ["float32", "bfloat16", "float64"][trial % 3]).clone()
+    x = torch.randn(x.shape, generator=gen, device="cuda", dtype=x.dtype).requires_grad_()
+    dims = [int(d) for d in rng.permutation(x.dim())]
+    y = tt.permute(x, dims)
+    grad = torch.randn(y.shape, generator=gen, device="cuda", dtype=y.dtype)
+    (got,) = torch.autograd.grad(y, x, grad)
+    reference = x.detach().clone().requires_grad_()
+    (want,) = torch.autograd.grad(reference.permute(dims).contiguous(), reference, grad)
+    assert_bitwise_equal(y.detach(), reference.detach().permute(dims), "forward")
+    assert_bitwise_equal(got, want, f"gradient of {tuple(x.shape)} by {dims}")
+
+
 def test_permute_falls_back_where_the_kernel_cannot_take_x(gen):
     broadcast = torch.arange(8.0, device="cuda").expand(4, 8)
     assert not tt.permute_on_libtma(broadcast, (1, 0))
