@@ -327,7 +327,7 @@ TMA_HD uint32_t pm_src_keep(uint64_t src_pitch, uint32_t elem_bytes) {
  *  device-to-device copy -> 82.8-82.9% on an H100, 47.5-47.7% -> 74.6% on an H200. */
 TMA_HD int pm_stacks_slabs(uint64_t a, uint32_t e, uint32_t rank) {
     const uint32_t w = TMA_SWIZZLE_SPAN_128B / e;
-    return rank >= 3u && a < PM_TILE_LINES && a % w != 0u;
+    return rank >= 3u && (a + w - 1u) / w * w < PM_TILE_LINES && a % w != 0u; /* its rows, a rounded up to W */
 }
 
 /** TRANSPOSE: whether tile g runs in the TALL kernel instances (up to PM_TALL_TILE_LINES lines, 1 block an SM, no L2
