@@ -353,10 +353,23 @@ template <> struct pm_elem<8> { typedef unsigned long long t; };
  * else both are powers of two up to PM_THR_THREADS, each thread's column fixed and its addresses a step apart: the same
  * elements (pm_thr_load_xy, pm_thr_store_xy), fewer instructions (the divisions cost bf16 T 4096 x 50257 61% -> 42%
  * of a copy). */
-template <int E, bool TR, bool GEN>
+/* DST SPANS (permute_tiles.h): the elements of a span's two partial 16-byte chunks, `head` bytes from its start and
+ * `tail` bytes before its end, stored by threads 0.. and 16.. from the buffer at the span's phase. */
+template <int E>
+__device__ __forceinline__ void pm_span_ends(uint8_t *g, const uint8_t *b, uint32_t len, uint32_t head, uint32_t tail,
+                                             uint32_t i) {
+    typedef typename pm_elem<E>::t T;
+    if (i < head / E)
+        ((T *)g)[i] = ((const T *)b)[i];
+    else if (i >= 16u && i - 16u < tail / E)
+        ((T *)(g + len - tail))[i - 16u] = ((const T *)(b + len - tail))[i - 16u];
+}
+
+template <int E, bool TR, bool GEN, bool SPAN>
 __global__ void __launch_bounds__(PM_THR_THREADS, PM_THR_BLOCKS_PER_SM) pm_threads_kernel(const pm_thr R,
                                                                                          const uint8_t *src,
                                                                                          uint8_t *dst, uint64_t ntiles) {
+    static_assert(!SPAN || TR, "dst spans are a transpose's");
     typedef typename pm_elem<E>::t T;
     constexpr uint32_t K = PM_THR_TILE_ELEMS / PM_THR_THREADS; /* the most passes */
     extern __shared__ __align__(16) uint8_t dyn[];
@@ -369,7 +382,8 @@ __global__ void __launch_bounds__(PM_THR_THREADS, PM_THR_BLOCKS_PER_SM) pm_threa
     pm_thr_store_xy(&R, i, 0, &sx, &sy);
     const uint32_t lstep = GEN ? 0u : PM_THR_THREADS / R.tx, sstep = GEN ? 0u : PM_THR_THREADS / (TR ? R.ty : R.tx);
     const uint64_t lrow = (uint64_t)lstep * R.ss[1], srow = (uint64_t)sstep * (TR ? R.ds[0] : R.ds[1]);
-    for (uint64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
+    uint32_t it = 0;
+    for (uint64_t t = blockIdx.x; t < ntiles; t += gridDim.x, it++) {
         pm_thr_tile TL;
         pm_thr_tile_of(&R, t, &TL);
         T v[K];
@@ -382,6 +396,32 @@ __global__ void __launch_bounds__(PM_THR_THREADS, PM_THR_BLOCKS_PER_SM) pm_threa
             const bool live = k < passes && x < TL.nx && y < TL.ny;
             const uint8_t *p = GEN ? src + TL.s + (uint64_t)x * E + (uint64_t)y * R.ss[1] : ps + k * lrow;
             v[k] = live ? *(const T *)p : (T)0;
+        }
+        if (SPAN) {
+            uint8_t *g = dst + TL.d, *b = dyn + (it & 1u) * pm_thr_span_stride(&R);
+            const uint32_t phase = (uint32_t)((uintptr_t)g % 16u), len = TL.nx * TL.ny * E;
+            if (i == 0)
+                tma_store_wait_read<1>(); /* the span of two tiles ago has been read from this buffer */
+            __syncthreads();
+#pragma unroll
+            for (uint32_t k = 0; k < K; k++) {
+                uint32_t x = lx, y = ly + k * lstep;
+                if (GEN)
+                    pm_thr_load_xy(&R, i, k, &x, &y);
+                if (k < passes && x < TL.nx && y < TL.ny)
+                    *(T *)(b + pm_thr_span_at(&R, phase, x, y)) = v[k];
+            }
+            tma_fence_proxy_async(); /* the shared writes -> visible to the bulk copy (async proxy) */
+            __syncthreads();
+            const uint32_t head = (16u - phase) % 16u < len ? (16u - phase) % 16u : len;
+            const uint32_t body = (len - head) / 16u * 16u, tail = len - head - body;
+            if (i == 0) {
+                if (body)
+                    tma_bulk_store(g + head, b + phase + head, body);
+                tma_store_commit(); /* a group every tile, empty or not: wait_read<1> counts tiles */
+            }
+            pm_span_ends<E>(g, b + phase, len, head, tail, i);
+            continue;
         }
         __syncthreads(); /* every thread has read the previous tile from shared memory */
 #pragma unroll
@@ -404,6 +444,8 @@ __global__ void __launch_bounds__(PM_THR_THREADS, PM_THR_BLOCKS_PER_SM) pm_threa
                 *(T *)p = tile[y * R.pitch + x];
         }
     }
+    if (SPAN && i == 0)
+        tma_store_wait<0>(); /* shared memory must outlive the bulk copies' reads */
 }
 
 typedef void (*pm_threads_fn)(pm_thr, const uint8_t *, uint8_t *, uint64_t);
@@ -412,9 +454,11 @@ typedef void (*pm_threads_fn)(pm_thr, const uint8_t *, uint8_t *, uint64_t);
 template <int E>
 static pm_threads_fn pm_threads_of_e(const pm_thr &R) {
     const bool gen = !pm_thr_pow2(&R);
+    if (R.dspan)
+        return gen ? pm_threads_kernel<E, true, true, true> : pm_threads_kernel<E, true, false, true>;
     if (R.transpose)
-        return gen ? pm_threads_kernel<E, true, true> : pm_threads_kernel<E, true, false>;
-    return gen ? pm_threads_kernel<E, false, true> : pm_threads_kernel<E, false, false>;
+        return gen ? pm_threads_kernel<E, true, true, false> : pm_threads_kernel<E, true, false, false>;
+    return gen ? pm_threads_kernel<E, false, true, false> : pm_threads_kernel<E, false, false, false>;
 }
 static pm_threads_fn pm_threads_of(const pm_thr &R) {
     switch (R.e) {

@@ -155,6 +155,39 @@ static void pm_thr_tile_pick(pm_thr *R, int sectors) {
     R->mx = pm_div_magic(tx), R->my = pm_div_magic(ty);
 }
 
+/* DST SPANS: the most 4-byte words of one bank that a warp's shared writes of the loads touch in one pass (1: none
+ * conflict), over every warp and pass of a whole tile, the span at phase 0. */
+static uint32_t pm_thr_span_ways(const pm_thr *R) {
+    uint32_t most = 1;
+    for (uint32_t o0 = 0; o0 < R->tx * R->ty; o0 += 32u) {
+        uint32_t words[32], n = 0;
+        for (uint32_t l = 0; l < 32u && o0 + l < R->tx * R->ty; l++) {
+            uint32_t x, y;
+            pm_thr_load_xy(R, (o0 + l) % PM_THR_THREADS, (o0 + l) / PM_THR_THREADS, &x, &y);
+            const uint32_t w = pm_thr_span_at(R, 0, x, y) / 4u;
+            uint32_t j = 0;
+            while (j < n && words[j] != w)
+                j++;
+            if (j == n)
+                words[n++] = w;
+        }
+        for (uint32_t bank = 0; bank < 32u; bank++) {
+            uint32_t ways = 0;
+            for (uint32_t j = 0; j < n; j++)
+                ways += words[j] % 32u == bank;
+            most = ways > most ? ways : most;
+        }
+    }
+    return most;
+}
+
+/* DST SPANS (permute_tiles.h): a transpose whose tiles hold dst's rows whole, rows that lie back to back in dst, with
+ * few bank conflicts on the way into the span buffers. */
+static uint32_t pm_thr_dspan(const pm_thr *R) {
+    return R->transpose && R->ty == R->n[1] && R->ds[0] == (uint64_t)R->n[1] * R->e &&
+           pm_thr_span_ways(R) <= PM_THR_SPAN_MAX_WAYS;
+}
+
 /* THE THREAD KERNEL's plan (permute_tiles.h) for the simplified dimensions v in the kernel's order o. */
 static void pm_plan_threads(pm_layout *L, const void *dst, const pm_dim *v, uint32_t n, const uint32_t *o) {
     pm_thr *R = &L->thr;
@@ -169,6 +202,7 @@ static void pm_plan_threads(pm_layout *L, const void *dst, const pm_dim *v, uint
     /* a transpose's dst rows (dimension 0 indices) on 32-byte sectors? */
     pm_thr_tile_pick(R, pm_dst_row_phases((uintptr_t)dst, R->ds, n, 1u) % 32u == 0u);
     R->pitch = pm_thr_pitch(R->tx, e, R->transpose);
+    R->dspan = pm_thr_dspan(R);
     L->tiles = 1;
     for (uint32_t k = 0; k < 5u; k++) {
         const uint32_t b = k == 0 ? R->tx : k == 1 ? R->ty : 1u;
@@ -406,8 +440,17 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
                 break;
             }
     }
-    if (!pm_plan_tma(L, d, v, n, a, o))
+    if (!pm_plan_tma(L, d, v, n, a, o)) {
         pm_plan_threads(L, d->dst, v, n, o);
+    } else if (L->transpose && L->grid.dst_any) {
+        /* dst is no map, so the TMA kernel's threads would store it element by element; where the thread kernel's
+         * tiles leave as spans (DST SPANS in permute_tiles.h) and read src in runs of PM_THR_SPAN_MIN_RUN bytes or
+         * more, it takes the tensor instead */
+        pm_layout T = *L;
+        pm_plan_threads(&T, d->dst, v, n, o);
+        if (T.thr.dspan && T.thr.tx * e >= PM_THR_SPAN_MIN_RUN)
+            *L = T;
+    }
     return kd_ok(diag);
 }
 
@@ -459,14 +502,21 @@ static tma_status pm_model_threads(const tma_permute_desc *desc, const pm_layout
         pm_thr_tile T;
         pm_thr_tile_of(R, t, &T);
         memset(tile, 0xA5, bytes); /* poison: every element stored must come from a load */
+        const uint32_t phase = (uint32_t)((uintptr_t)(dst + T.d) % 16u);
         for (uint32_t i = 0; i < PM_THR_THREADS; i++)
             for (uint32_t k = 0; k < passes; k++) {
                 uint32_t x, y;
                 pm_thr_load_xy(R, i, k, &x, &y);
                 if (x < T.nx && y < T.ny)
-                    memcpy(tile + ((size_t)y * R->pitch + x) * e, src + T.s + (uint64_t)x * e + (uint64_t)y * R->ss[1],
-                           e);
+                    memcpy(tile + (R->dspan ? pm_thr_span_at(R, phase, x, y) : ((size_t)y * R->pitch + x) * e),
+                           src + T.s + (uint64_t)x * e + (uint64_t)y * R->ss[1], e);
             }
+        if (R->dspan) { /* the span leaves whole: its aligned interior by one bulk copy, its ends by the threads */
+            const uint32_t len = T.nx * T.ny * e;
+            memcpy(dst + T.d, tile + phase, len);
+            stores += (phase + len + 15u) / 16u; /* 16-byte chunks written, whole or in part */
+            continue;
+        }
         for (uint32_t i = 0; i < PM_THR_THREADS; i++)
             for (uint32_t k = 0; k < passes; k++) {
                 uint32_t x, y;

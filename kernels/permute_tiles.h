@@ -357,6 +357,14 @@ TMA_HD int pm_tall(const pm_grid *g, uint32_t e) {
  * other side filling the tile: NCHW -> NHWC with 3 channels takes tiles of 682 pixels x 3, the rank-5 case of issue
  * 31 (dst rows of 24 elements, src rows of 48) 48 x 24, so no element of a tile is padding. The divisions by tx and ty
  * are a multiply-high by a reciprocal (pm_div_by).
+ * - DST SPANS (dspan): where a transpose's tile holds dst's rows whole (dimension 1 taken whole) and dst's rows lie
+ *   back to back (ds[0] = n[1] e: a 7x7 map of NHWC -> NCHW, 3 channels of NCHW -> NHWC), the tile's dst elements are
+ *   one contiguous span of bytes. The loads then put each element at its place in the span, in a shared-memory copy
+ *   of it that starts at the span's phase in global memory (pm_thr_span_at), and the span leaves as one 1-D bulk copy
+ *   of its 16-byte aligned interior (`cp.async.bulk`, no thread instruction a byte), the threads storing only the
+ *   elements of its two partial 16-byte chunks. Two such buffers alternate, so a span's bulk copy reads its buffer
+ *   while the next tile is loaded. Taken only where the loads' shared writes, a warp's elements ty elements apart,
+ *   meet few bank conflicts (pm_thr_span_ways <= PM_THR_SPAN_MAX_WAYS).
  * ---------------------------------------------------------------------------------------------- */
 
 /** The thread kernel's geometry: what it receives besides the two addresses. */
@@ -367,6 +375,7 @@ typedef struct pm_thr {
     uint32_t tx, ty;      /**< the tile: tx elements of dimension 0 by ty of dimension 1 */
     uint32_t mx, my;      /**< pm_div_magic of tx and ty */
     uint32_t pitch;       /**< elements between tile rows in shared memory (pm_thr_pitch) */
+    uint32_t dspan;       /**< 1: DST SPANS (pm_thr_dspan); the tile's elements in dst order at the span's phase */
     uint32_t n[5];        /**< elements along each dimension (1 past the rank) */
     uint32_t tn[5];       /**< tiles along each dimension */
     uint64_t ss[5], ds[5];/**< byte strides in src and in dst (ss[0] = e; ds[1] = e for a transpose, ds[0] for a copy) */
@@ -449,13 +458,26 @@ TMA_HD int pm_thr_pow2(const pm_thr *R) {
            (R->ty & (R->ty - 1u)) == 0u;
 }
 
-/** Shared memory of a tile, bytes. */
-TMA_HD size_t pm_thr_smem(const pm_thr *R) { return (size_t)R->ty * R->pitch * R->e; }
+/** DST SPANS: bytes between the two span buffers (a tile's elements, 16 bytes of phase before them, rounded up to 16),
+ *  and the shared-memory byte of element (x, y) in the buffer of a span at phase `phase` (its first byte's address
+ *  mod 16): the buffer's byte and the span's global byte are equal mod 16, so the span's aligned interior is aligned
+ *  in both. */
+TMA_HD uint32_t pm_thr_span_stride(const pm_thr *R) { return (R->tx * R->ty * R->e + 31u) / 16u * 16u; }
+TMA_HD uint32_t pm_thr_span_at(const pm_thr *R, uint32_t phase, uint32_t x, uint32_t y) {
+    return phase + (x * R->ty + y) * R->e;
+}
+
+/** Shared memory of a tile, bytes (DST SPANS: the two span buffers). */
+TMA_HD size_t pm_thr_smem(const pm_thr *R) {
+    return R->dspan ? 2u * (size_t)pm_thr_span_stride(R) : (size_t)R->ty * R->pitch * R->e;
+}
 
 /** The most any thread-kernel plan of e-byte elements takes: tx ty <= PM_THR_TILE_ELEMS, the pitch at most
- *  8 / e - 1 elements (1 for 8-byte ones) past a row of at least one element. */
+ *  8 / e - 1 elements (1 for 8-byte ones) past a row of at least one element; or two span buffers. */
 TMA_HD size_t pm_thr_smem_bound(uint32_t e) {
-    return (size_t)PM_THR_TILE_ELEMS * (e >= 4u ? 2u : 8u / e) * e;
+    const size_t tile = (size_t)PM_THR_TILE_ELEMS * (e >= 4u ? 2u : 8u / e) * e;
+    const size_t spans = 2u * (((size_t)PM_THR_TILE_ELEMS * e + 31u) / 16u * 16u);
+    return tile > spans ? tile : spans;
 }
 
 /** Passes a thread makes over a tile: tx ty / PM_THR_THREADS rounded up (at most PM_THR_TILE_ELEMS / PM_THR_THREADS). */

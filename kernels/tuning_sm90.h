@@ -48,6 +48,15 @@
 #define PM_THR_TX_SECTORS 32u
 #define PM_THR_WHOLE_X 128u
 #define PM_THR_WHOLE_Y 256u
+/* DST SPANS (permute_tiles.h) where the loads' shared writes conflict at most this many ways; and the thread kernel
+ * with spans in place of the TMA kernel's element-wise thread stores (dst no map) where its tiles read src in runs of
+ * at least PM_THR_SPAN_MIN_RUN bytes. H100, quick harness, TMA kernel / thread kernel with spans: fp32 NHWC -> NCHW
+ * 128x512x7x7 (runs of 41 x 4 bytes) 38.2, 36.9% / 56.1, 54.5% of a copy; bf16 NHWC -> NCHW 128x256x14x14 (runs of
+ * 10 x 2 bytes) 38.1, 37.2% / 31.5, 30.7% (docs/lab/permute.md "Dst spans"). */
+#ifndef PM_THR_SPAN_MAX_WAYS
+#define PM_THR_SPAN_MAX_WAYS 4u
+#endif
+#define PM_THR_SPAN_MIN_RUN 128u
 /* A transpose whose src is a TMA map but dst is not takes the TMA kernel with its threads storing at any alignment
  * where dst's rows are this many bytes or more, else the thread kernel (H100, same session, TMA kernel / thread
  * kernel: bf16 NHWC -> NCHW 128x256x14x14, rows of 392 bytes, 53.4% / 40.1% of a copy; 128x512x7x7, 98 bytes, 41.8% /

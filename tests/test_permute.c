@@ -504,6 +504,36 @@ Test(permute_plan, thread_kernel_only_where_tma_cannot_describe) {
     cr_assert_eq(L.transpose, 1u, "fp32 8192^2: a tile transpose");
 }
 
+Test(permute_plan, dst_spans_where_a_tile_holds_whole_dst_rows_back_to_back) {
+    /* bf16 NHWC -> NCHW of 7 x 7 maps (dst rows of 98 bytes): each tile holds whole dst rows, back to back in dst, so
+     * it leaves as one span (DST SPANS in permute_tiles.h), at 64-byte aligned and odd addresses alike. fp32 37 x 32
+     * transposed (dst rows of 128 bytes, src rows of 148 that no map describes): a warp's elements of one src row go
+     * 32 elements apart in the span, one bank, so the tile is stored as before. */
+    uint64_t rng = seed_of("permute_plan spans");
+    tma_permute_desc d = {.elem_bytes = 2, .rank = 4, .src_dims = {40, 7, 7, 2}, .perm = {1, 2, 0, 3}};
+    const pm_layout L = plan_of(d);
+    cr_assert(L.threads && L.thr.dspan, "bf16 NHWC -> NCHW 2x40x7x7: dst spans (threads %u)", L.threads);
+    cr_assert_eq(model_run(&rng, d, 0, 0).stores, 2u * (40u * 49u * 2u / 16u),
+                 "a span of 245 16-byte chunks an image");
+    model_run(&rng, d, 6, 10);
+    tma_permute_desc t = {.elem_bytes = 4, .rank = 2, .src_dims = {37, 32}, .perm = {1, 0}};
+    const pm_layout T = plan_of(t);
+    cr_assert(T.threads && T.thr.ty == 32u && !T.thr.dspan, "fp32 32 x 37 transposed: element stores (dspan %u)",
+              T.thr.dspan);
+    model_run(&rng, t, 0, 0);
+    /* dst rows of 128 bytes or more that no map describes: the TMA kernel's threads would store them element by
+     * element, so the thread kernel takes them where its spans read src in runs of PM_THR_SPAN_MIN_RUN bytes (fp32
+     * 7 x 7 maps, 40 channels: runs of 160 bytes), not where they would be short (bf16 14 x 14 maps: tiles of 10
+     * channels, runs of 20 bytes) */
+    tma_permute_desc f = {.elem_bytes = 4, .rank = 4, .src_dims = {40, 7, 7, 2}, .perm = {1, 2, 0, 3}};
+    const pm_layout F = plan_of(f);
+    cr_assert(F.threads && F.thr.dspan, "fp32 NHWC -> NCHW 2x40x7x7: the thread kernel's spans");
+    model_run(&rng, f, 0, 0);
+    tma_permute_desc b = {.elem_bytes = 2, .rank = 4, .src_dims = {256, 14, 14, 2}, .perm = {1, 2, 0, 3}};
+    const pm_layout B = plan_of(b);
+    cr_assert(!B.threads && B.grid.dst_any, "bf16 NHWC -> NCHW 2x256x14x14: the TMA kernel, threads storing");
+}
+
 /* ------------------------------------------------------------------------------------------------ refusals */
 Test(permute_refuse, messages_name_the_rule) {
     static uint8_t buf[4096] __attribute__((aligned(64)));
