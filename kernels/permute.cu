@@ -349,22 +349,35 @@ template <> struct pm_elem<2> { typedef uint16_t t; };
 template <> struct pm_elem<4> { typedef uint32_t t; };
 template <> struct pm_elem<8> { typedef unsigned long long t; };
 
+/* A span's two partial 16-byte chunks (`head` bytes from its start, `tail` before its end, of `len`), and the aligned
+ * interior between them, for a span whose first byte lies at `phase` past a 16-byte boundary. */
+struct pm_span {
+    uint32_t len, head, body, tail;
+};
+__device__ __forceinline__ pm_span pm_span_of(uint32_t phase, uint32_t len) {
+    pm_span p;
+    p.len = len;
+    p.head = (16u - phase) % 16u < len ? (16u - phase) % 16u : len;
+    p.body = (len - p.head) / 16u * 16u;
+    p.tail = len - p.head - p.body;
+    return p;
+}
+
+/* SPANS (permute_tiles.h): the elements of a span's two partial 16-byte chunks, copied by threads 0.. (head) and 16..
+ * (tail) between global memory and a buffer at the span's phase. */
+template <int E>
+__device__ __forceinline__ void pm_span_ends(uint8_t *to, const uint8_t *from, const pm_span &sp, uint32_t i) {
+    typedef typename pm_elem<E>::t T;
+    if (i < sp.head / E)
+        ((T *)to)[i] = ((const T *)from)[i];
+    else if (i >= 16u && i - 16u < sp.tail / E)
+        ((T *)(to + sp.len - sp.tail))[i - 16u] = ((const T *)(from + sp.len - sp.tail))[i - 16u];
+}
+
 /* GEN: the tile's sides are any numbers (a short dimension taken whole), each element's place a division (pm_div_by);
  * else both are powers of two up to PM_THR_THREADS, each thread's column fixed and its addresses a step apart: the same
  * elements (pm_thr_load_xy, pm_thr_store_xy), fewer instructions (the divisions cost bf16 T 4096 x 50257 61% -> 42%
  * of a copy). */
-/* DST SPANS (permute_tiles.h): the elements of a span's two partial 16-byte chunks, `head` bytes from its start and
- * `tail` bytes before its end, stored by threads 0.. and 16.. from the buffer at the span's phase. */
-template <int E>
-__device__ __forceinline__ void pm_span_ends(uint8_t *g, const uint8_t *b, uint32_t len, uint32_t head, uint32_t tail,
-                                             uint32_t i) {
-    typedef typename pm_elem<E>::t T;
-    if (i < head / E)
-        ((T *)g)[i] = ((const T *)b)[i];
-    else if (i >= 16u && i - 16u < tail / E)
-        ((T *)(g + len - tail))[i - 16u] = ((const T *)(b + len - tail))[i - 16u];
-}
-
 template <int E, bool TR, bool GEN, bool SPAN>
 __global__ void __launch_bounds__(PM_THR_THREADS, PM_THR_BLOCKS_PER_SM) pm_threads_kernel(const pm_thr R,
                                                                                          const uint8_t *src,
@@ -399,7 +412,7 @@ __global__ void __launch_bounds__(PM_THR_THREADS, PM_THR_BLOCKS_PER_SM) pm_threa
         }
         if (SPAN) {
             uint8_t *g = dst + TL.d, *b = dyn + (it & 1u) * pm_thr_span_stride(&R);
-            const uint32_t phase = (uint32_t)((uintptr_t)g % 16u), len = TL.nx * TL.ny * E;
+            const uint32_t phase = (uint32_t)((uintptr_t)g % 16u);
             if (i == 0)
                 tma_store_wait_read<1>(); /* the span of two tiles ago has been read from this buffer */
             __syncthreads();
@@ -413,14 +426,13 @@ __global__ void __launch_bounds__(PM_THR_THREADS, PM_THR_BLOCKS_PER_SM) pm_threa
             }
             tma_fence_proxy_async(); /* the shared writes -> visible to the bulk copy (async proxy) */
             __syncthreads();
-            const uint32_t head = (16u - phase) % 16u < len ? (16u - phase) % 16u : len;
-            const uint32_t body = (len - head) / 16u * 16u, tail = len - head - body;
+            const pm_span ds = pm_span_of(phase, TL.nx * TL.ny * E);
             if (i == 0) {
-                if (body)
-                    tma_bulk_store(g + head, b + phase + head, body);
+                if (ds.body)
+                    tma_bulk_store(g + ds.head, b + phase + ds.head, ds.body);
                 tma_store_commit(); /* a group every tile, empty or not: wait_read<1> counts tiles */
             }
-            pm_span_ends<E>(g, b + phase, len, head, tail, i);
+            pm_span_ends<E>(g, b + phase, ds, i);
             continue;
         }
         __syncthreads(); /* every thread has read the previous tile from shared memory */
@@ -448,12 +460,99 @@ __global__ void __launch_bounds__(PM_THR_THREADS, PM_THR_BLOCKS_PER_SM) pm_threa
         tma_store_wait<0>(); /* shared memory must outlive the bulk copies' reads */
 }
 
+/* SRC SPANS (permute_tiles.h): the src span of tile t into buffer b (at the span's phase): thread 0 issues the bulk
+ * copy of its aligned interior, announced on `full` (0 bytes where it has none: the barrier's phase completes on the
+ * arrival). */
+template <int E>
+__device__ __forceinline__ void pm_span_load_issue(const pm_thr &R, const uint8_t *src, uint64_t t, uint8_t *b,
+                                                   uint64_t *full) {
+    pm_thr_tile TL;
+    pm_thr_tile_of(&R, t, &TL);
+    const uint8_t *g = src + TL.s;
+    const uint32_t phase = (uint32_t)((uintptr_t)g % 16u);
+    const pm_span sp = pm_span_of(phase, TL.nx * TL.ny * E);
+    tma_mbar_arrive_expect_tx(full, sp.body);
+    if (sp.body)
+        tma_bulk_load(b + phase + sp.head, g + sp.head, sp.body, full);
+}
+
+/* THE THREAD KERNEL with SRC SPANS (permute_tiles.h), and DST SPANS too where DSPAN. Block b takes tiles b, b + G, ...,
+ * the bulk copy of the next one's src span in flight while this one is stored; shared memory: two src span buffers,
+ * then (DSPAN) two dst span buffers. */
+template <int E, bool DSPAN>
+__global__ void __launch_bounds__(PM_THR_THREADS, PM_THR_BLOCKS_PER_SM) pm_threads_span_kernel(const pm_thr R,
+                                                                                              const uint8_t *src,
+                                                                                              uint8_t *dst,
+                                                                                              uint64_t ntiles) {
+    typedef typename pm_elem<E>::t T;
+    extern __shared__ __align__(16) uint8_t dyn[];
+    __shared__ uint64_t full[2];
+    const uint32_t i = threadIdx.x, stride = pm_thr_span_stride(&R), passes = pm_thr_passes(&R);
+    uint8_t *sbuf = dyn, *dbuf = dyn + 2u * stride;
+    if (i == 0) {
+        tma_mbar_init(&full[0], 1);
+        tma_mbar_init(&full[1], 1);
+        tma_fence_mbar_init();
+    }
+    __syncthreads();
+    if (i == 0 && blockIdx.x < ntiles)
+        pm_span_load_issue<E>(R, src, blockIdx.x, sbuf, &full[0]);
+    uint32_t it = 0;
+    for (uint64_t t = blockIdx.x; t < ntiles; t += gridDim.x, it++) {
+        const uint32_t b = it & 1u;
+        if (i == 0 && t + gridDim.x < ntiles) /* buffer b ^ 1 was last read before the previous tile's last barrier */
+            pm_span_load_issue<E>(R, src, t + gridDim.x, sbuf + (b ^ 1u) * stride, &full[b ^ 1u]);
+        pm_thr_tile TL;
+        pm_thr_tile_of(&R, t, &TL);
+        const uint8_t *gs = src + TL.s;
+        const uint32_t sphase = (uint32_t)((uintptr_t)gs % 16u);
+        const pm_span ss = pm_span_of(sphase, TL.nx * TL.ny * E);
+        uint8_t *s0 = sbuf + b * stride + sphase;
+        pm_span_ends<E>(s0, gs, ss, i); /* the src span's partial chunks */
+        tma_mbar_wait_quiet(&full[b], (it >> 1) & 1u);
+        if (DSPAN && i == 0)
+            tma_store_wait_read<1>(); /* the dst span of two tiles ago has been read from its buffer */
+        __syncthreads();
+        if (DSPAN) {
+            uint8_t *gd = dst + TL.d, *d = dbuf + b * stride;
+            const uint32_t dphase = (uint32_t)((uintptr_t)gd % 16u);
+            for (uint32_t k = 0; k < passes; k++) { /* src order: the reads along the span */
+                uint32_t x, y;
+                pm_thr_load_xy(&R, i, k, &x, &y);
+                if (x < TL.nx && y < TL.ny)
+                    *(T *)(d + pm_thr_span_at(&R, dphase, x, y)) = *(const T *)(s0 + (y * R.tx + x) * E);
+            }
+            tma_fence_proxy_async(); /* the shared writes -> visible to the bulk copy (async proxy) */
+            __syncthreads();
+            const pm_span ds = pm_span_of(dphase, TL.nx * TL.ny * E);
+            if (i == 0) {
+                if (ds.body)
+                    tma_bulk_store(gd + ds.head, d + dphase + ds.head, ds.body);
+                tma_store_commit(); /* a group every tile, empty or not: wait_read<1> counts tiles */
+            }
+            pm_span_ends<E>(gd, d + dphase, ds, i);
+        } else {
+            for (uint32_t k = 0; k < passes; k++) { /* dst order: the stores along dst's rows */
+                uint32_t x, y;
+                pm_thr_store_xy(&R, i, k, &x, &y);
+                if (x < TL.nx && y < TL.ny)
+                    *(T *)(dst + TL.d + (uint64_t)x * R.ds[0] + (uint64_t)y * E) = *(const T *)(s0 + (y * R.tx + x) * E);
+            }
+        }
+        __syncthreads(); /* every thread has read src buffer b: the tile after next may load into it */
+    }
+    if (DSPAN && i == 0)
+        tma_store_wait<0>(); /* shared memory must outlive the bulk copies' reads */
+}
+
 typedef void (*pm_threads_fn)(pm_thr, const uint8_t *, uint8_t *, uint64_t);
 /* The instance for e-byte elements, a transpose or a copy, power-of-two tiles or not: each compiled apart, so that a
  * path not taken costs no registers (one instance for all ran at 88 registers, 2 blocks an SM). */
 template <int E>
 static pm_threads_fn pm_threads_of_e(const pm_thr &R) {
     const bool gen = !pm_thr_pow2(&R);
+    if (R.sspan)
+        return R.dspan ? pm_threads_span_kernel<E, true> : pm_threads_span_kernel<E, false>;
     if (R.dspan)
         return gen ? pm_threads_kernel<E, true, true, true> : pm_threads_kernel<E, true, false, true>;
     if (R.transpose)

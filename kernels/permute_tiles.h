@@ -365,6 +365,12 @@ TMA_HD int pm_tall(const pm_grid *g, uint32_t e) {
  *   elements of its two partial 16-byte chunks. Two such buffers alternate, so a span's bulk copy reads its buffer
  *   while the next tile is loaded. Taken only where the loads' shared writes, a warp's elements ty elements apart,
  *   meet few bank conflicts (pm_thr_span_ways <= PM_THR_SPAN_MAX_WAYS).
+ * - SRC SPANS (sspan, pm_threads_span_kernel): where a transpose's tile holds src's rows whole (dimension 0 taken
+ *   whole) and they lie back to back in src (ss[1] = n[0] e: NCHW -> NHWC of 7x7 maps, NHWC -> NCHW of 3 channels),
+ *   the tile's src elements are one span too. It arrives by one 1-D bulk copy of its aligned interior into a buffer
+ *   at its phase (the threads load its two partial chunks), the next tile's while this one is stored, so the tile
+ *   is no longer bounded by the registers of the loads: up to PM_THR_SPAN_TILE_BYTES. The threads then read it in
+ *   dst order and store element by element, or, where dst spans too, write it into a dst span buffer in src order.
  * ---------------------------------------------------------------------------------------------- */
 
 /** The thread kernel's geometry: what it receives besides the two addresses. */
@@ -376,6 +382,7 @@ typedef struct pm_thr {
     uint32_t mx, my;      /**< pm_div_magic of tx and ty */
     uint32_t pitch;       /**< elements between tile rows in shared memory (pm_thr_pitch) */
     uint32_t dspan;       /**< 1: DST SPANS (pm_thr_dspan); the tile's elements in dst order at the span's phase */
+    uint32_t sspan;       /**< 1: SRC SPANS (pm_thr_sspan); the tile's src span arrives by a bulk copy */
     uint32_t n[5];        /**< elements along each dimension (1 past the rank) */
     uint32_t tn[5];       /**< tiles along each dimension */
     uint64_t ss[5], ds[5];/**< byte strides in src and in dst (ss[0] = e; ds[1] = e for a transpose, ds[0] for a copy) */
@@ -467,17 +474,21 @@ TMA_HD uint32_t pm_thr_span_at(const pm_thr *R, uint32_t phase, uint32_t x, uint
     return phase + (x * R->ty + y) * R->e;
 }
 
-/** Shared memory of a tile, bytes (DST SPANS: the two span buffers). */
+/** Shared memory of a tile, bytes: two span buffers for each side that spans (SRC SPANS, DST SPANS), else the tile. */
 TMA_HD size_t pm_thr_smem(const pm_thr *R) {
-    return R->dspan ? 2u * (size_t)pm_thr_span_stride(R) : (size_t)R->ty * R->pitch * R->e;
+    const uint32_t spans = 2u * (R->sspan + R->dspan);
+    return spans ? spans * (size_t)pm_thr_span_stride(R) : (size_t)R->ty * R->pitch * R->e;
 }
 
 /** The most any thread-kernel plan of e-byte elements takes: tx ty <= PM_THR_TILE_ELEMS, the pitch at most
- *  8 / e - 1 elements (1 for 8-byte ones) past a row of at least one element; or two span buffers. */
+ *  8 / e - 1 elements (1 for 8-byte ones) past a row of at least one element; two dst span buffers of such a tile; or
+ *  four span buffers of PM_THR_SPAN_TILE_BYTES. */
 TMA_HD size_t pm_thr_smem_bound(uint32_t e) {
     const size_t tile = (size_t)PM_THR_TILE_ELEMS * (e >= 4u ? 2u : 8u / e) * e;
-    const size_t spans = 2u * (((size_t)PM_THR_TILE_ELEMS * e + 31u) / 16u * 16u);
-    return tile > spans ? tile : spans;
+    const size_t dspans = 2u * (((size_t)PM_THR_TILE_ELEMS * e + 31u) / 16u * 16u);
+    const size_t spans = 4u * ((PM_THR_SPAN_TILE_BYTES + 31u) / 16u * 16u);
+    const size_t most = tile > dspans ? tile : dspans;
+    return most > spans ? most : spans;
 }
 
 /** Passes a thread makes over a tile: tx ty / PM_THR_THREADS rounded up (at most PM_THR_TILE_ELEMS / PM_THR_THREADS). */

@@ -57,6 +57,10 @@
 #define PM_THR_SPAN_MAX_WAYS 4u
 #endif
 #define PM_THR_SPAN_MIN_RUN 128u
+/* SRC SPANS (permute_tiles.h): a tile's bytes at most. */
+#ifndef PM_THR_SPAN_TILE_BYTES
+#define PM_THR_SPAN_TILE_BYTES 16384u
+#endif
 /* A transpose whose src is a TMA map but dst is not takes the TMA kernel with its threads storing at any alignment
  * where dst's rows are this many bytes or more, else the thread kernel (H100, same session, TMA kernel / thread
  * kernel: bf16 NHWC -> NCHW 128x256x14x14, rows of 392 bytes, 53.4% / 40.1% of a copy; 128x512x7x7, 98 bytes, 41.8% /

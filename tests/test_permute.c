@@ -534,6 +534,38 @@ Test(permute_plan, dst_spans_where_a_tile_holds_whole_dst_rows_back_to_back) {
     cr_assert(!B.threads && B.grid.dst_any, "bf16 NHWC -> NCHW 2x256x14x14: the TMA kernel, threads storing");
 }
 
+Test(permute_plan, src_spans_where_a_tile_holds_whole_src_rows_back_to_back) {
+    /* NCHW -> NHWC of 7 x 7 maps: src rows of 49 elements back to back, so a tile of whole src rows is one span
+     * (SRC SPANS in permute_tiles.h), up to PM_THR_SPAN_TILE_BYTES: fp32 2048 channels, 83 a tile. With 40 channels
+     * a tile holds dst's rows whole too, but its writes into a dst span would go 40 words apart (8 ways a bank): src
+     * spans only. NHWC -> NCHW of 3 channels: src rows of 12 bytes. Each on the model, at aligned and odd addresses. */
+    uint64_t rng = seed_of("permute_plan src spans");
+    tma_permute_desc d = {.elem_bytes = 4, .rank = 4, .src_dims = {7, 7, 2048, 2}, .perm = {2, 0, 1, 3}};
+    pm_layout L = plan_of(d);
+    cr_assert(L.threads && L.thr.sspan && !L.thr.dspan && L.thr.tx == 49u && L.thr.ty == 83u,
+              "fp32 NCHW -> NHWC 2x2048x7x7: src spans of 49 x 83 (sspan %u dspan %u, %u x %u)", L.thr.sspan,
+              L.thr.dspan, L.thr.tx, L.thr.ty);
+    model_run(&rng, d, 0, 0);
+    model_run(&rng, d, 0, 12);
+    model_run(&rng, d, 4, 0);
+    d.src_dims[2] = 40;
+    L = plan_of(d);
+    cr_assert(L.threads && L.thr.sspan && !L.thr.dspan, "fp32 NCHW -> NHWC 2x40x7x7: src spans only");
+    model_run(&rng, d, 8, 4);
+    tma_permute_desc c = {.elem_bytes = 2, .rank = 4, .src_dims = {3, 30, 30, 2}, .perm = {1, 2, 0, 3}};
+    L = plan_of(c);
+    cr_assert(L.threads && L.thr.sspan && L.thr.tx == 3u, "bf16 NHWC -> NCHW 2x3x30x30: src spans");
+    model_run(&rng, c, 0, 0);
+    model_run(&rng, c, 2, 6);
+    /* fp32 [3, 444, 55] (2, 0, 1): src rows of 55 back to back, but a span tile of 55 x 74 would store dst runs of
+     * 74 elements where the tile of 8 x 256 stores 256 (dst rows of 3 x 444 elements, off 32-byte sectors) */
+    tma_permute_desc r = {.elem_bytes = 4, .rank = 3, .src_dims = {55, 444, 3}, .perm = {1, 2, 0}};
+    L = plan_of(r);
+    cr_assert(L.threads && !L.thr.sspan && L.thr.tx == 8u && L.thr.ty == 256u,
+              "fp32 [3, 444, 55] (2, 0, 1): 8 x 256 tiles (sspan %u, %u x %u)", L.thr.sspan, L.thr.tx, L.thr.ty);
+    model_run(&rng, r, 0, 0);
+}
+
 /* ------------------------------------------------------------------------------------------------ refusals */
 Test(permute_refuse, messages_name_the_rule) {
     static uint8_t buf[4096] __attribute__((aligned(64)));
