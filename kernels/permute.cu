@@ -410,6 +410,40 @@ __global__ void __launch_bounds__(PM_THR_THREADS, PM_THR_BLOCKS_PER_SM) pm_threa
             const uint8_t *p = GEN ? src + TL.s + (uint64_t)x * E + (uint64_t)y * R.ss[1] : ps + k * lrow;
             v[k] = live ? *(const T *)p : (T)0;
         }
+        if (SPAN && R.drows) { /* DST ROW SPANS: row x of the tile at b + x rs, at its phase; thread x stores it */
+            uint8_t *g = dst + TL.d, *b = dyn + (it & 1u) * pm_thr_span_stride(&R);
+            const uint32_t rs = pm_thr_row_stride(&R);
+            if (i < R.tx)
+                tma_store_wait_read<1>(); /* row i of two tiles ago has been read from this buffer */
+            __syncthreads();
+#pragma unroll
+            for (uint32_t k = 0; k < K; k++) {
+                uint32_t x = lx, y = ly + k * lstep;
+                if (GEN)
+                    pm_thr_load_xy(&R, i, k, &x, &y);
+                const uint32_t phase = (uint32_t)((uintptr_t)(g + (uint64_t)x * R.ds[0]) % 16u);
+                if (k < passes && x < TL.nx && y < TL.ny)
+                    *(T *)(b + x * rs + phase + y * E) = v[k];
+            }
+            tma_fence_proxy_async(); /* the shared writes -> visible to the bulk copies (async proxy) */
+            __syncthreads();
+            if (i < R.tx) {
+                if (i < TL.nx) {
+                    uint8_t *gr = g + (uint64_t)i * R.ds[0];
+                    const uint32_t phase = (uint32_t)((uintptr_t)gr % 16u);
+                    const pm_span rsp = pm_span_of(phase, TL.ny * E);
+                    if (rsp.body)
+                        tma_bulk_store(gr + rsp.head, b + i * rs + phase + rsp.head, rsp.body);
+                }
+                tma_store_commit(); /* a group every tile, empty or not: wait_read<1> counts tiles */
+            }
+            for (uint32_t x = i / 32u; x < TL.nx; x += PM_THR_THREADS / 32u) { /* the rows' partial chunks, a warp each */
+                uint8_t *gr = g + (uint64_t)x * R.ds[0];
+                const uint32_t phase = (uint32_t)((uintptr_t)gr % 16u);
+                pm_span_ends<E>(gr, b + x * rs + phase, pm_span_of(phase, TL.ny * E), i % 32u);
+            }
+            continue;
+        }
         if (SPAN) {
             uint8_t *g = dst + TL.d, *b = dyn + (it & 1u) * pm_thr_span_stride(&R);
             const uint32_t phase = (uint32_t)((uintptr_t)g % 16u);
@@ -456,7 +490,7 @@ __global__ void __launch_bounds__(PM_THR_THREADS, PM_THR_BLOCKS_PER_SM) pm_threa
                 *(T *)p = tile[y * R.pitch + x];
         }
     }
-    if (SPAN && i == 0)
+    if (SPAN && (R.drows ? i < R.tx : i == 0))
         tma_store_wait<0>(); /* shared memory must outlive the bulk copies' reads */
 }
 
@@ -553,7 +587,7 @@ static pm_threads_fn pm_threads_of_e(const pm_thr &R) {
     const bool gen = !pm_thr_pow2(&R);
     if (R.sspan)
         return R.dspan ? pm_threads_span_kernel<E, true> : pm_threads_span_kernel<E, false>;
-    if (R.dspan)
+    if (R.dspan || R.drows)
         return gen ? pm_threads_kernel<E, true, true, true> : pm_threads_kernel<E, true, false, true>;
     if (R.transpose)
         return gen ? pm_threads_kernel<E, true, true, false> : pm_threads_kernel<E, true, false, false>;

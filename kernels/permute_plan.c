@@ -156,9 +156,11 @@ static void pm_thr_tile_pick(pm_thr *R, int sectors) {
 }
 
 /* SPANS (permute_tiles.h): the most 4-byte words of one bank that a warp touches in one pass over a whole tile (1: no
- * conflict), spans at phase 0: the loads' writes into a dst span (src order), or, src_reads, the reads of a src span in
- * dst order. */
-static uint32_t pm_thr_span_ways(const pm_thr *R, int src_reads) {
+ * conflict), spans at phase 0: the loads' writes into a dst span or into dst row spans (src order), or the reads of a
+ * src span in dst order. */
+enum pm_span_access { PM_WRITES_DST_SPAN, PM_WRITES_DST_ROWS, PM_READS_SRC_SPAN };
+static uint32_t pm_thr_span_ways(const pm_thr *R, enum pm_span_access how) {
+    const int src_reads = how == PM_READS_SRC_SPAN;
     uint32_t most = 1;
     for (uint32_t o0 = 0; o0 < R->tx * R->ty; o0 += 32u) {
         uint32_t words[32], n = 0;
@@ -169,7 +171,10 @@ static uint32_t pm_thr_span_ways(const pm_thr *R, int src_reads) {
                 pm_thr_store_xy(R, i, k, &x, &y);
             else
                 pm_thr_load_xy(R, i, k, &x, &y);
-            const uint32_t w = (src_reads ? (y * R->tx + x) * R->e : pm_thr_span_at(R, 0, x, y)) / 4u;
+            const uint32_t w = (src_reads                    ? (y * R->tx + x) * R->e
+                                : how == PM_WRITES_DST_ROWS ? x * pm_thr_row_stride(R) + y * R->e
+                                                            : pm_thr_span_at(R, 0, x, y)) /
+                               4u;
             uint32_t j = 0;
             while (j < n && words[j] != w)
                 j++;
@@ -190,7 +195,16 @@ static uint32_t pm_thr_span_ways(const pm_thr *R, int src_reads) {
  * few bank conflicts on the way into the span buffers. */
 static uint32_t pm_thr_dspan(const pm_thr *R) {
     return R->transpose && R->ty == R->n[1] && R->ds[0] == (uint64_t)R->n[1] * R->e &&
-           pm_thr_span_ways(R, 0) <= PM_THR_SPAN_MAX_WAYS;
+           pm_thr_span_ways(R, PM_WRITES_DST_SPAN) <= PM_THR_SPAN_MAX_WAYS;
+}
+
+/* DST ROW SPANS (permute_tiles.h): a transpose whose tiles' dst row segments are PM_THR_ROW_SPAN_MIN bytes or more, with
+ * few bank conflicts on the way into their buffers. */
+static uint32_t pm_thr_drows(const pm_thr *R) {
+    pm_thr T = *R;
+    T.drows = 1;
+    return R->transpose && R->ty * R->e >= PM_THR_ROW_SPAN_MIN &&
+           pm_thr_span_ways(&T, PM_WRITES_DST_ROWS) <= PM_THR_SPAN_MAX_WAYS;
 }
 
 /* SRC SPANS (permute_tiles.h): the tile of a transpose whose src rows are short (up to PM_THR_WHOLE_X elements) and
@@ -227,9 +241,10 @@ static void pm_plan_threads(pm_layout *L, const void *dst, const pm_dim *v, uint
     pm_thr S = *R;
     if (!R->dspan && pm_thr_sspan_tile(&S) && S.ty >= R->ty) {
         S.dspan = pm_thr_dspan(&S);
-        if (S.dspan || pm_thr_span_ways(&S, 1) <= PM_THR_SPAN_MAX_WAYS)
+        if (S.dspan || pm_thr_span_ways(&S, PM_READS_SRC_SPAN) <= PM_THR_SPAN_MAX_WAYS)
             *R = S;
     }
+    R->drows = !R->dspan && !R->sspan && pm_thr_drows(R);
     L->tiles = 1;
     for (uint32_t k = 0; k < 5u; k++) {
         const uint32_t b = k == 0 ? R->tx : k == 1 ? R->ty : 1u;
@@ -472,10 +487,11 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
     } else if (L->transpose && L->grid.dst_any) {
         /* dst is no map, so the TMA kernel's threads would store it element by element; where the thread kernel's
          * tiles leave as spans (DST SPANS in permute_tiles.h) and read src in runs of PM_THR_SPAN_MIN_RUN bytes or
-         * more, it takes the tensor instead */
+         * more, or as row spans of twice PM_THR_ROW_SPAN_MIN bytes or more, it takes the tensor instead */
         pm_layout T = *L;
         pm_plan_threads(&T, d->dst, v, n, o);
-        if (T.thr.dspan && T.thr.tx * e >= PM_THR_SPAN_MIN_RUN)
+        if ((T.thr.dspan && T.thr.tx * e >= PM_THR_SPAN_MIN_RUN) ||
+            (T.thr.drows && T.thr.ty * e >= 2u * PM_THR_ROW_SPAN_MIN))
             *L = T;
     }
     return kd_ok(diag);
@@ -546,10 +562,22 @@ static tma_status pm_model_threads(const tma_permute_desc *desc, const pm_layout
             for (uint32_t k = 0; k < passes; k++) {
                 uint32_t x, y;
                 pm_thr_load_xy(R, i, k, &x, &y);
+                const uint32_t row_phase = (uint32_t)((uintptr_t)(dst + T.d + (uint64_t)x * R->ds[0]) % 16u);
+                const size_t at = R->dspan   ? pm_thr_span_at(R, phase, x, y)
+                                  : R->drows ? (size_t)x * pm_thr_row_stride(R) + row_phase + (size_t)y * e
+                                             : ((size_t)y * R->pitch + x) * e;
                 if (x < T.nx && y < T.ny)
-                    memcpy(tile + (R->dspan ? pm_thr_span_at(R, phase, x, y) : ((size_t)y * R->pitch + x) * e),
-                           from + (uint64_t)x * e + (uint64_t)y * R->ss[1], e);
+                    memcpy(tile + at, from + (uint64_t)x * e + (uint64_t)y * R->ss[1], e);
             }
+        if (R->drows) { /* each row segment leaves whole: a bulk copy of its aligned interior, its ends by threads */
+            for (uint32_t x = 0; x < T.nx; x++) {
+                uint8_t *to = dst + T.d + (uint64_t)x * R->ds[0];
+                const uint32_t row_phase = (uint32_t)((uintptr_t)to % 16u);
+                memcpy(to, tile + (size_t)x * pm_thr_row_stride(R) + row_phase, (size_t)T.ny * e);
+                stores += (row_phase + T.ny * e + 15u) / 16u;
+            }
+            continue;
+        }
         if (R->dspan) { /* the span leaves whole: its aligned interior by one bulk copy, its ends by the threads */
             const uint32_t len = T.nx * T.ny * e;
             memcpy(dst + T.d, tile + phase, len);

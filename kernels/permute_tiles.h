@@ -365,6 +365,10 @@ TMA_HD int pm_tall(const pm_grid *g, uint32_t e) {
  *   elements of its two partial 16-byte chunks. Two such buffers alternate, so a span's bulk copy reads its buffer
  *   while the next tile is loaded. Taken only where the loads' shared writes, a warp's elements ty elements apart,
  *   meet few bank conflicts (pm_thr_span_ways <= PM_THR_SPAN_MAX_WAYS).
+ * - DST ROW SPANS (drows): where a tile's dst rows are long but not back to back (a 2-D transpose's tile of 8 src
+ *   elements by 256 dst elements), each dst row segment of the tile is a span of its own, staged at its own phase in
+ *   the buffer's row x (pm_thr_row_stride apart: 16 x an odd number of bytes, so the 8 rows a warp's loads write fall
+ *   in distinct banks) and stored by a bulk copy that thread x issues; the rows' partial chunks by a warp each.
  * - SRC SPANS (sspan, pm_threads_span_kernel): where a transpose's tile holds src's rows whole (dimension 0 taken
  *   whole) and they lie back to back in src (ss[1] = n[0] e: NCHW -> NHWC of 7x7 maps, NHWC -> NCHW of 3 channels),
  *   the tile's src elements are one span too. It arrives by one 1-D bulk copy of its aligned interior into a buffer
@@ -383,6 +387,7 @@ typedef struct pm_thr {
     uint32_t pitch;       /**< elements between tile rows in shared memory (pm_thr_pitch) */
     uint32_t dspan;       /**< 1: DST SPANS (pm_thr_dspan); the tile's elements in dst order at the span's phase */
     uint32_t sspan;       /**< 1: SRC SPANS (pm_thr_sspan); the tile's src span arrives by a bulk copy */
+    uint32_t drows;       /**< 1: DST ROW SPANS (pm_thr_drows); each dst row segment of a tile leaves by a bulk copy */
     uint32_t n[5];        /**< elements along each dimension (1 past the rank) */
     uint32_t tn[5];       /**< tiles along each dimension */
     uint64_t ss[5], ds[5];/**< byte strides in src and in dst (ss[0] = e; ds[1] = e for a transpose, ds[0] for a copy) */
@@ -469,14 +474,17 @@ TMA_HD int pm_thr_pow2(const pm_thr *R) {
  *  and the shared-memory byte of element (x, y) in the buffer of a span at phase `phase` (its first byte's address
  *  mod 16): the buffer's byte and the span's global byte are equal mod 16, so the span's aligned interior is aligned
  *  in both. */
-TMA_HD uint32_t pm_thr_span_stride(const pm_thr *R) { return (R->tx * R->ty * R->e + 31u) / 16u * 16u; }
+TMA_HD uint32_t pm_thr_row_stride(const pm_thr *R) { return ((R->ty * R->e + 30u) / 16u | 1u) * 16u; }
+TMA_HD uint32_t pm_thr_span_stride(const pm_thr *R) {
+    return R->drows ? R->tx * pm_thr_row_stride(R) : (R->tx * R->ty * R->e + 31u) / 16u * 16u;
+}
 TMA_HD uint32_t pm_thr_span_at(const pm_thr *R, uint32_t phase, uint32_t x, uint32_t y) {
     return phase + (x * R->ty + y) * R->e;
 }
 
 /** Shared memory of a tile, bytes: two span buffers for each side that spans (SRC SPANS, DST SPANS), else the tile. */
 TMA_HD size_t pm_thr_smem(const pm_thr *R) {
-    const uint32_t spans = 2u * (R->sspan + R->dspan);
+    const uint32_t spans = 2u * (R->sspan + R->dspan + R->drows);
     return spans ? spans * (size_t)pm_thr_span_stride(R) : (size_t)R->ty * R->pitch * R->e;
 }
 
@@ -485,7 +493,9 @@ TMA_HD size_t pm_thr_smem(const pm_thr *R) {
  *  four span buffers of PM_THR_SPAN_TILE_BYTES. */
 TMA_HD size_t pm_thr_smem_bound(uint32_t e) {
     const size_t tile = (size_t)PM_THR_TILE_ELEMS * (e >= 4u ? 2u : 8u / e) * e;
-    const size_t dspans = 2u * (((size_t)PM_THR_TILE_ELEMS * e + 31u) / 16u * 16u);
+    /* dst spans of a tile, or of its rows: at most 32 rows (rows of PM_THR_ROW_SPAN_MIN bytes or more), each's stride
+     * at most 46 bytes past it */
+    const size_t dspans = 2u * ((size_t)PM_THR_TILE_ELEMS * e + 46u * 32u + 32u);
     const size_t spans = 4u * ((PM_THR_SPAN_TILE_BYTES + 31u) / 16u * 16u);
     const size_t most = tile > dspans ? tile : dspans;
     return most > spans ? most : spans;

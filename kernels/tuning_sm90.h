@@ -57,6 +57,13 @@
 #define PM_THR_SPAN_MAX_WAYS 4u
 #endif
 #define PM_THR_SPAN_MIN_RUN 128u
+/* DST ROW SPANS (permute_tiles.h) where a tile's dst row segments are this many bytes or more; and the thread kernel
+ * with row spans in place of the TMA kernel's element-wise thread stores (dst no map) where they are twice that. H100,
+ * quick harness, % of a copy, element stores / row spans: T 12345 x 6789 bf16 (512-byte segments) 62.3 / 55.5, fp32
+ * (1 KiB) 67.5 / 66.7-67.5, fp64 (2 KiB) 72.7 / 74.3-74.7, fp32 [333, 444, 55] (2, 0, 1) 87.3 / 90.0-90.5; T 12345 x
+ * 6788 (dst off 16 bytes), TMA kernel / thread kernel with row spans: fp64 68.6 / 75.5-75.7, fp32 71.6 / 68.7-68.9
+ * (docs/lab/permute.md "Dst spans"). */
+#define PM_THR_ROW_SPAN_MIN 1024u
 /* SRC SPANS (permute_tiles.h): a tile's bytes at most. */
 #ifndef PM_THR_SPAN_TILE_BYTES
 #define PM_THR_SPAN_TILE_BYTES 16384u

@@ -75,15 +75,18 @@ Test(permute_lanes, unswizzled_reads_of_a_packed_tile_conflict_free) {
 }
 
 /* ------------------------------------------------------------------------------------------------ plan */
-static pm_layout plan_of(tma_permute_desc d) {
-    static uint8_t dummy[16] __attribute__((aligned(16)));
-    d.src = dummy, d.dst = dummy;
+/* The plan of d with src and dst at src_off and dst_off bytes past 16-byte boundaries. */
+static pm_layout plan_at(tma_permute_desc d, size_t src_off, size_t dst_off) {
+    static uint8_t dummy[32] __attribute__((aligned(16)));
+    d.src = dummy + src_off, d.dst = dummy + dst_off;
     pm_layout L;
     tma_diag diag;
     tma_status s = pm_plan(&d, &L, &diag);
     cr_assert_eq(s, TMA_OK, "plan: %s", diag.message);
     return L;
 }
+
+static pm_layout plan_of(tma_permute_desc d) { return plan_at(d, 0, 0); }
 
 Test(permute_plan, nchw_to_nhwc_merges_h_and_w) {
     /* src {W, H, C, N} = {56, 56, 256, 32} bf16 -> dst {C, W, H, N} */
@@ -564,6 +567,30 @@ Test(permute_plan, src_spans_where_a_tile_holds_whole_src_rows_back_to_back) {
     cr_assert(L.threads && !L.thr.sspan && L.thr.tx == 8u && L.thr.ty == 256u,
               "fp32 [3, 444, 55] (2, 0, 1): 8 x 256 tiles (sspan %u, %u x %u)", L.thr.sspan, L.thr.tx, L.thr.ty);
     model_run(&rng, r, 0, 0);
+}
+
+Test(permute_plan, dst_row_spans_where_a_tile_holds_long_dst_row_segments) {
+    /* fp32 301 x 300 transposed (rows of 1,204 and 1,200 bytes, off 32-byte sectors): tiles of 8 src elements by 256
+     * dst elements, each dst row segment 1 KiB, a span of its own (DST ROW SPANS in permute_tiles.h), at aligned and
+     * odd addresses; bf16's segments of 512 bytes are stored element by element. fp64 T 300 x 302 with dst 8 bytes
+     * off 16: no TMA store map, and 2 KiB row spans, so the thread kernel takes it from the TMA kernel's threads */
+    uint64_t rng = seed_of("permute_plan dst rows");
+    tma_permute_desc d = {.elem_bytes = 4, .rank = 2, .src_dims = {301, 300}, .perm = {1, 0}};
+    pm_layout L = plan_of(d);
+    cr_assert(L.threads && L.thr.drows && L.thr.tx == 8u && L.thr.ty == 256u,
+              "fp32 T 300 x 301: dst row spans of 8 x 256 (drows %u, %u x %u)", L.thr.drows, L.thr.tx, L.thr.ty);
+    model_run(&rng, d, 0, 0);
+    model_run(&rng, d, 4, 8);
+    model_run(&rng, d, 12, 60);
+    d.elem_bytes = 2;
+    L = plan_of(d);
+    cr_assert(L.threads && !L.thr.drows, "bf16 T 300 x 301: element stores");
+    model_run(&rng, d, 6, 10);
+    tma_permute_desc w = {.elem_bytes = 8, .rank = 2, .src_dims = {302, 300}, .perm = {1, 0}};
+    cr_assert(!plan_of(w).threads, "fp64 T 300 x 302, dst aligned: the TMA kernel");
+    L = plan_at(w, 0, 8);
+    cr_assert(L.threads && L.thr.drows && L.thr.ty * 8u == 2048u, "fp64 T 300 x 302, dst 8 bytes off: row spans");
+    model_run(&rng, w, 0, 8);
 }
 
 /* ------------------------------------------------------------------------------------------------ refusals */
