@@ -201,10 +201,8 @@ static uint32_t pm_thr_dspan(const pm_thr *R) {
 /* DST ROW SPANS (permute_tiles.h): a transpose whose tiles' dst row segments are PM_THR_ROW_SPAN_MIN bytes or more, with
  * few bank conflicts on the way into their buffers. */
 static uint32_t pm_thr_drows(const pm_thr *R) {
-    pm_thr T = *R;
-    T.drows = 1;
     return R->transpose && R->ty * R->e >= PM_THR_ROW_SPAN_MIN &&
-           pm_thr_span_ways(&T, PM_WRITES_DST_ROWS) <= PM_THR_SPAN_MAX_WAYS;
+           pm_thr_span_ways(R, PM_WRITES_DST_ROWS) <= PM_THR_SPAN_MAX_WAYS;
 }
 
 /* SRC SPANS (permute_tiles.h): the tile of a transpose whose src rows are short (up to PM_THR_WHOLE_X elements) and
