@@ -23,8 +23,11 @@ constexpr uint32_t EPI_ROWS = GM_EPI_ROWS, EPI_ROW_BYTES = GM_EPI_ROW_BYTES;
 constexpr uint32_t EPI_BYTES = EPI_ROWS * EPI_ROW_BYTES, EPI_BUFS = 2;
 constexpr tma_swizzle EPI_SWIZZLE = GM_EPI_SWIZZLE;
 /* The tile queue (gm_queue_push / gm_queue_take): slots of GM_QUEUED_BYTES, a full and an empty barrier each. */
-constexpr uint32_t GM_TILE_SLOTS = 4, GM_QUEUED_BYTES = 32;
-constexpr uint32_t GM_QUEUE_BYTES = GM_TILE_SLOTS * (GM_QUEUED_BYTES + 2u * (uint32_t)sizeof(uint64_t));
+constexpr uint32_t GM_TILE_SLOTS = 4, GM_QUEUED_BYTES = 48;
+/* Then the schedule an Ops makes on the device (Ops::DEVICE_SCHED: gm_queue_sched). */
+constexpr uint32_t GM_SCHED_SLOT_BYTES = 32;
+constexpr uint32_t GM_QUEUE_BYTES =
+    GM_TILE_SLOTS * (GM_QUEUED_BYTES + 2u * (uint32_t)sizeof(uint64_t)) + GM_SCHED_SLOT_BYTES;
 static_assert(BM / 2u == EPI_ROWS && EPI_ROW_BYTES == TMA_SWIZZLE_SPAN_128B, "a consumer's 64 rows, 128-byte box rows");
 
 /* A block's shared memory for output tiles of BM x TBN (TBN = 256, 192, 128 or 64: one m64nTBNk16 wgmma per
@@ -550,6 +553,9 @@ struct GmTile {
     uint32_t tm, tn;  /* tile row (this block's, in a cluster) and column */
     uint32_t rows;    /* the rows of C its stores are clipped to: M, or the group's M_g in the grouped GEMM */
     uint32_t group;   /* the grouped GEMM's group (0 elsewhere) */
+    uint32_t row0;    /* its first row of C, where its A box is loaded: tm * BM, but for the grouped GEMM's second
+                         half tiles (GroupedOps::next), tm * BM + 64 (rows clipped to the half's last, its second
+                         warpgroup idle) */
 };
 
 /* THE TILE QUEUE: the producer decides the block's schedule (Ops::next, the only caller) and passes each tile to the
@@ -578,6 +584,23 @@ static __device__ __forceinline__ uint64_t *gm_queue_empty(uint8_t *at, uint32_t
 }
 static __device__ __forceinline__ GmQueued *gm_queue_slot(uint8_t *at, uint32_t i) {
     return (GmQueued *)(at + 2u * GM_TILE_SLOTS * sizeof(uint64_t)) + i;
+}
+
+/* The schedule a DEVICE_SCHED Ops made on the device (Ops::device_sched), after the entries: the producer's alone. */
+static __device__ __forceinline__ uint8_t *gm_queue_sched(uint8_t *at) {
+    return at + GM_TILE_SLOTS * (GM_QUEUED_BYTES + 2u * (uint32_t)sizeof(uint64_t));
+}
+
+/* The schedule the producer's next() follows: the host's (the kernel's sched argument), or, for a DEVICE_SCHED Ops,
+ * the one it made in the queue's slot. Read where it lies: after setmaxnreg.dec the producer has 40 registers, and a
+ * copy of a schedule in them spilled (ptxas, CUDA 13.0). */
+template <typename Ops>
+static __device__ __forceinline__ const typename Ops::Sched &gm_sched_of(const gm_sched &host, uint8_t *queue) {
+    static_assert(sizeof(typename Ops::Sched) <= GM_SCHED_SLOT_BYTES, "the Ops' schedule fits its slot");
+    if constexpr (Ops::DEVICE_SCHED)
+        return *(const typename Ops::Sched *)gm_queue_sched(queue);
+    else
+        return host;
 }
 
 static __device__ __forceinline__ void gm_queue_init(uint8_t *at) { /* one thread, before the block's barrier */
@@ -618,6 +641,9 @@ struct GmDenseWalk {
 struct GmDenseTiles {
     using Walk = GmDenseWalk;
     static constexpr bool DEPENDENT_LAUNCH = false; /* nothing to wait for before reading global memory */
+    using Sched = gm_sched;                         /* the host's (the kernel's sched argument) */
+    static constexpr bool DEVICE_SCHED = false;
+    __device__ __forceinline__ Sched device_sched(const gm_sched &host) const { return host; }
     template <int CL, uint32_t TBN>
     static __device__ __forceinline__ Walk walk(uint32_t M, uint32_t N, uint32_t group_m, uint32_t worker,
                                                 uint32_t rank) {
@@ -638,6 +664,7 @@ struct GmDenseTiles {
         uint32_t gm;
         gm_tile_of(seg->unit, w.groups_m, w.tiles_n, w.group_m, &gm, &t->tn);
         t->tm = gm * CL + w.rank;
+        t->row0 = t->tm * BM;
         t->rows = w.rows;
         t->group = 0;
         return true;
@@ -665,8 +692,12 @@ struct GmDenseTiles {
  *                                              (with CL = 2, this block's half of them, multicast to both)
  *     the tiles, and where each is stored (GmDenseTiles for one product; the grouped GEMM's its own):
  *     Walk; DEPENDENT_LAUNCH (wait for the grid before, programmatic serialization, before reading global memory);
+ *     Sched, DEVICE_SCHED, Sched device_sched(const gm_sched &host) const;
+ *                                              the schedule next() follows: the host's (DEVICE_SCHED false, Sched
+ *                                              gm_sched), or one the producer warp's 32 threads make on the device
+ *                                              (the grouped GEMM's tile count is known only there)
  *     template <int CL, uint32_t TBN> static Walk walk(M, N, group_m, worker, rank);
- *     template <bool SPLIT, int CL> bool next(Walk &, const gm_sched &, gm_segment *, GmTile *) const;
+ *     template <bool SPLIT, int CL> bool next(Walk &, const Sched &, gm_segment *, GmTile *) const;
  *                                              the worker's next segment of stages and its tile (the producer's
  *                                              thread alone calls it; the consumers take its tiles from the queue)
  *     void enter_loads(Walk &, const GmTile &) const;   before the producer's loads of a tile (a group's maps)
@@ -746,6 +777,12 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (wg == 0) {
         /* ---- producer ---- */
         tma_setmaxnreg_dec<40>();
+        if (Ops::DEVICE_SCHED && threadIdx.x < 32u) {
+            const typename Ops::Sched d = ops.device_sched(sched);
+            if (threadIdx.x == 0)
+                *(typename Ops::Sched *)gm_queue_sched(queue) = d;
+        }
+        const typename Ops::Sched &psched = gm_sched_of<Ops>(sched, queue);
         if (threadIdx.x == 0) {
             ops.prefetch();
             const uint32_t tx = ops.tx_bytes(CL);
@@ -754,7 +791,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             uint32_t queued = 0;
             for (;;) {
                 GmQueued e;
-                e.more = ops.template next<SPLIT, CL>(walk, sched, &e.seg, &e.t) ? 1u : 0u;
+                e.more = ops.template next<SPLIT, CL>(walk, psched, &e.seg, &e.t) ? 1u : 0u;
                 gm_queue_push(queue, queued, e);
                 if (!e.more)
                     break;
@@ -801,7 +838,7 @@ __global__ void __launch_bounds__(THREADS, 1)
             const GmTile &t = e->t;
             const gm_segment &seg = e->seg;
             /* t.tm may be past the last tile row (a cluster's second): loads filled zeros, nothing is stored */
-            const uint32_t row0 = t.tm * BM + cw * 64u, col0 = t.tn * TBN;
+            const uint32_t row0 = t.row0 + cw * 64u, col0 = t.tn * TBN;
             if (row0 < t.rows)
                 gm_mainloop<CL>(acc, da0, db0, full, empty, seg.kb1 - seg.kb0, s, phase, lane == 0);
             else

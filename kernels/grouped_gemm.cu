@@ -169,6 +169,8 @@ struct GroupedOps {
     static constexpr uint32_t BN = ::BN;
     static constexpr bool C_TRANSPOSED = false;
     static constexpr bool DEPENDENT_LAUNCH = true; /* launched while gg_build_kernel may still run */
+    using Sched = gg_sched;                        /* half tiles in a short last wave (grouped_tiles.h) */
+    static constexpr bool DEVICE_SCHED = true;
     gg_params p;
     __device__ uint32_t rows() const { return 0u; } /* per group: GmTile.rows */
     __device__ uint32_t cols() const { return p.n; }
@@ -178,6 +180,18 @@ struct GroupedOps {
     __device__ void prefetch() const {} /* the maps are the table's, group by group */
     __device__ const tma_tensor *map(uint32_t group, uint32_t which) const {
         return &p.maps[(size_t)group * GG_MAPS + which];
+    }
+
+    /* The schedule (the producer warp, after the grid before has finished: the M_g are final): every group's tiles,
+     * summed by the warp's lanes. */
+    __device__ gg_sched device_sched(const gm_sched &) const {
+        const uint32_t lane = threadIdx.x % 32u, tiles_n = (p.n + BN - 1u) / BN;
+        uint64_t units = 0;
+        for (uint32_t g = lane; g < p.groups; g += 32u)
+            units += gg_group_units(p.m[g], tiles_n);
+        for (uint32_t o = 16u; o > 0u; o /= 2u)
+            units += __shfl_xor_sync(0xffffffffu, units, o);
+        return gg_sched_make(units, gridDim.x);
     }
 
     struct Walk {
@@ -196,21 +210,30 @@ struct GroupedOps {
         w.group_m = group_m;
         return w;
     }
-    /* This block's next tile whose group has valid maps: the whole of its K. The producer's thread alone. */
+    /* This block's next unit whose group has valid maps (else recorded by gg_build_kernel: the group's tiles are
+     * skipped), the whole of its K: a tile, or a half tile of the last wave (gg_taken_tile: its rows from row0, the
+     * rows clipped to the half's, the second warpgroup idle; a second half past the group's rows is skipped). The
+     * producer's thread alone. */
     template <bool SPLIT, int CL>
-    __device__ bool next(Walk &w, const gm_sched &, gm_segment *seg, GmTile *t) const {
+    __device__ bool next(Walk &w, const gg_sched &s, gm_segment *seg, GmTile *t) const {
         const uint32_t tiles_n = (p.n + BN - 1u) / BN;
         for (;;) {
             const int first = w.u == ~0ull;
             w.u = gg_unit_taken(blockIdx.x, gridDim.x, first, first ? 0ull : atomicAdd(&p.counters->taken, 1ull));
-            if (!gg_locate(&w.cursor, w.u, p.m, p.groups, tiles_n, w.group_m, &t->group, &t->tm, &t->tn))
+            uint32_t part = 0;
+            const uint64_t tile = w.u < gg_sched_takes(&s) ? gg_taken_tile(&s, w.u, &part) : ~0ull;
+            if (!gg_locate(&w.cursor, tile, p.m, p.groups, tiles_n, w.group_m, &t->group, &t->tm, &t->tn))
                 return false;
-            if (p.ok[t->group]) /* else recorded by gg_build_kernel: the group's tiles are skipped */
-                break;
+            if (!p.ok[t->group])
+                continue;
+            const uint32_t rows = (uint32_t)p.m[t->group], row0 = t->tm * BM + (part == 2u ? BM / 2u : 0u);
+            if (row0 >= rows)
+                continue;
+            t->row0 = row0;
+            t->rows = part != 0u && row0 + BM / 2u < rows ? row0 + BM / 2u : rows;
+            seg->unit = (uint32_t)w.u, seg->kb0 = 0u, seg->kb1 = (p.k + BK - 1u) / BK;
+            return true;
         }
-        t->rows = (uint32_t)p.m[t->group];
-        seg->unit = (uint32_t)w.u, seg->kb0 = 0u, seg->kb1 = (p.k + BK - 1u) / BK;
-        return true;
     }
     /* Every producer has taken its last unit (past the end) before it counts itself done, so the last one done may put
      * the counters back for the next run (stream order: no run starts before this one has ended). */
@@ -231,7 +254,7 @@ struct GroupedOps {
     }
     template <int CL>
     __device__ void load(uint8_t *sa, uint8_t *sb, uint64_t *bar, uint32_t kb, const GmTile &t, uint32_t) const {
-        tma_load_2d(sa, map(t.group, GG_MAP_A), bar, (int32_t)(kb * BK), (int32_t)(t.tm * BM));
+        tma_load_2d(sa, map(t.group, GG_MAP_A), bar, (int32_t)(kb * BK), (int32_t)t.row0);
         tma_load_2d(sb, map(t.group, GG_MAP_B), bar, (int32_t)(kb * BK), (int32_t)(t.tn * BN));
     }
     __device__ const tma_tensor *c_map(Walk &w, const GmTile &t, const tma_tensor *, bool issuer) const {

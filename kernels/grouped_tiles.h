@@ -54,6 +54,42 @@ TMA_HD uint64_t gg_unit_taken(uint32_t block, uint32_t grid, int first, uint64_t
     return first ? block : grid + taken;
 }
 
+/** The GEMM's schedule, made on the device (GroupedOps::device_sched: the tile count is the sum over the groups of
+ *  gg_group_units, known only there). HALF TILES: where the tiles leave a last wave of r tiles (r = units % workers)
+ *  that fills at most half of the grid (2 r <= workers), each of those r tiles is taken as two units of 64 rows, one
+ *  consumer warpgroup's each (the other idle: about half a tile's time, as a group's last tile of <= 64 rows), so the
+ *  last wave takes about half a tile's time instead of a whole one's, and no block waits for another. The two halves
+ *  read the same B tile, taken one after the other (the L2 serves the second). Stream-K over the last waves, tried
+ *  first, ran 1.2-1.5x slower there: its blocks work on different K slices of different tiles at once, and with 8
+ *  experts' 32 MiB weights the L2 no longer served the neighbours' B tiles (docs/lab/grouped_gemm.md). */
+typedef struct gg_sched {
+    uint64_t units; /**< the groups' tiles */
+    uint64_t split; /**< the first tile taken as two halves (units: none) */
+} gg_sched;
+
+TMA_HD gg_sched gg_sched_make(uint64_t units, uint32_t workers) {
+    const uint64_t r = workers > 0u ? units % workers : 0u;
+    gg_sched s;
+    s.units = units;
+    s.split = r > 0u && 2u * r <= workers ? units - r : units;
+    return s;
+}
+
+/** The units the blocks take at run time (gg_unit_taken numbers them): the tiles before s->split, then two halves of
+ *  each tile after. */
+TMA_HD uint64_t gg_sched_takes(const gg_sched *s) { return s->split + 2u * (s->units - s->split); }
+
+/** The tile of taken unit v (< gg_sched_takes) and its part: 0 the whole tile, 1 its rows 0-63, 2 its rows 64-127.
+ *  Monotone in v, so a block's tiles only move forward (gg_locate's cursor). */
+TMA_HD uint64_t gg_taken_tile(const gg_sched *s, uint64_t v, uint32_t *part) {
+    if (v < s->split) {
+        *part = 0u;
+        return v;
+    }
+    *part = 1u + (uint32_t)((v - s->split) % 2u);
+    return s->split + (v - s->split) / 2u;
+}
+
 /** The template descriptors: A_g (rows x K, K-major; boxes of 64 K x 128 rows), B_g (N x K; 64 K x 256 rows) and
  *  C_g (rows x N; the epilogue's 64 rows x 64 columns), bf16, 128B swizzle. Templates (TMA_DESC_TEMPLATE): one row
  *  and no address until the kernel sets a group's. L2 promotion 256B, as the dense GEMM's. */

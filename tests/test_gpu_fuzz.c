@@ -36,6 +36,7 @@
 #include "gpu_common.h"
 #include "gpu_ref.h"
 #include "permute_ref.h"
+#include "grouped_tiles.h" /* gg_sched_make: whether the grouped GEMM takes half tiles, for the coverage line */
 #include "permute_tiles.h" /* pm_plan: which spans the thread kernel's plan takes, for the coverage line */
 #include "tma/kernels.h"
 
@@ -678,7 +679,7 @@ Test(gpu_fuzz, gemm, .timeout = 900) {
 
 enum { GG_MAX = 256, GG_MACS_CAP_LOG2 = 33, GG_ELEMS_CAP = 1 << 27 };
 enum { GG_EMPTY, GG_TINY, GG_HUGE, GG_GRID, GG_GROUPM, GG_ONECALL, GG_INTS, GG_KZERO, GG_MANY, GG_SKIP, GG_TUNED,
-       GG_THREADS };
+       GG_THREADS, GG_HALVES };
 
 /* One group's rows: empty, a few (under a tile), a few hundred, or thousands. */
 static int gg_rows(uint64_t *s) {
@@ -795,6 +796,14 @@ static void grouped_problem(fuzz *f, uint64_t seed) {
     f->cover[GG_MANY] += groups >= 64;
     f->cover[GG_SKIP] += skip_build;
     f->cover[GG_THREADS] += odd;
+    if (!odd && k > 0 && n > 0) { /* the schedule the device makes (GroupedOps::device_sched), from the same counts */
+        uint64_t units = 0;
+        for (int g = 0; g < groups; g++)
+            units += gg_group_units(m[g], ((uint32_t)n + TMA_GEMM_BN - 1u) / TMA_GEMM_BN);
+        const int blocks = have_plan && plan.grid_blocks > 0 ? plan.grid_blocks : fz_sms();
+        const gg_sched sched = gg_sched_make(units, (uint32_t)blocks);
+        f->cover[GG_HALVES] += sched.split < sched.units;
+    }
     float rel, abs_coef;
     fz_bound(data, 0, &rel, &abs_coef);
     for (int run = 1; run <= RUNS; run++) {
@@ -859,6 +868,7 @@ static const fz_option grouped_options[] = {
     {"integer data", GG_INTS},
     {"options set through tma_grouped_gemm_plan_tune", GG_TUNED},
     {"N or K off a multiple of 8 (thread loads, operands at any even offset)", GG_THREADS},
+    {"half tiles in a short last wave (the device's gg_sched_make)", GG_HALVES},
 };
 
 Test(gpu_fuzz, grouped, .timeout = 900) {

@@ -1,7 +1,8 @@
 /* The grouped GEMM's CPU half (kernels/grouped_tiles.h), without a GPU:
  *   grouped_sched  - the units the blocks take at run time (gg_unit_taken, in a random order of the blocks)
  *                    together visit each tile of each group with rows exactly once, for random row counts (0 and
- *                    negative ones included), grids and band heights.
+ *                    negative ones included), grids and band heights; with the last wave's tiles taken as halves
+ *                    (gg_sched_make) every row of every tile exactly once.
  *   grouped_maps   - the kernel's per-group edits, replayed on the template descriptors (tma_desc_apply_edit,
  *                    the host mirror of what the device does), give each group's own descriptor; through them the
  *                    CPU model loads the tiles of a random grouped problem, and the product of the loaded boxes,
@@ -84,6 +85,98 @@ Test(grouped_sched, every_tile_once) {
                          (unsigned long long)total);
         free(seen);
     }
+}
+
+/* The schedule the device makes (gg_sched_make): half tiles where the last wave fills at most half of the grid. 8
+ * experts over 4,096 tokens at N = K = 4096 (0-1306 rows each): 36 tile rows of 16 tiles, 576 tiles on 132 blocks. */
+Test(grouped_sched, half_tiles_where_the_last_wave_is_short) {
+    const gg_sched short_wave = gg_sched_make(576, 132);
+    cr_assert_eq(short_wave.split, 528u, "the last wave's 48 tiles are taken as halves");
+    cr_assert_eq(gg_sched_takes(&short_wave), 528u + 96u);
+    const gg_sched full = gg_sched_make(528, 132);
+    cr_assert_eq(full.split, 528u, "4 whole waves: no halves");
+    const gg_sched long_wave = gg_sched_make(600, 132);
+    cr_assert_eq(long_wave.split, 600u, "a last wave of 72 tiles: 144 halves would not fit one wave");
+    const gg_sched one_wave = gg_sched_make(40, 132);
+    cr_assert_eq(one_wave.split, 0u, "40 tiles: 80 halves in one wave");
+    const gg_sched none = gg_sched_make(0, 132);
+    cr_assert_eq(gg_sched_takes(&none), 0u);
+    uint32_t part;
+    cr_assert(gg_taken_tile(&short_wave, 527, &part) == 527u && part == 0u);
+    cr_assert(gg_taken_tile(&short_wave, 528, &part) == 528u && part == 1u);
+    cr_assert(gg_taken_tile(&short_wave, 529, &part) == 528u && part == 2u);
+    cr_assert(gg_taken_tile(&short_wave, 623, &part) == 575u && part == 2u);
+}
+
+/* The walk of GroupedOps::next (grouped_gemm.cu) under the device's schedule, for random row counts and grids, the
+ * blocks in a random order: units taken at run time (gg_unit_taken), each a whole tile or, past gg_sched's split, a
+ * half (gg_taken_tile; a second half past its group's rows skipped). Together they cover the rows of every tile of
+ * every group with rows exactly once, in 64-row halves, and a block's tiles only move forward (its cursor). */
+Test(grouped_sched, every_row_once_with_half_tiles) {
+    seed("grouped_sched.every_row_once_with_half_tiles");
+    enum { MAXG = 40, MAXB = 40 };
+    int halves = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        const uint32_t groups = 1 + rnd_below(MAXG), tiles_n = 1 + rnd_below(5), grid = 1 + rnd_below(MAXB);
+        const uint32_t group_m = 1 + rnd_below(20);
+        int32_t m[MAXG];
+        uint64_t total = 0, offset[MAXG + 1];
+        for (uint32_t g = 0; g < groups; g++) {
+            const uint32_t kind = rnd_below(5);
+            m[g] = kind == 0 ? 0 : kind == 1 ? -(int32_t)rnd_below(100) - 1 : (int32_t)rnd_below(700);
+            offset[g] = total;
+            total += gg_group_units(m[g], tiles_n);
+        }
+        const gg_sched s = gg_sched_make(total, grid);
+        halves += s.split < s.units;
+        uint8_t *seen = calloc(total + 1, 1); /* bit 0: rows 0-63 of the tile, bit 1: rows 64-127 */
+        cr_assert(seen != NULL);
+        gg_cursor c[MAXB];
+        uint64_t taken = 0, last_tile[MAXB];
+        int first[MAXB], finished[MAXB], any[MAXB];
+        uint32_t finished_n = 0;
+        for (uint32_t b = 0; b < grid; b++)
+            c[b].group = 0, c[b].first = 0, first[b] = 1, finished[b] = 0, any[b] = 0, last_tile[b] = 0;
+        while (finished_n < grid) {
+            const uint32_t b = rnd_below(grid);
+            if (finished[b])
+                continue;
+            const uint64_t v = gg_unit_taken(b, grid, first[b], first[b] ? 0 : taken++);
+            first[b] = 0;
+            uint32_t part = 0, g, tm, tn;
+            const uint64_t tile = v < gg_sched_takes(&s) ? gg_taken_tile(&s, v, &part) : ~0ull;
+            if (!gg_locate(&c[b], tile, m, groups, tiles_n, group_m, &g, &tm, &tn)) {
+                cr_assert_geq(v, gg_sched_takes(&s), "unit %llu not located", (unsigned long long)v);
+                finished[b] = 1, finished_n++;
+                continue;
+            }
+            cr_assert(!any[b] || tile >= last_tile[b], "block %u: tiles move forward", b);
+            any[b] = 1, last_tile[b] = tile;
+            const uint32_t row0 = tm * TMA_GEMM_BM + (part == 2u ? TMA_GEMM_BM / 2u : 0u);
+            if (row0 >= (uint32_t)m[g]) { /* an empty second half: skipped, as the kernel does */
+                cr_assert_eq(part, 2u, "only a second half is empty");
+                continue;
+            }
+            const uint64_t id = tile; /* the unit's number (gm_tile_of order inside its group) */
+            const uint8_t bits = part == 0u ? 3u : part == 1u ? 1u : 2u;
+            cr_assert_eq(seen[id] & bits, 0, "group %u tile (%u, %u) rows twice", g, tm, tn);
+            seen[id] |= bits;
+        }
+        /* what each tile must have had done: both halves, but a half tile of <= 64 rows its first alone */
+        for (uint32_t g = 0; g < groups; g++)
+            for (uint64_t i = 0; i < gg_group_units(m[g], tiles_n); i++) {
+                const uint64_t id = offset[g] + i;
+                const uint32_t tiles_m = ((uint32_t)m[g] + TMA_GEMM_BM - 1u) / TMA_GEMM_BM;
+                uint32_t tm, tn;
+                gm_tile_of((uint32_t)i, tiles_m, tiles_n, group_m, &tm, &tn);
+                const uint32_t rows_left = (uint32_t)m[g] - tm * TMA_GEMM_BM;
+                const uint8_t want = id >= s.split && rows_left <= TMA_GEMM_BM / 2u ? 1u : 3u;
+                cr_assert_eq(seen[id], want, "trial %d: group %u tile %llu: rows %x covered, %x due", trial, g,
+                             (unsigned long long)i, seen[id], want);
+            }
+        free(seen);
+    }
+    cr_assert_gt(halves, 20, "the trials exercise half tiles (%d of 300)", halves);
 }
 
 /* Group g's descriptor, as the device builds it: the template with the group's edits. */
