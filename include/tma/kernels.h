@@ -159,7 +159,7 @@ tma_status tma_gemm(const void *a, const void *b, void *c, tma_gemm_out out, int
  * in device memory, so a router on the GPU can write them without a host synchronization: the kernel reads them
  * when it runs and builds each group's tensor maps on the device (tma/tensormap.cuh).
  * The work: 128 x 256 tiles (TMA_GEMM_BM x TMA_GEMM_BN), the tiles of group 0 first, then group 1, and so on; the
- * blocks of the persistent grid take them at run time. Each run is two launches: one warp per group builds the
+ * blocks of the persistent grid take them at run time, the tiles of a short last wave as two 64-row halves each. Each run is two launches: one warp per group builds the
  * group's three maps (and checks them by the rules of rules.h), then the GEMM. Where N or K is not a multiple of 8
  * (rows TMA cannot read), one launch of a kernel whose threads load the operands instead (plan.thread_loads).
  * ============================================================================================= */
