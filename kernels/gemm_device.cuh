@@ -142,8 +142,9 @@ static __device__ __forceinline__ void gm_mainloop(float (&acc)[R], uint64_t da0
 
 /* gm_mainloop for a consumer warpgroup whose 64 rows all lie past the tile's rows (a group's or the product's last
  * tile row with at most 64 rows left, a cluster's second tile row past M): it waits for each of the nk stages and
- * releases it at once, with no wgmma, so the other warpgroup has the tensor cores to itself and the tile takes about
- * half a tile's time. Its accumulators are zeros (what the zero-filled rows sum to). The stages pass at the same ring
+ * releases it at once, with no wgmma, so the other warpgroup has the tensor cores to itself. Where few blocks run (a
+ * short last wave) such a tile takes about half a tile's time; where every SM is busy, as long as a whole tile (the
+ * loads are the same; H100, docs/lab/grouped_gemm.md "The last wave"). Its accumulators are zeros (what the zero-filled rows sum to). The stages pass at the same ring
  * positions and parities as gm_mainloop's. A loop of its own: a branch on it inside gm_mainloop's loop made ptxas
  * serialize every wgmma of the kernel (C7518: a warpgroup dependency barrier in a divergent path; CUDA 13.0). */
 template <int CL, uint32_t R>

@@ -57,8 +57,9 @@ TMA_HD uint64_t gg_unit_taken(uint32_t block, uint32_t grid, int first, uint64_t
 /** The GEMM's schedule, made on the device (GroupedOps::device_sched: the tile count is the sum over the groups of
  *  gg_group_units, known only there). HALF TILES: where the tiles leave a last wave of r tiles (r = units % workers)
  *  that fills at most half of the grid (2 r <= workers), each of those r tiles is taken as two units of 64 rows, one
- *  consumer warpgroup's each (the other idle: about half a tile's time, as a group's last tile of <= 64 rows), so the
- *  last wave takes about half a tile's time instead of a whole one's, and no block waits for another. The two halves
+ *  consumer warpgroup's each (the other idle; with the other SMs idle, about half a tile's time: while every SM is
+ *  busy a tile of 64 rows costs a whole one's, docs/lab/grouped_gemm.md "The last wave"), so the last wave takes
+ *  about half a tile's time instead of a whole one's, and no block waits for another. The two halves
  *  read the same B tile, taken one after the other (the L2 serves the second). Stream-K over the last waves, tried
  *  first, ran 1.2-1.5x slower there: its blocks work on different K slices of different tiles at once, and with 8
  *  experts' 32 MiB weights the L2 no longer served the neighbours' B tiles (docs/lab/grouped_gemm.md). */
