@@ -766,8 +766,11 @@ __global__ void __launch_bounds__(THREADS, 1)
         gm_queue_init(queue);
         tma_fence_mbar_init();
     }
-    if (Ops::DEPENDENT_LAUNCH)
+    if (Ops::DEPENDENT_LAUNCH) {
         tma_grid_dependency_wait(); /* nothing in global memory is read before the grid before has finished */
+        tma_grid_launch_dependents(); /* a kernel launched after this one with programmatic serialization may
+                                         start as SMs free up (the grouped GEMM's groups off 16 bytes) */
+    }
     if (CL == 2) {
         tma_cluster_arrive(); /* the peer's barriers are initialised before any multicast or remote arrive */
         tma_cluster_wait();

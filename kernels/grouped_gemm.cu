@@ -47,13 +47,27 @@ struct gg_params {
     const int32_t *m;
     uint32_t groups, n, k;
     tma_tensor *maps; /* groups x GG_MAPS: the map table */
-    int32_t *ok;      /* groups: 1 where the group's maps are valid (or it has no rows) */
+    int32_t *ok;      /* groups: GG_OK_MAPS where the group's maps are valid (or it has no rows), GG_OK_THREADS where
+                         the threads compute it after the pipeline (gg_misaligned), 0 where it is skipped (an error
+                         recorded) */
     gg_error *error;
     gg_counters *counters; /* the GEMM's schedule: the units taken, the producers done */
 };
 
 constexpr uint32_t BUILD_WARPS = 4; /* groups per block of gg_build_kernel */
+constexpr int32_t GG_OK_MAPS = 1, GG_OK_THREADS = 2;
 } // namespace
+
+/* Whether the thread-loaded kernel can read or write a group's matrix at `ptr`: a device address at a whole element. */
+static __device__ bool gg_threads_usable(const void *ptr) { return ptr != NULL && (uintptr_t)ptr % 2u == 0; }
+
+/* GROUPS OFF 16 BYTES: a group of rows whose A_g, B_g and C_g are all usable by the threads (non-NULL, at whole
+ * elements) but one of which lies off 16 bytes, which no TMA map may start at (the driver's address rule), is
+ * computed by the thread-loaded kernel after the pipeline (gg_threads_kernel with `only`), not refused. */
+static __device__ bool gg_misaligned(const void *a, const void *b, const void *c) {
+    return gg_threads_usable(a) && gg_threads_usable(b) && gg_threads_usable(c) &&
+           ((uintptr_t)a | (uintptr_t)b | (uintptr_t)c) % TMA_GLOBAL_ALIGN != 0u;
+}
 
 /* Record the first error of a run (the host reads and clears it), in the words of the kernels' rows
  * (kernel_rules.h: GROUP_MAP, then the rule beneath it; GROUP_NEGATIVE_ROWS), formatted here on the device by libtma's
@@ -110,7 +124,8 @@ static __device__ int gg_build_map(const gg_params &p, uint32_t g, int32_t rows,
 /* One warp of gg_build_kernel: group g's three maps, built and checked by lanes 0-2 side by side (a single thread
  * doing all three took ~3x as long: the checks are long chains of dependent instructions), then published by the
  * warp (tensormap.cp_fenceproxy is warp-collective) into the map table. A group without rows needs no maps (its
- * pointers may be NULL); a negative M_g is an error. Writes p.ok[g]. */
+ * pointers may be NULL); a negative M_g is an error; a group off 16 bytes (gg_misaligned) is left to the threads.
+ * Writes p.ok[g]. */
 static __device__ void gg_build_group(const gg_params &p, uint32_t g, tma_map_builder (&b)[GG_MAPS]) {
     const uint32_t lane = threadIdx.x % 32u;
     const int32_t rows = p.m[g];
@@ -118,8 +133,13 @@ static __device__ void gg_build_group(const gg_params &p, uint32_t g, tma_map_bu
         if (lane == 0) {
             if (rows < 0)
                 gg_record_negative_rows(p.error, g, rows);
-            p.ok[g] = 1;
+            p.ok[g] = GG_OK_MAPS;
         }
+        return;
+    }
+    if (gg_misaligned(p.a[g], p.b[g], p.c[g])) { /* the same loads in every lane: the warp takes this branch whole */
+        if (lane == 0)
+            p.ok[g] = GG_OK_THREADS;
         return;
     }
     const int mine = lane < GG_MAPS ? gg_build_map(p, g, rows, lane, &b[lane]) : 1;
@@ -138,7 +158,7 @@ static __device__ void gg_build_group(const gg_params &p, uint32_t g, tma_map_bu
             tma_map_publish(&maps[which].map, &b[which].map);
     }
     if (lane == 0)
-        p.ok[g] = ok ? 1 : 0;
+        p.ok[g] = ok ? GG_OK_MAPS : 0;
 }
 
 /* The map table: warp w of block b builds group BUILD_WARPS * b + w. The GEMM, launched with programmatic
@@ -224,7 +244,7 @@ struct GroupedOps {
             const uint64_t tile = w.u < gg_sched_takes(&s) ? gg_taken_tile(&s, w.u, &part) : ~0ull;
             if (!gg_locate(&w.cursor, tile, p.m, p.groups, tiles_n, w.group_m, &t->group, &t->tm, &t->tn))
                 return false;
-            if (!p.ok[t->group])
+            if (p.ok[t->group] != GG_OK_MAPS) /* skipped, or left to the threads */
                 continue;
             const uint32_t rows = (uint32_t)p.m[t->group], row0 = t->tm * BM + (part == 2u ? BM / 2u : 0u);
             if (row0 >= rows)
@@ -278,7 +298,8 @@ static constexpr void (*gg_kernel)(GroupedOps, tma_tensor, __nv_bfloat16 *, uint
  * past K), its eight warps multiply them with wmma (16 x 16 x 16 bf16, fp32 accumulate: 32 x 64 outputs a warp),
  * and each output is stored clipped to M_g x N. Any N, K and element-aligned addresses; slower than the TMA pipeline
  * (docs/lab/grouped_gemm.md "Any N and K"). It validates the groups as gg_build_kernel does: a negative M_g, or for
- * M_g > 0 a NULL or odd pointer, is recorded for tma_grouped_gemm_check and the group skipped.
+ * M_g > 0 a NULL or odd pointer, is recorded for tma_grouped_gemm_check and the group skipped. Its instance ONLY runs
+ * after the pipeline for the groups the map build left to it (GROUPS OFF 16 BYTES, above), already validated. 
  * ------------------------------------------------------------------------------------------- */
 constexpr uint32_t GT_BM = 128, GT_BN = 128, GT_BK = 32, GT_THREADS = 256;
 constexpr uint32_t GT_LD = GT_BK + 8;     /* a staged row: 40 elements (80 bytes; wmma wants a multiple of 8) */
@@ -294,16 +315,16 @@ struct gg_threads_args {
     const int32_t *m;
     uint32_t groups, n, k;
     gg_error *error;
+    const int32_t *only; /* NULL: every group (plan.thread_loads); else, after the pipeline, the groups with only[g] ==
+                            GG_OK_THREADS (GROUPS OFF 16 BYTES), which the map build has validated */
 };
-
-/* Whether the kernel can read or write a group's matrix at `ptr`: a device address at a whole element. */
-static __device__ bool gg_threads_usable(const void *ptr) { return ptr != NULL && (uintptr_t)ptr % 2u == 0; }
 
 /* Whether group g has work the kernel does: rows, and every pointer usable; else 0 rows (a fault is recorded by
  * gg_threads_validate). */
+template <bool ONLY>
 static __device__ uint32_t gg_threads_rows(const gg_threads_args &p, uint32_t g) {
     const int32_t rows = p.m[g];
-    if (rows <= 0)
+    if (rows <= 0 || (ONLY && p.only[g] != GG_OK_THREADS))
         return 0;
     return gg_threads_usable(p.a[g]) && gg_threads_usable(p.b[g]) && gg_threads_usable(p.c[g]) ? (uint32_t)rows : 0u;
 }
@@ -339,11 +360,22 @@ static __device__ __forceinline__ void gg_threads_stage(uint16_t *to, const uint
     }
 }
 
+/* ONLY: the instance launched after the pipeline for the groups off 16 bytes (p.only; GROUPS OFF 16 BYTES), compiled
+ * apart: the test of p.only in the one instance cost ptxas an 8-byte spill (CUDA 13.0). */
+template <bool ONLY>
 __global__ void __launch_bounds__(GT_THREADS, GT_BLOCKS_PER_SM) gg_threads_kernel(const gg_threads_args p) {
     using namespace nvcuda;
     __shared__ __align__(32) uint16_t sa[GT_BM * GT_LD], sb[GT_BN * GT_LD];
     __shared__ __align__(32) float scratch[GT_THREADS / 32u][16 * 16];
-    gg_threads_validate(p);
+    if (ONLY) { /* after the pipeline: nothing to do unless some group was left to the threads */
+        int any = 0;
+        for (uint32_t g = threadIdx.x; g < p.groups; g += blockDim.x)
+            any |= p.only[g] == GG_OK_THREADS;
+        if (!__syncthreads_or(any))
+            return;
+    } else {
+        gg_threads_validate(p);
+    }
     const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u, wm = warp % 4u, wn = warp / 4u;
     const uint32_t tiles_n = (p.n + GT_BN - 1u) / GT_BN;
     uint32_t g = 0;
@@ -351,7 +383,7 @@ __global__ void __launch_bounds__(GT_THREADS, GT_BLOCKS_PER_SM) gg_threads_kerne
     for (uint64_t t = blockIdx.x;; t += gridDim.x) {
         uint32_t rows = 0;
         for (; g < p.groups; g++) { /* the group of tile t: every block walks forward, in the same order */
-            rows = gg_threads_rows(p, g);
+            rows = gg_threads_rows<ONLY>(p, g);
             const uint64_t tiles = (uint64_t)(rows + GT_BM - 1u) / GT_BM * tiles_n;
             if (t < first + tiles)
                 break;
@@ -639,8 +671,8 @@ extern "C" tma_status tma_grouped_gemm_run(const tma_grouped_gemm_plan *p, tma_s
     }
     if (p->thread_loads) {
         const gg_threads_args args = {p->a, p->b, p->c, p->m, (uint32_t)p->groups, (uint32_t)p->n, (uint32_t)p->k,
-                                      gg_error_record(p)};
-        gg_threads_kernel<<<l.blocks, GT_THREADS, 0, s>>>(args);
+                                      gg_error_record(p), NULL};
+        gg_threads_kernel<false><<<l.blocks, GT_THREADS, 0, s>>>(args);
         st = kd_cuda(diag, cudaGetLastError(), "tma_grouped_gemm thread-loaded kernel launch");
         return st == TMA_OK ? kd_ok(diag) : st;
     }
@@ -672,6 +704,26 @@ extern "C" tma_status tma_grouped_gemm_run(const tma_grouped_gemm_plan *p, tma_s
     st = kd_cuda(diag, cudaLaunchKernelEx(&cfg, gg_kernel, ops, no_c, (__nv_bfloat16 *)NULL, l.group_m, 0u, sched,
                                           GmPartials{}),
                  "tma_grouped_gemm kernel launch");
+    if (st != TMA_OK)
+        return st;
+    /* GROUPS OFF 16 BYTES: the groups the build left to the threads (each block returns at once where there are
+     * none). Programmatic serialization: the GEMM lets it start as soon as it has waited for the build (the flags
+     * are written then), and its blocks take the SMs the GEMM's blocks leave; it reads nothing the GEMM writes and
+     * writes only the C_g the GEMM skips. docs/lab/grouped_gemm.md "Groups off 16 bytes, computed". */
+    const gg_threads_args only = {p->a, p->b, p->c, p->m, (uint32_t)p->groups, (uint32_t)p->n, (uint32_t)p->k,
+                                  gg_error_record(p), gg_ok_flags(p)};
+    cudaLaunchConfig_t after;
+    memset(&after, 0, sizeof after);
+    after.gridDim = dim3((uint32_t)p->sms * GT_BLOCKS_PER_SM, 1, 1);
+    after.blockDim = dim3(GT_THREADS, 1, 1);
+    after.stream = s;
+    cudaLaunchAttribute serial[1];
+    serial[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    serial[0].val.programmaticStreamSerializationAllowed = 1;
+    after.attrs = serial;
+    after.numAttrs = 1;
+    st = kd_cuda(diag, cudaLaunchKernelEx(&after, gg_threads_kernel<true>, only),
+                 "tma_grouped_gemm launch of the groups off 16 bytes");
     return st == TMA_OK ? kd_ok(diag) : st;
 }
 

@@ -679,7 +679,7 @@ Test(gpu_fuzz, gemm, .timeout = 900) {
 
 enum { GG_MAX = 256, GG_MACS_CAP_LOG2 = 33, GG_ELEMS_CAP = 1 << 27 };
 enum { GG_EMPTY, GG_TINY, GG_HUGE, GG_GRID, GG_GROUPM, GG_ONECALL, GG_INTS, GG_KZERO, GG_MANY, GG_SKIP, GG_TUNED,
-       GG_THREADS, GG_HALVES };
+       GG_THREADS, GG_HALVES, GG_OFF16 };
 
 /* One group's rows: empty, a few (under a tile), a few hundred, or thousands. */
 static int gg_rows(uint64_t *s) {
@@ -718,10 +718,16 @@ static void grouped_problem(fuzz *f, uint64_t seed) {
     /* pools: A_g, B_g and C_g of every group at 16-byte aligned offsets (at any even one under the thread-loaded
      * kernel), each C_g between GUARD poisoned bytes */
     const int odd = any && (n % 8 != 0 || k % 8 != 0);
+    /* under the pipeline, groups at any even offset too: those off 16 bytes are computed by the threads after it */
+    const int shifted = !odd && fz_pct(&s, 15);
     size_t a_at[GG_MAX], b_at[GG_MAX], c_at[GG_MAX], r_at[GG_MAX], a_total = 0, b_total = 0, c_total = 0, r_total = 0;
+    uint32_t off16 = 0; /* groups with rows off 16 bytes under the pipeline */
     for (int g = 0; g < groups; g++) {
-        const size_t a_off = odd ? 2u * (size_t)fz_in(&s, 0, 7) : 0u, b_off = odd ? 2u * (size_t)fz_in(&s, 0, 7) : 0u;
-        const size_t c_off = odd ? 2u * (size_t)fz_in(&s, 0, 7) : 0u;
+        const int at_any = odd || shifted;
+        const size_t a_off = at_any ? 2u * (size_t)fz_in(&s, 0, 7) : 0u;
+        const size_t b_off = at_any ? 2u * (size_t)fz_in(&s, 0, 7) : 0u;
+        const size_t c_off = at_any ? 2u * (size_t)fz_in(&s, 0, 7) : 0u;
+        off16 += shifted && m[g] > 0 && k > 0 && (a_off | b_off | c_off) % 16u != 0u;
         a_at[g] = a_total + a_off;
         a_total += round_up((int64_t)m[g] * k * 2 + a_off, 16) + 16u * (size_t)fz_in(&s, 0, 2);
         b_at[g] = b_total + b_off;
@@ -796,6 +802,7 @@ static void grouped_problem(fuzz *f, uint64_t seed) {
     f->cover[GG_MANY] += groups >= 64;
     f->cover[GG_SKIP] += skip_build;
     f->cover[GG_THREADS] += odd;
+    f->cover[GG_OFF16] += off16;
     if (!odd && k > 0 && n > 0) { /* the schedule the device makes (GroupedOps::device_sched), from the same counts */
         uint64_t units = 0;
         for (int g = 0; g < groups; g++)
@@ -869,6 +876,7 @@ static const fz_option grouped_options[] = {
     {"options set through tma_grouped_gemm_plan_tune", GG_TUNED},
     {"N or K off a multiple of 8 (thread loads, operands at any even offset)", GG_THREADS},
     {"half tiles in a short last wave (the device's gg_sched_make)", GG_HALVES},
+    {"groups off 16 bytes under the pipeline (the threads after it)", GG_OFF16},
 };
 
 Test(gpu_fuzz, grouped, .timeout = 900) {

@@ -197,8 +197,9 @@ typedef struct tma_grouped_gemm_plan {
  *  the workspace (cudaMalloc). a, b, c, m: device arrays of `groups` entries (NULL only when groups == 0; a and b
  *  are not read when K == 0). Rules: groups, N, K >= 0 (any N and K: where either is not a multiple of 8, TMA cannot
  *  read the rows and the plan's thread_loads kernel runs). Per group, checked on the device when it runs
- *  (tma_grouped_gemm_check reports): M_g >= 0; for M_g > 0, A_g, B_g and C_g non-NULL and 16-byte aligned (TMA's
- *  address rule; 2-byte aligned under thread_loads).
+ *  (tma_grouped_gemm_check reports): M_g >= 0; for M_g > 0, A_g, B_g and C_g non-NULL and at whole elements (2-byte
+ *  aligned). A group of which one lies off 16 bytes (TMA's address rule) is computed after the pipeline by the
+ *  thread-loaded kernel (docs/guide/grouped_gemm.md "Groups off 16 bytes").
  *  @return TMA_OK; TMA_ERR_ARG / TMA_ERR_NULL_ARG (diag names the rule); TMA_ERR_DEVICE without an sm_90 device;
  *          TMA_ERR_CUDA */
 tma_status tma_grouped_gemm_plan_make(tma_grouped_gemm_plan *p, int groups, int n, int k, const void *const *a,
