@@ -299,7 +299,7 @@ static constexpr void (*gg_kernel)(GroupedOps, tma_tensor, __nv_bfloat16 *, uint
  * and each output is stored clipped to M_g x N. Any N, K and element-aligned addresses; slower than the TMA pipeline
  * (docs/lab/grouped_gemm.md "Any N and K"). It validates the groups as gg_build_kernel does: a negative M_g, or for
  * M_g > 0 a NULL or odd pointer, is recorded for tma_grouped_gemm_check and the group skipped. Its instance ONLY runs
- * after the pipeline for the groups the map build left to it (GROUPS OFF 16 BYTES, above), already validated. 
+ * after the pipeline for the groups the map build left to it (GROUPS OFF 16 BYTES, above), already validated.
  * ------------------------------------------------------------------------------------------- */
 constexpr uint32_t GT_BM = 128, GT_BN = 128, GT_BK = 32, GT_THREADS = 256;
 constexpr uint32_t GT_LD = GT_BK + 8;     /* a staged row: 40 elements (80 bytes; wmma wants a multiple of 8) */
