@@ -579,12 +579,189 @@ __global__ void __launch_bounds__(PM_THR_THREADS, PM_THR_BLOCKS_PER_SM) pm_threa
         tma_store_wait<0>(); /* shared memory must outlive the bulk copies' reads */
 }
 
+/* ------------------------------------------------------------------------------------------------
+ * CHUNK TRANSPOSE (permute_tiles.h): 16-byte chunks on both sides, whatever the rows' phases.
+ * ---------------------------------------------------------------------------------------------- */
+/* Bytes s .. s + 15 of the 32 bytes a:b (s < 16). */
+static __device__ __forceinline__ uint4 pm_bytes_at(uint4 a, uint4 b, uint32_t s) {
+    const uint32_t w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+    uint32_t u[6], v[5];
+#pragma unroll
+    for (int j = 0; j < 6; j++)
+        u[j] = s & 8u ? w[j + 2] : w[j];
+#pragma unroll
+    for (int j = 0; j < 5; j++)
+        v[j] = s & 4u ? u[j + 1] : u[j];
+    const uint32_t sh = (s % 4u) * 8u;
+    return make_uint4(__funnelshift_r(v[0], v[1], sh), __funnelshift_r(v[1], v[2], sh),
+                      __funnelshift_r(v[2], v[3], sh), __funnelshift_r(v[3], v[4], sh));
+}
+
+/* The aligned chunk at p with only its bytes inside [lo, hi) read (one at a time), the others 0: a chunk at src's two
+ * ends. */
+static __device__ __noinline__ uint4 pm_ct_load_edge(const uint8_t *p, const uint8_t *lo, const uint8_t *hi) {
+    uint32_t w[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+    for (uint32_t b = 0; b < 16u; b++)
+        if (p + b >= lo && p + b < hi)
+            w[b / 4u] |= (uint32_t)p[b] << (8u * (b % 4u));
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+/* The aligned chunk at p: one 16-byte load where it lies inside src's bytes [lo, hi). */
+static __device__ __forceinline__ uint4 pm_ct_load(const uint8_t *p, const uint8_t *lo, const uint8_t *hi) {
+    if (p >= lo && p + 16 <= hi)
+        return *(const uint4 *)p;
+    return pm_ct_load_edge(p, lo, hi);
+}
+
+static __device__ __forceinline__ uint4 pm_shfl_down(uint4 v, uint32_t d, int width) {
+    return make_uint4(__shfl_down_sync(0xFFFFFFFFu, v.x, d, width), __shfl_down_sync(0xFFFFFFFFu, v.y, d, width),
+                      __shfl_down_sync(0xFFFFFFFFu, v.z, d, width), __shfl_down_sync(0xFFFFFFFFu, v.w, d, width));
+}
+
+/* Thread i's item (pm_ct_item): the V rows of piece k, 4 elements of column quad xq each (64 bytes), read from the
+ * tile and transposed into P[j], the piece of dst row 4 xq + j (V elements). */
+template <int E>
+static __device__ __forceinline__ void pm_ct_gather(const uint32_t *tile, uint32_t xq, uint32_t k, uint4 P[4]) {
+    constexpr uint32_t V = 16u / E;
+    uint32_t r[16];
+#pragma unroll
+    for (uint32_t j = 0; j < V; j++) {
+        const uint32_t y = V * k + j;
+        if (E == 1) {
+            r[j] = tile[pm_ct_word(E, y, xq)];
+        } else if (E == 2) {
+            const uint2 h = *(const uint2 *)&tile[pm_ct_word(E, y, 2u * xq)];
+            r[2 * j] = h.x, r[2 * j + 1] = h.y;
+        } else {
+#pragma unroll
+            for (uint32_t c = 0; c < (E >= 4 ? E / 4u : 1u); c++) {
+                const uint4 h = *(const uint4 *)&tile[pm_ct_word(E, y, (E / 4u) * 4u * xq + 4u * c)];
+                r[E * j + 4 * c] = h.x, r[E * j + 4 * c + 1] = h.y, r[E * j + 4 * c + 2] = h.z,
+                                r[E * j + 4 * c + 3] = h.w;
+            }
+        }
+    }
+    uint32_t o[4][4];
+#pragma unroll
+    for (uint32_t m = 0; m < 4u; m++) {
+        if (E == 1) { /* a 4 x 4 byte block: rows 4m .. 4m + 3, bytes j of them */
+            const uint32_t a = __byte_perm(r[4 * m], r[4 * m + 1], 0x5140), b = __byte_perm(r[4 * m + 2], r[4 * m + 3], 0x5140),
+                           c = __byte_perm(r[4 * m], r[4 * m + 1], 0x7362), d = __byte_perm(r[4 * m + 2], r[4 * m + 3], 0x7362);
+            o[0][m] = __byte_perm(a, b, 0x5410), o[1][m] = __byte_perm(a, b, 0x7632);
+            o[2][m] = __byte_perm(c, d, 0x5410), o[3][m] = __byte_perm(c, d, 0x7632);
+        } else if (E == 2) { /* rows 2m, 2m + 1: words 4m, 4m + 1 and 4m + 2, 4m + 3 */
+            o[0][m] = __byte_perm(r[4 * m], r[4 * m + 2], 0x5410), o[1][m] = __byte_perm(r[4 * m], r[4 * m + 2], 0x7632);
+            o[2][m] = __byte_perm(r[4 * m + 1], r[4 * m + 3], 0x5410),
+            o[3][m] = __byte_perm(r[4 * m + 1], r[4 * m + 3], 0x7632);
+        } else if (E == 4) {
+#pragma unroll
+            for (uint32_t j = 0; j < 4u; j++)
+                o[j][m] = r[4 * m + j];
+        } else { /* element j of row m / 2: words 2j, 2j + 1 of that row's 8 */
+#pragma unroll
+            for (uint32_t j = 0; j < 4u; j++)
+                o[j][m] = r[8 * (m / 2u) + 2 * j + m % 2u];
+        }
+    }
+#pragma unroll
+    for (uint32_t j = 0; j < 4u; j++)
+        P[j] = make_uint4(o[j][0], o[j][1], o[j][2], o[j][3]);
+}
+
+/* The loads of one tile: thread i's rows y = i / 8 + 32 j, each's chunk ci (and, ci = 7, the ninth) from the chunk
+ * holding the row's first byte, at `ph[j]` past it. WHOLE: a full tile all of whose rows' 9 chunks lie inside src's
+ * bytes: no checks. */
+template <bool WHOLE>
+static __device__ __forceinline__ void pm_ct_loads(const pm_thr &R, const uint8_t *src, uint64_t extent,
+                                                   const pm_thr_tile &TL, uint32_t nxb, uint32_t i, uint4 *c,
+                                                   uint4 *n, uint32_t *ph) {
+    const uint32_t ci = i % 8u;
+    const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
+    const uint8_t *a = src + TL.s + (uint64_t)(i / 8u) * R.ss[1], *hi = src + extent;
+    const uint64_t step = (uint64_t)(PM_THR_THREADS / 8u) * R.ss[1];
+#pragma unroll
+    for (uint32_t j = 0; j < PM_CT_LOADS_PER_THREAD; j++, a += step) {
+        ph[j] = (uint32_t)((uintptr_t)a % 16u);
+        const uint8_t *b = a - ph[j];
+        if (WHOLE) {
+            c[j] = *(const uint4 *)(b + 16u * ci);
+            n[j] = ci == 7u && ph[j] != 0u ? *(const uint4 *)(b + 128u) : zero;
+        } else {
+            const bool row = i / 8u + (PM_THR_THREADS / 8u) * j < TL.ny;
+            c[j] = row && 16u * ci < ph[j] + nxb ? pm_ct_load(b + 16u * ci, src, hi) : zero;
+            n[j] = row && ci == 7u && ph[j] != 0u && 128u < ph[j] + nxb ? pm_ct_load(b + 128u, src, hi) : zero;
+        }
+    }
+}
+
+/* THE CHUNK TRANSPOSE (permute_tiles.h). Block b takes tiles b, b + G, ... */
+template <int E>
+__global__ void __launch_bounds__(PM_THR_THREADS, PM_THR_BLOCKS_PER_SM) pm_chunks_kernel(const pm_thr R,
+                                                                                        const uint8_t *src,
+                                                                                        uint8_t *dst, uint64_t ntiles) {
+    constexpr uint32_t V = 16u / E, L = PM_CT_LOADS_PER_THREAD, TX = PM_CT_ROW_BYTES / E;
+    extern __shared__ __align__(16) uint8_t dyn[];
+    uint32_t *tile = (uint32_t *)dyn;
+    const uint32_t i = threadIdx.x, ci = i % 8u;
+    uint32_t xq, k;
+    pm_ct_item(E, i, &xq, &k);
+    const uint64_t extent = pm_thr_extent(&R);
+    for (uint64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        pm_thr_tile TL;
+        pm_thr_tile_of(&R, t, &TL);
+        const uint32_t nxb = TL.nx * E;
+        /* whole: a full tile, the chunks of its first and last rows inside src's bytes (strides are positive) */
+        const uint64_t last = TL.s + (uint64_t)(PM_CT_ROWS - 1u) * R.ss[1];
+        const bool whole = TL.nx == TX && TL.ny == PM_CT_ROWS && ((uintptr_t)src + TL.s) / 16u * 16u >= (uintptr_t)src &&
+                           ((uintptr_t)src + last) / 16u * 16u + 144u <= (uintptr_t)src + extent;
+        uint4 c[L], n[L];
+        uint32_t ph[L];
+        if (whole)
+            pm_ct_loads<true>(R, src, extent, TL, nxb, i, c, n, ph);
+        else
+            pm_ct_loads<false>(R, src, extent, TL, nxb, i, c, n, ph);
+#pragma unroll
+        for (uint32_t j = 0; j < L; j++) { /* from the row's first byte */
+            const uint4 d = pm_shfl_down(c[j], 1u, 8);
+            c[j] = pm_bytes_at(c[j], ci == 7u ? n[j] : d, ph[j]);
+        }
+        __syncthreads(); /* every thread has read the previous tile */
+#pragma unroll
+        for (uint32_t j = 0; j < L; j++) {
+            const uint32_t y = i / 8u + (PM_THR_THREADS / 8u) * j;
+            const uint32_t at = pm_ct_word(E, y, 4u * ci); /* 2-byte elements: the chunk's halves swapped on odd pieces */
+            const uint4 v = at % 4u ? make_uint4(c[j].z, c[j].w, c[j].x, c[j].y) : c[j];
+            if (whole || y < TL.ny)
+                *(uint4 *)&tile[at & ~3u] = v;
+        }
+        __syncthreads();
+        uint4 P[4];
+        pm_ct_gather<E>(tile, xq, k, P);
+        /* piece k of dst row x at a + x ds[0], a 16-byte chunk (dst rows start on 16 bytes: pm_thr_chunks) */
+        const uint32_t y = V * k, valid = TL.ny > y ? (TL.ny - y < V ? TL.ny - y : V) * E : 0u;
+        uint8_t *a = dst + TL.d + (uint64_t)(4u * xq) * R.ds[0] + (uint64_t)y * E;
+#pragma unroll
+        for (uint32_t j = 0; j < 4u; j++, a += R.ds[0]) {
+            if (whole)
+                *(uint4 *)a = P[j];
+            else if (4u * xq + j < TL.nx && valid == 16u)
+                *(uint4 *)a = P[j];
+            else if (4u * xq + j < TL.nx && valid)
+                pm_st_elems<E>(a, P[j], valid);
+        }
+    }
+}
+
 typedef void (*pm_threads_fn)(pm_thr, const uint8_t *, uint8_t *, uint64_t);
 /* The instance for e-byte elements, a transpose or a copy, power-of-two tiles or not: each compiled apart, so that a
  * path not taken costs no registers (one instance for all ran at 88 registers, 2 blocks an SM). */
 template <int E>
 static pm_threads_fn pm_threads_of_e(const pm_thr &R) {
     const bool gen = !pm_thr_pow2(&R);
+    if (R.chunks)
+        return pm_chunks_kernel<E>;
     if (R.sspan)
         return R.dspan ? pm_threads_span_kernel<E, true> : pm_threads_span_kernel<E, false>;
     if (R.dspan || R.drows)

@@ -219,6 +219,21 @@ static uint32_t pm_thr_sspan_tile(pm_thr *R) {
     return 1;
 }
 
+/* CHUNK TRANSPOSE (permute_tiles.h): a transpose whose tiles hold neither side's rows whole, long in both dimensions
+ * (PM_CT_MIN_BYTES of each), whose dst rows all start on 16 bytes (dst_row_phases: pm_dst_row_phases), so that each
+ * piece an item stores is one aligned chunk; but not where they start on 32-byte sectors with 4- and 8-byte elements,
+ * whose element-wise tiles of 32 x 64 (PM_THR_TX_SECTORS) are faster there. H100, % of a copy, element kernel / chunk
+ * transpose: bf16 T 4096 x 50257 64.1-64.2 / 82.9-83.4, fp32 [333, 444, 55] (2, 0, 1) 98.9-99.9 / 104.5-109.2, fp32
+ * T 4096 x 50257 86.4-86.5 / 80.8-80.9; with dst rows off 16 bytes (each dst row segment's two end chunks written in
+ * part, element by element) it lost everywhere but 1-byte elements, where it tied: T 12345 x 6789 fp32 70.7-71.4 /
+ * 62.5-63.0, bf16 62.5-62.7 / 53.5-55.0, u8 39.3 / 39.6-41.6, fp64 74.8-75.2 / 73.5-74.3 (docs/lab/permute.md "The chunk
+ * transpose"). */
+static uint32_t pm_thr_chunks(const pm_thr *R, uint64_t dst_row_phases) {
+    return R->transpose && !R->dspan && !R->sspan && (uint64_t)R->n[0] * R->e >= PM_CT_MIN_BYTES &&
+           (uint64_t)R->n[1] * R->e >= PM_CT_MIN_BYTES && dst_row_phases % 16u == 0u &&
+           !(dst_row_phases % 32u == 0u && R->e >= 4u);
+}
+
 /* THE THREAD KERNEL's plan (permute_tiles.h) for the simplified dimensions v in the kernel's order o. */
 static void pm_plan_threads(pm_layout *L, const void *dst, const pm_dim *v, uint32_t n, const uint32_t *o) {
     pm_thr *R = &L->thr;
@@ -243,6 +258,12 @@ static void pm_plan_threads(pm_layout *L, const void *dst, const pm_dim *v, uint
             *R = S;
     }
     R->drows = !R->dspan && !R->sspan && pm_thr_drows(R);
+    if (pm_thr_chunks(R, pm_dst_row_phases((uintptr_t)dst, R->ds, n, 1u))) {
+        R->chunks = 1, R->drows = 0;
+        R->tx = PM_CT_ROW_BYTES / e, R->ty = PM_CT_ROWS;
+        R->mx = pm_div_magic(R->tx), R->my = pm_div_magic(R->ty);
+        R->pitch = pm_thr_pitch(R->tx, e, R->transpose);
+    }
     L->tiles = 1;
     for (uint32_t k = 0; k < 5u; k++) {
         const uint32_t b = k == 0 ? R->tx : k == 1 ? R->ty : 1u;
@@ -525,6 +546,55 @@ void pm_grid_dst(const pm_layout *L, pm_grid *g) {
 /* ------------------------------------------------------------------------------------------------
  * The CPU-model pipeline
  * ---------------------------------------------------------------------------------------------- */
+/* CHUNK TRANSPOSE on the CPU, one tile as the kernel moves it (pm_chunks_kernel): each tile row's aligned 16-byte
+ * chunks from the one holding its first byte (the bytes outside src's extent 0, the chunks past the row's tile bytes
+ * not loaded), its 128 bytes from its first element into the tile's words at pm_ct_word; then each thread's item
+ * (pm_ct_item) read back from there, its piece of each of its 4 dst rows stored as one aligned chunk, or only its
+ * elements inside the tile where the tile's rows end in it. Returns the chunks written, whole or in part, or
+ * UINT64_MAX where a piece would not be an aligned chunk (the plan took a dst whose rows are off 16 bytes). */
+static uint64_t pm_model_chunks_tile(const pm_thr *R, const uint8_t *src, uint8_t *dst, const pm_thr_tile *T,
+                                     uint32_t *tile) {
+    const uint32_t e = R->e, v = pm_ct_v(e), nxb = T->nx * e;
+    const uint64_t extent = pm_thr_extent(R);
+    for (uint32_t y = 0; y < T->ny; y++) {
+        const uint64_t at = T->s + (uint64_t)y * R->ss[1]; /* the row's first byte, from src */
+        const uint32_t ph = (uint32_t)(((uintptr_t)src + at) % 16u);
+        uint8_t row[9 * 16];
+        for (uint32_t c = 0; c < 9u; c++) {
+            const int live = c < 8u ? 16u * c < ph + nxb : ph != 0u && 128u < ph + nxb;
+            for (uint32_t b = 0; b < 16u; b++) {
+                const int64_t o = (int64_t)at - (int64_t)ph + 16 * (int64_t)c + (int64_t)b;
+                row[16u * c + b] = live && o >= 0 && (uint64_t)o < extent ? src[o] : 0u;
+            }
+        }
+        for (uint32_t w = 0; w < 32u; w++)
+            memcpy(&tile[pm_ct_word(e, y, w)], row + ph + 4u * w, 4);
+    }
+    uint64_t stores = 0;
+    for (uint32_t i = 0; i < PM_THR_THREADS; i++) {
+        uint32_t xq, k;
+        pm_ct_item(e, i, &xq, &k);
+        const uint32_t y0 = v * k, valid = T->ny > y0 ? (T->ny - y0 < v ? T->ny - y0 : v) * e : 0u;
+        for (uint32_t j = 0; j < 4u && valid; j++) {
+            const uint32_t x = 4u * xq + j;
+            if (x >= T->nx)
+                continue;
+            uint8_t piece[16];
+            for (uint32_t m = 0; m < v; m++) /* element (x, y0 + m) of the tile */
+                for (uint32_t b = 0; b < e; b++) {
+                    const uint32_t byte = x * e + b, word = tile[pm_ct_word(e, y0 + m, byte / 4u)];
+                    piece[m * e + b] = (uint8_t)(word >> (8u * (byte % 4u)));
+                }
+            uint8_t *a = dst + T->d + (uint64_t)x * R->ds[0] + (uint64_t)y0 * e;
+            if ((uintptr_t)a % 16u != 0u)
+                return UINT64_MAX;
+            memcpy(a, piece, valid);
+            stores++;
+        }
+    }
+    return stores;
+}
+
 /* THE THREAD KERNEL on the CPU: for each tile, every thread's loads into a poisoned tile, then every thread's stores
  * from it, at the kernel's places (pm_thr_load_xy, pm_thr_store_xy). The model checks the geometry; the GPU suites
  * check the kernel's instructions. */
@@ -532,6 +602,29 @@ static tma_status pm_model_threads(const tma_permute_desc *desc, const pm_layout
                                    tma_diag *diag) {
     const pm_thr *R = &L->thr;
     const uint32_t e = R->e, passes = pm_thr_passes(R);
+    if (R->chunks) {
+        uint32_t *words = malloc(pm_thr_smem(R));
+        if (words == NULL)
+            return KD_FAIL(diag, PM_MODEL_MEMORY, tma_arg_u(pm_thr_smem(R)));
+        uint64_t stores = 0;
+        for (uint64_t t = 0; t < L->tiles; t++) {
+            pm_thr_tile T;
+            pm_thr_tile_of(R, t, &T);
+            memset(words, 0xA5, pm_thr_smem(R)); /* poison: every byte stored must come from a load */
+            const uint64_t n = pm_model_chunks_tile(R, desc->src, desc->dst, &T, words);
+            if (n == UINT64_MAX) {
+                free(words);
+                return KD_FAIL(diag, PM_LAYOUT_DEFECT, tma_arg_u(0));
+            }
+            stores += n;
+        }
+        free(words);
+        if (facts) {
+            memset(facts, 0, sizeof *facts);
+            facts->transpose = 1, facts->threads = 1, facts->tiles = L->tiles, facts->stores = stores;
+        }
+        return kd_ok(diag);
+    }
     /* a tile staged as the kernel does (its pitch, or a dst span), and a src span's buffer */
     const size_t bytes = (size_t)R->ty * R->pitch * e > 2u * (size_t)pm_thr_span_stride(R)
                              ? (size_t)R->ty * R->pitch * e

@@ -369,6 +369,21 @@ TMA_HD int pm_tall(const pm_grid *g, uint32_t e) {
  *   elements by 256 dst elements), each dst row segment of the tile is a span of its own, staged at its own phase in
  *   the buffer's row x (pm_thr_row_stride apart: 16 x an odd number of bytes, so the 8 rows a warp's loads write fall
  *   in distinct banks) and stored by a bulk copy that thread x issues; the rows' partial chunks by a warp each.
+ * - CHUNK TRANSPOSE (chunks, pm_chunks_kernel): a transpose long in both dimensions whose rows no map describes (T
+ *   12345 x 6789, logits of 50,257) moves 16-byte chunks only, whatever the rows' phases. A tile is PM_CT_ROWS src
+ *   rows by PM_CT_ROW_BYTES bytes of each. LOADS: 8 threads a row, each one aligned 16-byte chunk of global memory
+ *   (the row's first chunk holds its first byte; the eighth thread also the ninth chunk where the row has a phase),
+ *   each chunk shifted by the row's phase with its neighbour's (a shuffle), so the shared tile holds every row from
+ *   its first element (pm_ct_word: an XOR of the word index by the row's piece keeps the reads below
+ *   conflict-free). STORES: thread i takes the 4 dst rows x = 4 xq .. 4 xq + 3 and the V = 16 / e tile rows
+ *   y = V k .. of one piece k (pm_ct_item): it reads V x 4 elements (64 bytes), transposes them in registers
+ *   (byte permutes for 1- and 2-byte elements) into one 16-byte piece of each of its 4 dst rows, and the lanes that
+ *   hold consecutive pieces of a dst row (a group of pm_ct_lanes) shift them by the row's phase with their
+ *   neighbour's piece, each storing one aligned chunk; the chunks at a group's two ends, and past the tile's rows,
+ *   are written element by element (only dst's bytes). Every global access is one 16-byte instruction but at the
+ *   tensors' edges; a chunk of src that reaches past src's first or last byte is read byte by byte, only the bytes
+ *   inside. No instruction a byte: the element kernel's 1- and 2-byte elements were bound by its instructions
+ *   (docs/lab/permute.md "The thread kernel").
  * - SRC SPANS (sspan, pm_threads_span_kernel): where a transpose's tile holds src's rows whole (dimension 0 taken
  *   whole) and they lie back to back in src (ss[1] = n[0] e: NCHW -> NHWC of 7x7 maps, NHWC -> NCHW of 3 channels),
  *   the tile's src elements are one span too. It arrives by one 1-D bulk copy of its aligned interior into a buffer
@@ -388,6 +403,8 @@ typedef struct pm_thr {
     uint32_t dspan;       /**< 1: DST SPANS (pm_thr_dspan); the tile's elements in dst order at the span's phase */
     uint32_t sspan;       /**< 1: SRC SPANS (pm_thr_sspan); the tile's src span arrives by a bulk copy */
     uint32_t drows;       /**< 1: DST ROW SPANS (pm_thr_drows); each dst row segment of a tile leaves by a bulk copy */
+    uint32_t chunks;      /**< 1: CHUNK TRANSPOSE (pm_thr_chunks); 16-byte chunks on both sides, tiles of PM_CT_ROWS x
+                               PM_CT_ROW_BYTES */
     uint32_t n[5];        /**< elements along each dimension (1 past the rank) */
     uint32_t tn[5];       /**< tiles along each dimension */
     uint64_t ss[5], ds[5];/**< byte strides in src and in dst (ss[0] = e; ds[1] = e for a transpose, ds[0] for a copy) */
@@ -482,8 +499,48 @@ TMA_HD uint32_t pm_thr_span_at(const pm_thr *R, uint32_t phase, uint32_t x, uint
     return phase + (x * R->ty + y) * R->e;
 }
 
+/** CHUNK TRANSPOSE: the tile, PM_CT_ROWS src rows of PM_CT_ROW_BYTES (32 words, one bank each), 16 KiB: with the
+ *  block's 256 threads, 4 chunks a thread on the way in, one item (64 bytes) on the way out. */
+#define PM_CT_ROWS 128u
+#define PM_CT_ROW_BYTES 128u
+#define PM_CT_LOADS_PER_THREAD (PM_CT_ROWS * PM_CT_ROW_BYTES / 16u / PM_THR_THREADS)
+
+/** Elements of one 16-byte piece: the tile rows an item reads. */
+TMA_HD uint32_t pm_ct_v(uint32_t e) { return 16u / e; }
+/** Pieces along one dst row of a tile (its PM_CT_ROWS elements), and the lanes a group of them takes (one piece a
+ *  lane; 8-byte elements: two groups a dst row). */
+TMA_HD uint32_t pm_ct_pieces(uint32_t e) { return PM_CT_ROWS * e / 16u; }
+TMA_HD uint32_t pm_ct_lanes(uint32_t e) { return pm_ct_pieces(e) < 32u ? pm_ct_pieces(e) : 32u; }
+
+/** The shared-memory word of tile row y's word w (0..31): the row's 32 words with w XOR'd by a function of the row's
+ *  piece k = y / V, so that the reads of one instruction (lanes of consecutive pieces, each V rows apart, reading the
+ *  same 4-element column: 1, 2, 4 or 8 words) fall in distinct banks. The XOR keeps a 16-byte chunk whole (a multiple
+ *  of 4 words) but for 2-byte elements, whose 16 lanes each read 2 words of one column: there it swaps a chunk's
+ *  halves on odd pieces (pm_ct_item, test_permute.c "chunk transpose reads and writes are conflict-free"). */
+TMA_HD uint32_t pm_ct_word(uint32_t e, uint32_t y, uint32_t w) {
+    const uint32_t k = y / pm_ct_v(e);
+    return y * 32u + (w ^ (e == 2u ? 2u * (k % 16u) : 4u * (k % 8u)));
+}
+
+/** Thread i's item: the 4-element column quad xq (dst rows 4 xq .. 4 xq + 3 of the tile) and the piece k (tile rows
+ *  V k .. V k + V - 1); a group's lanes hold consecutive pieces. */
+TMA_HD void pm_ct_item(uint32_t e, uint32_t i, uint32_t *xq, uint32_t *k) {
+    const uint32_t gl = pm_ct_lanes(e), per = pm_ct_pieces(e) / gl, g = i / gl;
+    *xq = g / per, *k = (g % per) * gl + i % gl;
+}
+
+/** Bytes from src's first element to one past its last: no chunk is read whole that reaches outside. */
+TMA_HD uint64_t pm_thr_extent(const pm_thr *R) {
+    uint64_t b = R->e;
+    for (uint32_t k = 0; k < 5u; k++)
+        b += (uint64_t)(R->n[k] - 1u) * R->ss[k];
+    return b;
+}
+
 /** Shared memory of a tile, bytes: two span buffers for each side that spans (SRC SPANS, DST SPANS), else the tile. */
 TMA_HD size_t pm_thr_smem(const pm_thr *R) {
+    if (R->chunks)
+        return (size_t)PM_CT_ROWS * PM_CT_ROW_BYTES;
     const uint32_t spans = 2u * (R->sspan + R->dspan + R->drows);
     return spans ? spans * (size_t)pm_thr_span_stride(R) : (size_t)R->ty * R->pitch * R->e;
 }

@@ -64,6 +64,10 @@
  * 6788 (dst off 16 bytes), TMA kernel / thread kernel with row spans: fp64 68.6 / 75.5-75.7, fp32 71.6 / 68.7-68.9
  * (docs/lab/permute.md "Dst spans"). */
 #define PM_THR_ROW_SPAN_MIN 1024u
+/* CHUNK TRANSPOSE (permute_tiles.h) where both of a transpose's dimensions are this many bytes long or more. */
+#ifndef PM_CT_MIN_BYTES
+#define PM_CT_MIN_BYTES 128u
+#endif
 /* SRC SPANS (permute_tiles.h): a tile's bytes at most. */
 #ifndef PM_THR_SPAN_TILE_BYTES
 #define PM_THR_SPAN_TILE_BYTES 16384u

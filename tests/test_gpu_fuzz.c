@@ -890,7 +890,7 @@ Test(gpu_fuzz, grouped, .timeout = 900) {
 enum { PM_ELEMS_CAP = 1 << 24 };
 #define PM_BYTES_CAP ((size_t)1 << 29) /* a tensor's span past this: its strides drawn again, dense */
 enum { PM_E1, PM_E2, PM_E4, PM_E8, PM_R1, PM_R2, PM_R3, PM_R4, PM_R5, PM_STRIDED, PM_TUNED, PM_ONECALL, PM_REAL,
-       PM_THREADS, PM_DST_SPANS, PM_SRC_SPANS, PM_DST_ROW_SPANS, PM_TMA_COPY, PM_TMA_TRANSPOSE, PM_ODD_ADDR, PM_ODD_STRIDES, PM_ODD_ROWS, PM_DST_UNSORTED,
+       PM_THREADS, PM_DST_SPANS, PM_SRC_SPANS, PM_DST_ROW_SPANS, PM_CHUNKS, PM_TMA_COPY, PM_TMA_TRANSPOSE, PM_ODD_ADDR, PM_ODD_STRIDES, PM_ODD_ROWS, PM_DST_UNSORTED,
        PM_UNIT_STRIDES, PM_SRC_OVERLAP, PM_TINY };
 
 /* Shapes of real tensors, dimension 0 innermost, with the permutation applied to them: NCHW -> NHWC and back (any
@@ -1129,6 +1129,7 @@ static void permute_problem(fuzz *f, uint64_t seed) {
             f->cover[PM_DST_SPANS] += layout.thr.dspan != 0;
             f->cover[PM_SRC_SPANS] += layout.thr.sspan != 0;
             f->cover[PM_DST_ROW_SPANS] += layout.thr.drows != 0;
+            f->cover[PM_CHUNKS] += layout.thr.chunks != 0;
         }
         f->cover[PM_TMA_COPY] += !plan.threads && !plan.transpose;
         f->cover[PM_TMA_TRANSPOSE] += !plan.threads && plan.transpose;
@@ -1194,6 +1195,7 @@ static const fz_option permute_options[] = {
     {"dst spans", PM_DST_SPANS},
     {"src spans", PM_SRC_SPANS},
     {"dst row spans", PM_DST_ROW_SPANS},
+    {"chunk transpose", PM_CHUNKS},
     {"TMA copy", PM_TMA_COPY},
     {"TMA transpose", PM_TMA_TRANSPOSE},
     {"odd addresses", PM_ODD_ADDR},

@@ -11,6 +11,7 @@
 
 #include "gpu_common.h"
 #include "permute_ref.h"
+#include "permute_tiles.h" /* pm_plan: the chunk transpose's cases take it */
 #include "tma/kernels.h"
 
 /* What a case's plan chose (one_call: unknown, -1). */
@@ -171,6 +172,44 @@ Test(gpu_permute, shapes_the_tma_permute_refused, .timeout = 300) {
         tma_permute_desc d = {.elem_bytes = e, .rank = 5, .src_dims = {48, 40, 24, 32, 16}, .perm = {2, 0, 3, 1, 4}};
         gpu_case(d, ~0u, TMA_L2_NONE, 0);
     }
+}
+
+/* The chunk transpose (pm_chunks_kernel: transposes long in both dimensions whose dst rows start on 16 bytes, the
+ * logits' {V, T} -> {T, V} among them): src rows of odd lengths at every phase and with odd strides, full and short
+ * last tiles in both dimensions, batched too, every element size that takes it, each case run twice on fresh data. */
+Test(gpu_permute, chunk_transpose_src_at_any_phase, .timeout = 300) {
+    require_sm90();
+    seed_rng("gpu_permute chunks");
+    int n = 0;
+    for (uint32_t e = 1; e <= 8; e *= 2)
+        for (int i = 0; i < 8; i++) {
+            const uint32_t v = 16u / e;
+            tma_permute_desc d = {.elem_bytes = e, .rank = i >= 6 ? 3u : 2u, .perm = {1, 0, 2}};
+            d.src_dims[0] = (uint64_t)rnd_in(129, 3000) | 1u;
+            d.src_dims[1] = (uint64_t)((uint32_t)rnd_in(257 / v, 3000 / v) | 1u) * v; /* 16 bytes x odd: on 16, off 32 */
+            d.src_dims[2] = (uint64_t)rnd_in(2, 3);
+            if (i % 2) { /* odd src strides (an odd number of elements: rows off 16 bytes), dst strides of whole chunks */
+                d.src_strides[0] = e * (d.src_dims[0] + 2u * (uint64_t)rnd_in(1, 4));
+                d.dst_strides[0] = e * d.src_dims[1] + 32u;
+                d.src_strides[1] = d.src_strides[0] * d.src_dims[1] + e;
+                d.dst_strides[1] = d.dst_strides[0] * d.src_dims[0] + 48u;
+                if (d.rank == 2)
+                    d.src_strides[1] = d.dst_strides[1] = 0;
+            }
+            const size_t so = e * (size_t)rnd_in(0, 15), dof = 16u * (size_t)rnd_in(0, 3);
+            static uint8_t at[64] __attribute__((aligned(64))); /* the plan at the same phases */
+            tma_permute_desc q = d;
+            q.src = at + so % 16u, q.dst = at;
+            pm_layout L;
+            tma_diag diag;
+            cr_assert(pm_plan(&q, &L, &diag) == TMA_OK && L.threads && L.thr.chunks, "e %u %u x %u: the chunk transpose",
+                      e, (unsigned)d.src_dims[1], (unsigned)d.src_dims[0]);
+            for (int run = 0; run < 2; run++, n++) {
+                const gpu_path p = gpu_case_at(d, so, dof, ~0u, TMA_L2_NONE, 0);
+                cr_assert_eq(p.threads, 1, "e %u: the thread kernel's chunk transpose", e);
+            }
+        }
+    cr_log_info("gpu_permute chunks: %d transposes matched the CPU permutation bitwise", n);
 }
 
 /* Which kernel the plan picks where it is certain: a dense fp32 17 x 31 transpose has src rows of 124 bytes, which

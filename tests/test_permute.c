@@ -482,6 +482,99 @@ Test(permute_model, thread_store_reads_are_conflict_free) {
     }
 }
 
+/* CHUNK TRANSPOSE: the number of (instruction, lane group) pairs in which two lanes touch distinct words of one bank,
+ * for accesses of `bytes` each (32 / (bytes / 4) lanes served together), lane l at word words[l]. */
+static int chunk_conflicts(const uint32_t *words, uint32_t bytes) {
+    const uint32_t per = bytes / 4u, lanes = 32u / per;
+    int bad = 0;
+    for (uint32_t l0 = 0; l0 < 32u; l0 += lanes) {
+        uint32_t bank_word[32];
+        for (uint32_t b = 0; b < 32u; b++)
+            bank_word[b] = UINT32_MAX;
+        for (uint32_t l = l0; l < l0 + lanes; l++)
+            for (uint32_t w = words[l]; w < words[l] + per; w++) {
+                bad += bank_word[w % 32u] != UINT32_MAX && bank_word[w % 32u] != w;
+                bank_word[w % 32u] = w;
+            }
+    }
+    return bad;
+}
+
+Test(permute_model, chunk_transpose_reads_and_writes_are_conflict_free) {
+    /* The loads' 16-byte writes (8 threads a tile row, pm_ct_word's chunk) and each item's reads (its V rows, 4
+     * elements each: 4, 8, 16 or 2 x 16 bytes) fall in distinct banks, every warp, every instruction, every element
+     * size; and the tile's 4,096 words are each written once and read once (the XOR is a permutation). */
+    for (uint32_t e = 1; e <= 8; e *= 2) {
+        const uint32_t v = pm_ct_v(e), wide = e < 4u ? 4u * e : 16u;
+        uint8_t written[PM_CT_ROWS * 32u] = {0}, read[PM_CT_ROWS * 32u] = {0};
+        for (uint32_t warp = 0; warp < PM_THR_THREADS / 32u; warp++) {
+            for (uint32_t j = 0; j < PM_CT_LOADS_PER_THREAD; j++) {
+                uint32_t words[32];
+                for (uint32_t l = 0; l < 32u; l++) {
+                    const uint32_t i = 32u * warp + l, y = i / 8u + (PM_THR_THREADS / 8u) * j;
+                    words[l] = pm_ct_word(e, y, 4u * (i % 8u)) & ~3u;
+                    for (uint32_t m = 0; m < 4u; m++)
+                        written[pm_ct_word(e, y, 4u * (i % 8u) + m)]++;
+                }
+                cr_assert_eq(chunk_conflicts(words, 16), 0, "e %u warp %u load %u: conflicts", e, warp, j);
+            }
+            for (uint32_t part = 0; part < (e == 8u ? 2u : 1u); part++)
+                for (uint32_t m = 0; m < v; m++) {
+                    uint32_t words[32];
+                    for (uint32_t l = 0; l < 32u; l++) {
+                        uint32_t xq, k;
+                        pm_ct_item(e, 32u * warp + l, &xq, &k);
+                        const uint32_t w = e * xq + 4u * part; /* the item's first word of this read */
+                        words[l] = pm_ct_word(e, v * k + m, w);
+                        for (uint32_t b = 0; b < wide / 4u; b++) {
+                            cr_assert_eq(pm_ct_word(e, v * k + m, w + b), words[l] + b, "e %u: a read's words in order", e);
+                            read[words[l] + b]++;
+                        }
+                    }
+                    cr_assert_eq(chunk_conflicts(words, wide), 0, "e %u warp %u read %u.%u: conflicts", e, warp, part, m);
+                }
+        }
+        for (uint32_t w = 0; w < PM_CT_ROWS * 32u; w++)
+            cr_assert(written[w] == 1 && read[w] == 1, "e %u word %u written %u times, read %u", e, w, written[w], read[w]);
+    }
+}
+
+Test(permute_model, chunk_transpose_src_at_any_phase) {
+    /* Transposes long in both dimensions whose dst rows start on 16 bytes (the chunk transpose, pm_thr_chunks): src
+     * rows of odd lengths at odd addresses and with odd strides, last tiles short in both dimensions, every element
+     * size, batched (rank 3) too; the same with dst rows off 16 bytes is not taken (each dst row's end chunks would
+     * be partial). */
+    uint64_t rng = seed_of("permute_model chunks");
+    int n = 0;
+    for (uint32_t e = 1; e <= 8; e *= 2)
+        for (int i = 0; i < 6; i++) {
+            tma_permute_desc d = {.elem_bytes = e, .rank = 2, .perm = {1, 0}};
+            /* longer than the tiles that take a short side whole (PM_THR_WHOLE_X, PM_THR_WHOLE_Y); dst rows of 16
+             * bytes times an odd number (32-byte sectors go to the element tiles for 4- and 8-byte elements) */
+            const uint32_t v = 16u / e;
+            d.src_dims[0] = pr_in(&rng, PM_THR_WHOLE_X + 1u, 400) | 1u;
+            d.src_dims[1] = (pr_in(&rng, PM_THR_WHOLE_Y / v + 1u, 600u / v) | 1u) * v;
+            if (i >= 4) { /* batched: [b, rows, cols] -> [b, cols, rows] */
+                d.rank = 3, d.src_dims[2] = pr_in(&rng, 2, 3), d.perm[2] = 2;
+            }
+            const size_t so = pr_offset(&rng, e);
+            cr_assert(plan_at(d, so % 16u, 0).thr.chunks, "e %u %u x %u: the chunk transpose", e,
+                      (unsigned)d.src_dims[1], (unsigned)d.src_dims[0]);
+            cr_assert(!plan_at(d, so % 16u, e).thr.chunks, "e %u, dst off 16 bytes: not the chunk transpose", e);
+            model_run(&rng, d, so, 0);
+            if (i % 2) { /* odd src strides (an odd number of elements: rows off 16 bytes), dst strides of whole chunks */
+                d.src_strides[0] = e * (d.src_dims[0] + 2u * pr_in(&rng, 1, 4));
+                d.dst_strides[0] = e * d.src_dims[1] + 32u;
+                if (d.rank == 3)
+                    d.src_strides[1] = d.src_strides[0] * d.src_dims[1] + e,
+                    d.dst_strides[1] = d.dst_strides[0] * d.src_dims[0] + 48u;
+            }
+            model_run(&rng, d, pr_offset(&rng, e), 16u * pr_in(&rng, 0, 3));
+            n += 2;
+        }
+    cr_log_info("permute_model: %d chunk transposes matched", n);
+}
+
 Test(permute_model, merged_strides_need_not_be_16_byte_multiples) {
     /* dense fp32 8 x 5 x 3 -> its own layout: src strides 32 and 160 bytes merge into one run of 120 elements, and
      * 7 x 5 x 3 (strides 28 and 140, one run of 105 elements: 420 bytes, not whole 16-byte chunks) */
@@ -561,30 +654,32 @@ Test(permute_plan, src_spans_where_a_tile_holds_whole_src_rows_back_to_back) {
     model_run(&rng, c, 0, 0);
     model_run(&rng, c, 2, 6);
     /* fp32 [3, 444, 55] (2, 0, 1): src rows of 55 back to back, but a span tile of 55 x 74 would store dst runs of
-     * 74 elements where the tile of 8 x 256 stores 256 (dst rows of 3 x 444 elements, off 32-byte sectors) */
+     * 74 elements where the chunk transpose's tile of 32 x 128 stores 128 (dst rows of 444 elements, 1,776 bytes:
+     * on 16 bytes, off 32-byte sectors) */
     tma_permute_desc r = {.elem_bytes = 4, .rank = 3, .src_dims = {55, 444, 3}, .perm = {1, 2, 0}};
     L = plan_of(r);
-    cr_assert(L.threads && !L.thr.sspan && L.thr.tx == 8u && L.thr.ty == 256u,
-              "fp32 [3, 444, 55] (2, 0, 1): 8 x 256 tiles (sspan %u, %u x %u)", L.thr.sspan, L.thr.tx, L.thr.ty);
+    cr_assert(L.threads && !L.thr.sspan && L.thr.chunks && L.thr.tx == 32u && L.thr.ty == 128u,
+              "fp32 [3, 444, 55] (2, 0, 1): the chunk transpose (sspan %u, chunks %u, %u x %u)", L.thr.sspan,
+              L.thr.chunks, L.thr.tx, L.thr.ty);
     model_run(&rng, r, 0, 0);
 }
 
 Test(permute_plan, dst_row_spans_where_a_tile_holds_long_dst_row_segments) {
-    /* fp32 301 x 300 transposed (rows of 1,204 and 1,200 bytes, off 32-byte sectors): tiles of 8 src elements by 256
+    /* fp32 301 x 299 transposed (rows of 1,204 and 1,196 bytes, off 16 bytes): tiles of 8 src elements by 256
      * dst elements, each dst row segment 1 KiB, a span of its own (DST ROW SPANS in permute_tiles.h), at aligned and
      * odd addresses; bf16's segments of 512 bytes are stored element by element. fp64 T 300 x 302 with dst 8 bytes
      * off 16: no TMA store map, and 2 KiB row spans, so the thread kernel takes it from the TMA kernel's threads */
     uint64_t rng = seed_of("permute_plan dst rows");
-    tma_permute_desc d = {.elem_bytes = 4, .rank = 2, .src_dims = {301, 300}, .perm = {1, 0}};
+    tma_permute_desc d = {.elem_bytes = 4, .rank = 2, .src_dims = {301, 299}, .perm = {1, 0}};
     pm_layout L = plan_of(d);
     cr_assert(L.threads && L.thr.drows && L.thr.tx == 8u && L.thr.ty == 256u,
-              "fp32 T 300 x 301: dst row spans of 8 x 256 (drows %u, %u x %u)", L.thr.drows, L.thr.tx, L.thr.ty);
+              "fp32 T 299 x 301: dst row spans of 8 x 256 (drows %u, %u x %u)", L.thr.drows, L.thr.tx, L.thr.ty);
     model_run(&rng, d, 0, 0);
     model_run(&rng, d, 4, 8);
     model_run(&rng, d, 12, 60);
     d.elem_bytes = 2;
     L = plan_of(d);
-    cr_assert(L.threads && !L.thr.drows, "bf16 T 300 x 301: element stores");
+    cr_assert(L.threads && !L.thr.drows, "bf16 T 299 x 301: element stores");
     model_run(&rng, d, 6, 10);
     tma_permute_desc w = {.elem_bytes = 8, .rank = 2, .src_dims = {302, 300}, .perm = {1, 0}};
     cr_assert(!plan_of(w).threads, "fp64 T 300 x 302, dst aligned: the TMA kernel");
