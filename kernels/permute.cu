@@ -599,13 +599,17 @@ static __device__ __forceinline__ uint4 pm_bytes_at(uint4 a, uint4 b, uint32_t s
 
 /* The aligned chunk at p with only its bytes inside [lo, hi) read (one at a time), the others 0: a chunk at src's two
  * ends. */
-static __device__ __noinline__ uint4 pm_ct_load_edge(const uint8_t *p, const uint8_t *lo, const uint8_t *hi) {
-    uint32_t w[4] = {0u, 0u, 0u, 0u};
-#pragma unroll
-    for (uint32_t b = 0; b < 16u; b++)
-        if (p + b >= lo && p + b < hi)
-            w[b / 4u] |= (uint32_t)p[b] << (8u * (b % 4u));
-    return make_uint4(w[0], w[1], w[2], w[3]);
+static __device__ __forceinline__ uint4 pm_ct_load_edge(const uint8_t *p, const uint8_t *lo, const uint8_t *hi) {
+    unsigned long long w0 = 0u, w1 = 0u;
+#pragma unroll 1
+    for (uint32_t b = 0; b < 16u; b++) {
+        const unsigned long long v = p + b >= lo && p + b < hi ? p[b] : 0u;
+        if (b < 8u)
+            w0 |= v << (8u * b);
+        else
+            w1 |= v << (8u * (b - 8u));
+    }
+    return make_uint4((uint32_t)w0, (uint32_t)(w0 >> 32), (uint32_t)w1, (uint32_t)(w1 >> 32));
 }
 
 /* The aligned chunk at p: one 16-byte load where it lies inside src's bytes [lo, hi). */
@@ -671,37 +675,53 @@ static __device__ __forceinline__ void pm_ct_gather(const uint32_t *tile, uint32
 }
 
 /* The loads of one tile: thread i's rows y = i / 8 + 32 j, each's chunk ci (and, ci = 7, the ninth) from the chunk
- * holding the row's first byte, at `ph[j]` past it. WHOLE: a full tile all of whose rows' 9 chunks lie inside src's
- * bytes: no checks. */
-template <bool WHOLE>
+ * holding the row's first byte, at `ph[j]` past it; j = 4 is the halo's row (HALO: the next tile's first V rows,
+ * threads 0 .. 8 V - 1). Rows from `rows` on are not loaded. WHOLE: a full tile all of whose rows' 9 chunks lie
+ * inside src's bytes: no checks. */
+template <int E, bool HALO, bool WHOLE>
 static __device__ __forceinline__ void pm_ct_loads(const pm_thr &R, const uint8_t *src, uint64_t extent,
-                                                   const pm_thr_tile &TL, uint32_t nxb, uint32_t i, uint4 *c,
-                                                   uint4 *n, uint32_t *ph) {
+                                                   const pm_thr_tile &TL, uint32_t rows, uint32_t nxb, uint32_t i,
+                                                   uint4 *c, uint4 *n, uint32_t *ph) {
     const uint32_t ci = i % 8u;
     const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
     const uint8_t *a = src + TL.s + (uint64_t)(i / 8u) * R.ss[1], *hi = src + extent;
     const uint64_t step = (uint64_t)(PM_THR_THREADS / 8u) * R.ss[1];
 #pragma unroll
-    for (uint32_t j = 0; j < PM_CT_LOADS_PER_THREAD; j++, a += step) {
+    for (uint32_t j = 0; j < PM_CT_LOADS_PER_THREAD + (HALO ? 1u : 0u); j++, a += step) {
         ph[j] = (uint32_t)((uintptr_t)a % 16u);
         const uint8_t *b = a - ph[j];
+        const bool row = (j < PM_CT_LOADS_PER_THREAD || i / 8u < 16u / E) &&
+                         (WHOLE || i / 8u + (PM_THR_THREADS / 8u) * j < rows);
         if (WHOLE) {
-            c[j] = *(const uint4 *)(b + 16u * ci);
-            n[j] = ci == 7u && ph[j] != 0u ? *(const uint4 *)(b + 128u) : zero;
+            c[j] = row ? *(const uint4 *)(b + 16u * ci) : zero;
+            n[j] = row && ci == 7u && ph[j] != 0u ? *(const uint4 *)(b + 128u) : zero;
         } else {
-            const bool row = i / 8u + (PM_THR_THREADS / 8u) * j < TL.ny;
             c[j] = row && 16u * ci < ph[j] + nxb ? pm_ct_load(b + 16u * ci, src, hi) : zero;
             n[j] = row && ci == 7u && ph[j] != 0u && 128u < ph[j] + nxb ? pm_ct_load(b + 128u, src, hi) : zero;
         }
     }
 }
 
-/* THE CHUNK TRANSPOSE (permute_tiles.h). Block b takes tiles b, b + G, ... */
+/* The bytes [lo, hi) of dst of the 16-byte chunk v at ca (a multiple of 16): one store where it is all of them. */
 template <int E>
+static __device__ __forceinline__ void pm_ct_store_clipped(uint8_t *ca, uint4 v, const uint8_t *lo, const uint8_t *hi) {
+    const uint8_t *from = ca > lo ? ca : lo, *to = ca + 16 < hi ? ca + 16 : hi;
+    if (from == ca && to == ca + 16)
+        *(uint4 *)ca = v;
+    else if (from < to)
+        pm_st_elems<E>((uint8_t *)from, pm_bytes_at(v, make_uint4(0u, 0u, 0u, 0u), (uint32_t)(from - ca)),
+                       (uint32_t)(to - from));
+}
+
+/* THE CHUNK TRANSPOSE (permute_tiles.h). Block b takes tiles b, b + G, ... HALO: some dst row starts off 16 bytes;
+ * a tile stores the aligned chunks of its dst rows whose first element is one of its rows, the last of them ending in
+ * the halo, and the first tile of a row the partial chunk before too. */
+template <int E, bool HALO>
 __global__ void __launch_bounds__(PM_THR_THREADS, PM_THR_BLOCKS_PER_SM) pm_chunks_kernel(const pm_thr R,
                                                                                         const uint8_t *src,
                                                                                         uint8_t *dst, uint64_t ntiles) {
-    constexpr uint32_t V = 16u / E, L = PM_CT_LOADS_PER_THREAD, TX = PM_CT_ROW_BYTES / E;
+    constexpr uint32_t V = 16u / E, L = PM_CT_LOADS_PER_THREAD + (HALO ? 1u : 0u), TX = PM_CT_ROW_BYTES / E;
+    constexpr uint32_t ROWS = PM_CT_ROWS + (HALO ? V : 0u); /* loaded */
     extern __shared__ __align__(16) uint8_t dyn[];
     uint32_t *tile = (uint32_t *)dyn;
     const uint32_t i = threadIdx.x, ci = i % 8u;
@@ -711,17 +731,19 @@ __global__ void __launch_bounds__(PM_THR_THREADS, PM_THR_BLOCKS_PER_SM) pm_chunk
     for (uint64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
         pm_thr_tile TL;
         pm_thr_tile_of(&R, t, &TL);
-        const uint32_t nxb = TL.nx * E;
-        /* whole: a full tile, the chunks of its first and last rows inside src's bytes (strides are positive) */
-        const uint64_t last = TL.s + (uint64_t)(PM_CT_ROWS - 1u) * R.ss[1];
-        const bool whole = TL.nx == TX && TL.ny == PM_CT_ROWS && ((uintptr_t)src + TL.s) / 16u * 16u >= (uintptr_t)src &&
+        const uint32_t nxb = TL.nx * E, rows = R.n[1] - TL.y0 < ROWS ? R.n[1] - TL.y0 : ROWS;
+        /* whole: every row loaded, all of x, the chunks of the first and last rows inside src's bytes (strides are
+         * positive), and (HALO) not the first tile of a dst row */
+        const uint64_t last = TL.s + (uint64_t)(ROWS - 1u) * R.ss[1];
+        const bool whole = TL.nx == TX && rows == ROWS && (!HALO || TL.y0 != 0u) &&
+                           ((uintptr_t)src + TL.s) / 16u * 16u >= (uintptr_t)src &&
                            ((uintptr_t)src + last) / 16u * 16u + 144u <= (uintptr_t)src + extent;
         uint4 c[L], n[L];
         uint32_t ph[L];
         if (whole)
-            pm_ct_loads<true>(R, src, extent, TL, nxb, i, c, n, ph);
+            pm_ct_loads<E, HALO, true>(R, src, extent, TL, rows, nxb, i, c, n, ph);
         else
-            pm_ct_loads<false>(R, src, extent, TL, nxb, i, c, n, ph);
+            pm_ct_loads<E, HALO, false>(R, src, extent, TL, rows, nxb, i, c, n, ph);
 #pragma unroll
         for (uint32_t j = 0; j < L; j++) { /* from the row's first byte */
             const uint4 d = pm_shfl_down(c[j], 1u, 8);
@@ -733,23 +755,31 @@ __global__ void __launch_bounds__(PM_THR_THREADS, PM_THR_BLOCKS_PER_SM) pm_chunk
             const uint32_t y = i / 8u + (PM_THR_THREADS / 8u) * j;
             const uint32_t at = pm_ct_word(E, y, 4u * ci); /* 2-byte elements: the chunk's halves swapped on odd pieces */
             const uint4 v = at % 4u ? make_uint4(c[j].z, c[j].w, c[j].x, c[j].y) : c[j];
-            if (whole || y < TL.ny)
+            if (y < rows)
                 *(uint4 *)&tile[at & ~3u] = v;
         }
         __syncthreads();
-        uint4 P[4];
+        uint4 P[4], N[4];
         pm_ct_gather<E>(tile, xq, k, P);
-        /* piece k of dst row x at a + x ds[0], a 16-byte chunk (dst rows start on 16 bytes: pm_thr_chunks) */
-        const uint32_t y = V * k, valid = TL.ny > y ? (TL.ny - y < V ? TL.ny - y : V) * E : 0u;
-        uint8_t *a = dst + TL.d + (uint64_t)(4u * xq) * R.ds[0] + (uint64_t)y * E;
+        if (HALO)
+            pm_ct_gather<E>(tile, xq, k + 1u, N);
+        /* dst row x from rs: piece k at a (phase q); its chunk is the piece itself where q = 0, else the one that starts
+         * inside it, 16 - q bytes on, ending in piece k + 1 */
+        uint8_t *rs = dst + TL.d - (uint64_t)TL.y0 * E + (uint64_t)(4u * xq) * R.ds[0];
 #pragma unroll
-        for (uint32_t j = 0; j < 4u; j++, a += R.ds[0]) {
-            if (whole)
-                *(uint4 *)a = P[j];
-            else if (4u * xq + j < TL.nx && valid == 16u)
-                *(uint4 *)a = P[j];
-            else if (4u * xq + j < TL.nx && valid)
-                pm_st_elems<E>(a, P[j], valid);
+        for (uint32_t j = 0; j < 4u; j++, rs += R.ds[0]) {
+            uint8_t *a = rs + (uint64_t)(TL.y0 + V * k) * E;
+            const uint32_t q = HALO ? (uint32_t)((uintptr_t)a % 16u) : 0u;
+            uint8_t *ca = q ? a + 16u - q : a;
+            const uint4 v = q ? pm_bytes_at(P[j], N[j], 16u - q) : P[j];
+            if (whole) {
+                *(uint4 *)ca = v;
+            } else if (4u * xq + j < TL.nx) {
+                const uint8_t *re = rs + (uint64_t)R.n[1] * E;
+                pm_ct_store_clipped<E>(ca, v, rs, re);
+                if (HALO && q && TL.y0 == 0u && k == 0u) /* the row's first elements, in the chunk before */
+                    pm_st_elems<E>(a, P[j], (uint64_t)(re - a) < 16u - q ? (uint32_t)(re - a) : 16u - q);
+            }
         }
     }
 }
@@ -761,7 +791,7 @@ template <int E>
 static pm_threads_fn pm_threads_of_e(const pm_thr &R) {
     const bool gen = !pm_thr_pow2(&R);
     if (R.chunks)
-        return pm_chunks_kernel<E>;
+        return R.halo ? pm_chunks_kernel<E, true> : pm_chunks_kernel<E, false>;
     if (R.sspan)
         return R.dspan ? pm_threads_span_kernel<E, true> : pm_threads_span_kernel<E, false>;
     if (R.dspan || R.drows)

@@ -220,17 +220,16 @@ static uint32_t pm_thr_sspan_tile(pm_thr *R) {
 }
 
 /* CHUNK TRANSPOSE (permute_tiles.h): a transpose whose tiles hold neither side's rows whole, long in both dimensions
- * (PM_CT_MIN_BYTES of each), whose dst rows all start on 16 bytes (dst_row_phases: pm_dst_row_phases), so that each
- * piece an item stores is one aligned chunk; but not where they start on 32-byte sectors with 4- and 8-byte elements,
- * whose element-wise tiles of 32 x 64 (PM_THR_TX_SECTORS) are faster there. H100, % of a copy, element kernel / chunk
- * transpose: bf16 T 4096 x 50257 64.1-64.2 / 82.9-83.4, fp32 [333, 444, 55] (2, 0, 1) 98.9-99.9 / 104.5-109.2, fp32
- * T 4096 x 50257 86.4-86.5 / 80.8-80.9; with dst rows off 16 bytes (each dst row segment's two end chunks written in
- * part, element by element) it lost everywhere but 1-byte elements, where it tied: T 12345 x 6789 fp32 70.7-71.4 /
- * 62.5-63.0, bf16 62.5-62.7 / 53.5-55.0, u8 39.3 / 39.6-41.6, fp64 74.8-75.2 / 73.5-74.3 (docs/lab/permute.md "The chunk
- * transpose"). */
+ * (PM_CT_MIN_BYTES of each); where some dst row starts off 16 bytes (dst_row_phases: pm_dst_row_phases) with the halo,
+ * and then not for 8-byte elements, whose element tiles with 2 KiB dst row spans are faster; not where dst rows start
+ * on 32-byte sectors with 4- and 8-byte elements, whose element tiles of 32 x 64 (PM_THR_TX_SECTORS) are faster. H100,
+ * % of a copy, element kernel / chunk transpose: dst rows on 16 bytes: bf16 T 4096 x 50257 64.1-64.3 / 82.3-83.4,
+ * fp32 [333, 444, 55] (2, 0, 1) 98.3-99.9 / 104.5-109.3, fp32 T 4096 x 50257 (on sectors) 86.4-86.7 / 80.8-80.9;
+ * off them, with the halo: T 12345 x 6789 u8 38.9-39.6 / 56.7-57.8, bf16 62.9 / 67.7, fp32 70.8 / 71.6-72.6, fp64
+ * 74.7-75.4 / 73.2-73.5 (docs/lab/permute.md "The chunk transpose"). */
 static uint32_t pm_thr_chunks(const pm_thr *R, uint64_t dst_row_phases) {
     return R->transpose && !R->dspan && !R->sspan && (uint64_t)R->n[0] * R->e >= PM_CT_MIN_BYTES &&
-           (uint64_t)R->n[1] * R->e >= PM_CT_MIN_BYTES && dst_row_phases % 16u == 0u &&
+           (uint64_t)R->n[1] * R->e >= PM_CT_MIN_BYTES && (dst_row_phases % 16u == 0u || R->e <= 4u) &&
            !(dst_row_phases % 32u == 0u && R->e >= 4u);
 }
 
@@ -258,8 +257,9 @@ static void pm_plan_threads(pm_layout *L, const void *dst, const pm_dim *v, uint
             *R = S;
     }
     R->drows = !R->dspan && !R->sspan && pm_thr_drows(R);
-    if (pm_thr_chunks(R, pm_dst_row_phases((uintptr_t)dst, R->ds, n, 1u))) {
-        R->chunks = 1, R->drows = 0;
+    const uint64_t dst_row_phases = pm_dst_row_phases((uintptr_t)dst, R->ds, n, 1u);
+    if (pm_thr_chunks(R, dst_row_phases)) {
+        R->chunks = 1, R->drows = 0, R->halo = dst_row_phases % 16u != 0u;
         R->tx = PM_CT_ROW_BYTES / e, R->ty = PM_CT_ROWS;
         R->mx = pm_div_magic(R->tx), R->my = pm_div_magic(R->ty);
         R->pitch = pm_thr_pitch(R->tx, e, R->transpose);
@@ -546,17 +546,20 @@ void pm_grid_dst(const pm_layout *L, pm_grid *g) {
 /* ------------------------------------------------------------------------------------------------
  * The CPU-model pipeline
  * ---------------------------------------------------------------------------------------------- */
-/* CHUNK TRANSPOSE on the CPU, one tile as the kernel moves it (pm_chunks_kernel): each tile row's aligned 16-byte
+/* CHUNK TRANSPOSE on the CPU, one tile as the kernel moves it (pm_chunks_kernel): each loaded row's aligned 16-byte
  * chunks from the one holding its first byte (the bytes outside src's extent 0, the chunks past the row's tile bytes
- * not loaded), its 128 bytes from its first element into the tile's words at pm_ct_word; then each thread's item
- * (pm_ct_item) read back from there, its piece of each of its 4 dst rows stored as one aligned chunk, or only its
- * elements inside the tile where the tile's rows end in it. Returns the chunks written, whole or in part, or
- * UINT64_MAX where a piece would not be an aligned chunk (the plan took a dst whose rows are off 16 bytes). */
+ * not loaded), its 128 bytes from its first element into the tile's words at pm_ct_word (with the halo: the next
+ * tile's first V rows too); then each thread's item (pm_ct_item) read back from there, pieces k and (halo) k + 1 of
+ * each of its 4 dst rows, and the aligned chunk that starts in piece k stored (piece k itself where the row's phase
+ * there is 0), only its bytes inside the dst row where it reaches past it, and the row's first elements where the
+ * tile is the row's first. Returns the chunks written, whole or in part, or UINT64_MAX where a chunk would not be
+ * aligned (a plan defect). */
 static uint64_t pm_model_chunks_tile(const pm_thr *R, const uint8_t *src, uint8_t *dst, const pm_thr_tile *T,
                                      uint32_t *tile) {
-    const uint32_t e = R->e, v = pm_ct_v(e), nxb = T->nx * e;
+    const uint32_t e = R->e, v = pm_ct_v(e), nxb = T->nx * e, most = PM_CT_ROWS + (R->halo ? v : 0u);
+    const uint32_t rows = R->n[1] - T->y0 < most ? R->n[1] - T->y0 : most;
     const uint64_t extent = pm_thr_extent(R);
-    for (uint32_t y = 0; y < T->ny; y++) {
+    for (uint32_t y = 0; y < rows; y++) {
         const uint64_t at = T->s + (uint64_t)y * R->ss[1]; /* the row's first byte, from src */
         const uint32_t ph = (uint32_t)(((uintptr_t)src + at) % 16u);
         uint8_t row[9 * 16];
@@ -574,22 +577,31 @@ static uint64_t pm_model_chunks_tile(const pm_thr *R, const uint8_t *src, uint8_
     for (uint32_t i = 0; i < PM_THR_THREADS; i++) {
         uint32_t xq, k;
         pm_ct_item(e, i, &xq, &k);
-        const uint32_t y0 = v * k, valid = T->ny > y0 ? (T->ny - y0 < v ? T->ny - y0 : v) * e : 0u;
-        for (uint32_t j = 0; j < 4u && valid; j++) {
+        for (uint32_t j = 0; j < 4u; j++) {
             const uint32_t x = 4u * xq + j;
             if (x >= T->nx)
                 continue;
-            uint8_t piece[16];
-            for (uint32_t m = 0; m < v; m++) /* element (x, y0 + m) of the tile */
+            uint8_t both[32]; /* pieces k and k + 1 of dst row x */
+            for (uint32_t m = 0; m < 2u * v && (m < v || R->halo); m++) /* element (x, v k + m) of the tile */
                 for (uint32_t b = 0; b < e; b++) {
-                    const uint32_t byte = x * e + b, word = tile[pm_ct_word(e, y0 + m, byte / 4u)];
-                    piece[m * e + b] = (uint8_t)(word >> (8u * (byte % 4u)));
+                    const uint32_t byte = x * e + b, word = tile[pm_ct_word(e, v * k + m, byte / 4u)];
+                    both[m * e + b] = (uint8_t)(word >> (8u * (byte % 4u)));
                 }
-            uint8_t *a = dst + T->d + (uint64_t)x * R->ds[0] + (uint64_t)y0 * e;
-            if ((uintptr_t)a % 16u != 0u)
+            uint8_t *rs = dst + T->d - (uint64_t)T->y0 * e + (uint64_t)x * R->ds[0], *re = rs + (uint64_t)R->n[1] * e;
+            uint8_t *a = rs + (uint64_t)(T->y0 + v * k) * e;
+            const uint32_t q = R->halo ? (uint32_t)((uintptr_t)a % 16u) : 0u;
+            uint8_t *ca = q ? a + 16u - q : a;
+            if ((uintptr_t)ca % 16u != 0u)
                 return UINT64_MAX;
-            memcpy(a, piece, valid);
-            stores++;
+            uint8_t *from = ca > rs ? ca : rs, *to = ca + 16 < re ? ca + 16 : re;
+            if (from < to) {
+                memcpy(from, both + (q ? 16u - q : 0u) + (from - ca), (size_t)(to - from));
+                stores++;
+            }
+            if (q && T->y0 == 0u && k == 0u) { /* the row's first elements, in the chunk before */
+                memcpy(a, both, (size_t)(re - a) < 16u - q ? (size_t)(re - a) : 16u - q);
+                stores++;
+            }
         }
     }
     return stores;

@@ -377,13 +377,16 @@ TMA_HD int pm_tall(const pm_grid *g, uint32_t e) {
  *   its first element (pm_ct_word: an XOR of the word index by the row's piece keeps the reads below
  *   conflict-free). STORES: thread i takes the 4 dst rows x = 4 xq .. 4 xq + 3 and the V = 16 / e tile rows
  *   y = V k .. of one piece k (pm_ct_item): it reads V x 4 elements (64 bytes), transposes them in registers
- *   (byte permutes for 1- and 2-byte elements) into one 16-byte piece of each of its 4 dst rows, and the lanes that
- *   hold consecutive pieces of a dst row (a group of pm_ct_lanes) shift them by the row's phase with their
- *   neighbour's piece, each storing one aligned chunk; the chunks at a group's two ends, and past the tile's rows,
- *   are written element by element (only dst's bytes). Every global access is one 16-byte instruction but at the
- *   tensors' edges; a chunk of src that reaches past src's first or last byte is read byte by byte, only the bytes
+ *   (byte permutes for 1- and 2-byte elements) into one 16-byte piece of each of its 4 dst rows, consecutive lanes
+ *   holding consecutive pieces of a dst row, and stores one aligned chunk a row. Where dst's rows start on 16 bytes
+ *   that chunk is the piece. Elsewhere (HALO, `halo`) a dst row's chunk boundaries fall at its own phase q inside the
+ *   pieces: the tile then also loads the next tile's first V rows, and each thread stores the aligned chunk that
+ *   starts in its piece, 16 - q bytes on (the piece's tail and the next piece's head, which it reads from the tile
+ *   too): every chunk of a dst row belongs to the tile its first element is in, and is written whole, once; only a
+ *   row's first and last chunks are written in part (the first tile of a row also stores the elements before its
+ *   first chunk). A chunk of src that reaches past src's first or last byte is read byte by byte, only the bytes
  *   inside. No instruction a byte: the element kernel's 1- and 2-byte elements were bound by its instructions
- *   (docs/lab/permute.md "The thread kernel").
+ *   (docs/lab/permute.md "The thread kernel", "The chunk transpose").
  * - SRC SPANS (sspan, pm_threads_span_kernel): where a transpose's tile holds src's rows whole (dimension 0 taken
  *   whole) and they lie back to back in src (ss[1] = n[0] e: NCHW -> NHWC of 7x7 maps, NHWC -> NCHW of 3 channels),
  *   the tile's src elements are one span too. It arrives by one 1-D bulk copy of its aligned interior into a buffer
@@ -405,6 +408,8 @@ typedef struct pm_thr {
     uint32_t drows;       /**< 1: DST ROW SPANS (pm_thr_drows); each dst row segment of a tile leaves by a bulk copy */
     uint32_t chunks;      /**< 1: CHUNK TRANSPOSE (pm_thr_chunks); 16-byte chunks on both sides, tiles of PM_CT_ROWS x
                                PM_CT_ROW_BYTES */
+    uint32_t halo;        /**< CHUNK TRANSPOSE, 1: some dst row starts off 16 bytes: a tile also loads the next one's
+                               first V rows and stores the dst chunks that start in its rows */
     uint32_t n[5];        /**< elements along each dimension (1 past the rank) */
     uint32_t tn[5];       /**< tiles along each dimension */
     uint64_t ss[5], ds[5];/**< byte strides in src and in dst (ss[0] = e; ds[1] = e for a transpose, ds[0] for a copy) */
@@ -540,7 +545,7 @@ TMA_HD uint64_t pm_thr_extent(const pm_thr *R) {
 /** Shared memory of a tile, bytes: two span buffers for each side that spans (SRC SPANS, DST SPANS), else the tile. */
 TMA_HD size_t pm_thr_smem(const pm_thr *R) {
     if (R->chunks)
-        return (size_t)PM_CT_ROWS * PM_CT_ROW_BYTES;
+        return (size_t)(PM_CT_ROWS + (R->halo ? 16u / R->e : 0u)) * PM_CT_ROW_BYTES;
     const uint32_t spans = 2u * (R->sspan + R->dspan + R->drows);
     return spans ? spans * (size_t)pm_thr_span_stride(R) : (size_t)R->ty * R->pitch * R->e;
 }
