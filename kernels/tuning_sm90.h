@@ -64,7 +64,8 @@
  * 6788 (dst off 16 bytes), TMA kernel / thread kernel with row spans: fp64 68.6 / 75.5-75.7, fp32 71.6 / 68.7-68.9
  * (docs/lab/permute.md "Dst spans"). */
 #define PM_THR_ROW_SPAN_MIN 1024u
-/* CHUNK TRANSPOSE (permute_tiles.h) where both of a transpose's dimensions are this many bytes long or more. */
+/* CHUNK TRANSPOSE (permute_tiles.h) where both of a transpose's dimensions are this many bytes long or more: a tile
+ * row's bytes, so that no tile is mostly padding (not swept; the cases measured are all far above it). */
 #ifndef PM_CT_MIN_BYTES
 #define PM_CT_MIN_BYTES 128u
 #endif
