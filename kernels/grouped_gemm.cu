@@ -441,10 +441,20 @@ __global__ void __launch_bounds__(GT_THREADS, GT_BLOCKS_PER_SM) gg_threads_kerne
     }
 }
 
-/* K == 0: every C_g is zero. Blocks stride over the groups, threads over a group's elements. */
-__global__ void gg_zero_kernel(void *const *c, const int32_t *m, uint32_t groups, uint32_t n) {
+/* K == 0: every C_g is zero. Blocks stride over the groups, threads over a group's elements. A_g and B_g hold no
+ * element and are not read (NULL is fine); a negative M_g, or a C_g with rows that the threads cannot write (NULL, off
+ * a whole element), is recorded as the other kernels record it and that group is skipped. */
+__global__ void gg_zero_kernel(void *const *c, const int32_t *m, uint32_t groups, uint32_t n, gg_error *error) {
     for (uint32_t g = blockIdx.x; g < groups; g += gridDim.x) {
-        const size_t count = m[g] > 0 ? (size_t)m[g] * n : 0u;
+        const int32_t rows = m[g];
+        if (rows > 0 && !gg_threads_usable(c[g])) {
+            if (threadIdx.x == 0)
+                gg_record_pointer(error, g, GG_MAP_C, c[g], rows);
+            continue;
+        }
+        if (rows < 0 && threadIdx.x == 0)
+            gg_record_negative_rows(error, g, rows);
+        const size_t count = rows > 0 ? (size_t)rows * n : 0u;
         __nv_bfloat16 *cg = (__nv_bfloat16 *)c[g];
         for (size_t i = threadIdx.x; i < count; i += blockDim.x)
             cg[i] = __float2bfloat16_rn(0.f);
@@ -665,7 +675,7 @@ extern "C" tma_status tma_grouped_gemm_run(const tma_grouped_gemm_plan *p, tma_s
         return st;
     const cudaStream_t s = (cudaStream_t)stream;
     if (p->k == 0) {
-        gg_zero_kernel<<<l.blocks, 256, 0, s>>>(p->c, p->m, (uint32_t)p->groups, (uint32_t)p->n);
+        gg_zero_kernel<<<l.blocks, 256, 0, s>>>(p->c, p->m, (uint32_t)p->groups, (uint32_t)p->n, gg_error_record(p));
         st = kd_cuda(diag, cudaGetLastError(), "tma_grouped_gemm zero-fill launch (K = 0)");
         return st == TMA_OK ? kd_ok(diag) : st;
     }

@@ -12,6 +12,8 @@
  *                   untouched, every other group is right; the same under the thread-loaded kernel (N and K not
  *                   multiples of 8) with an odd A_g, a NULL B_g and a negative M_g.
  *   k_zero        - K = 0 writes zeros into every C_g.
+ *   k_zero_bad_groups - K = 0 with a NULL or odd C_g or a negative M_g: that group reported and untouched, the rest
+ *                   zeros; NULL A_g and B_g accepted.
  *   refused       - NULL arrays and out-of-range plan fields are refused with a message; N or K not a multiple of 8
  *                   is taken (the thread-loaded kernel).
  * Random data, seeded; TMA_TEST_SEED replays. */
@@ -380,6 +382,41 @@ Test(gpu_grouped, k_zero) {
         free(got);
     }
     problem_free(&p);
+}
+
+/* K = 0 with one bad group (C_g NULL, C_g at an odd address, M_g negative) and every A_g and B_g NULL (they hold no
+ * element): the bad group reported in the other kernels' words and left untouched, every other C_g zeros. */
+Test(gpu_grouped, k_zero_bad_groups) {
+    require_sm90();
+    seed_rng("gpu_grouped.k_zero_bad_groups");
+    const char *kinds[] = {"C_g NULL", "C_g at an odd address", "M_g negative"};
+    const char *expect[] = {"C_g = 0x0 with", "C_g = 0x", "M_g = -5 rows is negative"};
+    for (int kind = 0; kind < 3; kind++) {
+        problem p;
+        int32_t m[5] = {3, 0, 200, 129, 64};
+        problem_make(&p, 5, 64, 0, m);
+        static const int with_rows[4] = {0, 2, 3, 4}; /* a group without rows may have any C_g */
+        const int bad = kind < 2 ? with_rows[rnd_in(0, 3)] : (int)rnd_in(0, 4);
+        uint8_t *keep_c = p.dc[bad];
+        void *keep_a[5], *keep_b[5];
+        for (int g = 0; g < 5; g++)
+            keep_a[g] = p.da[g], keep_b[g] = p.db[g], p.da[g] = NULL, p.db[g] = NULL;
+        if (kind == 0)
+            p.dc[bad] = NULL;
+        else if (kind == 1)
+            p.dc[bad] = p.dc[bad] + 1;
+        else
+            p.m[bad] = -5;
+        problem_upload(&p);
+        p.dc[bad] = keep_c;
+        for (int g = 0; g < 5; g++)
+            p.da[g] = keep_a[g], p.db[g] = keep_b[g];
+        if (kind == 2)
+            p.m[bad] = m[bad];
+        tma_grouped_gemm_plan plan = make_plan(&p);
+        expect_one_bad_group(&p, &plan, bad, TMA_ERR_ARG, expect[kind], kinds[kind]);
+        problem_free(&p);
+    }
 }
 
 Test(gpu_grouped, refused) {
