@@ -597,6 +597,21 @@ static __device__ __forceinline__ uint4 pm_bytes_at(uint4 a, uint4 b, uint32_t s
                       __funnelshift_r(v[2], v[3], sh), __funnelshift_r(v[3], v[4], sh));
 }
 
+/* HALO: a whole tile's 16-byte loads and stores carry L2 hints, src evict_last (the rows and chunks a tile shares with
+ * its neighbours, the halo rows below and the ninth chunks right of it, stay until those come; the band walk,
+ * pm_thr_walk, brings them close) and dst evict_first (never read again here), as the TMA transposes' (pm_src_keep).
+ * Without the halo (dst rows on 16 bytes) both were slower: tuning_sm90.h's PM_CT_GROUP. */
+template <bool HINT>
+static __device__ __forceinline__ uint4 pm_ct_ld16(const uint8_t *p, uint64_t keep) {
+    if (!HINT)
+        return *(const uint4 *)p;
+    uint4 v;
+    asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p), "l"(keep));
+    return v;
+}
+
 /* The aligned chunk at p with only its bytes inside [lo, hi) read (one at a time), the others 0: a chunk at src's two
  * ends. */
 static __device__ __forceinline__ uint4 pm_ct_load_edge(const uint8_t *p, const uint8_t *lo, const uint8_t *hi) {
@@ -684,6 +699,7 @@ static __device__ __forceinline__ void pm_ct_loads(const pm_thr &R, const uint8_
                                                    uint4 *c, uint4 *n, uint32_t *ph) {
     const uint32_t ci = i % 8u;
     const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
+    const uint64_t keep = WHOLE && HALO ? tma_l2_policy_evict_last() : 0u;
     const uint8_t *a = src + TL.s + (uint64_t)(i / 8u) * R.ss[1], *hi = src + extent;
     const uint64_t step = (uint64_t)(PM_THR_THREADS / 8u) * R.ss[1];
 #pragma unroll
@@ -693,8 +709,8 @@ static __device__ __forceinline__ void pm_ct_loads(const pm_thr &R, const uint8_
         const bool row = (j < PM_CT_LOADS_PER_THREAD || i / 8u < 16u / E) &&
                          (WHOLE || i / 8u + (PM_THR_THREADS / 8u) * j < rows);
         if (WHOLE) {
-            c[j] = row ? *(const uint4 *)(b + 16u * ci) : zero;
-            n[j] = row && ci == 7u && ph[j] != 0u ? *(const uint4 *)(b + 128u) : zero;
+            c[j] = row ? pm_ct_ld16<HALO>(b + 16u * ci, keep) : zero;
+            n[j] = row && ci == 7u && ph[j] != 0u ? pm_ct_ld16<HALO>(b + 128u, keep) : zero;
         } else {
             c[j] = row && 16u * ci < ph[j] + nxb ? pm_ct_load(b + 16u * ci, src, hi) : zero;
             n[j] = row && ci == 7u && ph[j] != 0u && 128u < ph[j] + nxb ? pm_ct_load(b + 128u, src, hi) : zero;
@@ -727,10 +743,10 @@ __global__ void __launch_bounds__(PM_THR_THREADS, PM_THR_BLOCKS_PER_SM) pm_chunk
     const uint32_t i = threadIdx.x, ci = i % 8u;
     uint32_t xq, k;
     pm_ct_item(E, i, &xq, &k);
-    const uint64_t extent = pm_thr_extent(&R);
+    const uint64_t extent = pm_thr_extent(&R), drop = HALO ? tma_l2_policy_evict_first() : 0u;
     for (uint64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
         pm_thr_tile TL;
-        pm_thr_tile_of(&R, t, &TL);
+        pm_thr_tile_of(&R, pm_thr_walk(&R, t, HALO ? PM_CT_GROUP : 0u), &TL);
         const uint32_t nxb = TL.nx * E, rows = R.n[1] - TL.y0 < ROWS ? R.n[1] - TL.y0 : ROWS;
         /* whole: every row loaded, all of x, the chunks of the first and last rows inside src's bytes (strides are
          * positive), and (HALO) not the first tile of a dst row */
@@ -772,7 +788,9 @@ __global__ void __launch_bounds__(PM_THR_THREADS, PM_THR_BLOCKS_PER_SM) pm_chunk
             const uint32_t q = HALO ? (uint32_t)((uintptr_t)a % 16u) : 0u;
             uint8_t *ca = q ? a + 16u - q : a;
             const uint4 v = q ? pm_bytes_at(P[j], N[j], 16u - q) : P[j];
-            if (whole) {
+            if (whole && HALO) {
+                pm_st16_hint(ca, v, drop);
+            } else if (whole) {
                 *(uint4 *)ca = v;
             } else if (4u * xq + j < TL.nx) {
                 const uint8_t *re = rs + (uint64_t)R.n[1] * E;

@@ -468,6 +468,17 @@ TMA_HD void pm_thr_tile_of(const pm_thr *R, uint64_t t, pm_thr_tile *T) {
     T->s = s, T->d = d;
 }
 
+/** The thread kernel's t-th tile in its walk: bands of `group` tile columns down the tile rows (tr_tile_xy), each
+ *  outer index in turn; 0 = row-major. The index pm_thr_tile_of takes. */
+TMA_HD uint64_t pm_thr_walk(const pm_thr *R, uint64_t t, uint32_t group) {
+    if (!group)
+        return t;
+    uint32_t inner, tx, ty;
+    const uint64_t outer = pm_divmod(t, R->tn[0] * R->tn[1], &inner);
+    tr_tile_xy(inner, R->tn[0], R->tn[1], group, &tx, &ty);
+    return tx + (uint64_t)R->tn[0] * (ty + (uint64_t)R->tn[1] * outer);
+}
+
 /** Thread i's element of pass k of the loads: (x, y) of element o = i + k PM_THR_THREADS in src order. */
 TMA_HD void pm_thr_load_xy(const pm_thr *R, uint32_t i, uint32_t k, uint32_t *x, uint32_t *y) {
     const uint32_t o = i + k * PM_THR_THREADS;

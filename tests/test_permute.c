@@ -3,7 +3,8 @@
  *                   of every quarter-warp hits 8 distinct bank groups, by libtma's swizzle helper).
  *   permute_plan  - what the plan makes of the issue's shapes: merged dimensions, COPY or TRANSPOSE, boxes; which
  *                   kernel (the thread kernel only where no TMA map describes the tensor exactly).
- *   permute_model - the CPU-model pipeline (TMA kernels and thread kernel) against a plain CPU permutation on
+ *   permute_model - the chunk transpose's geometry (conflict-free tile, a walk that takes every tile once), and
+ *                   the CPU-model pipeline (TMA kernels and thread kernel) against a plain CPU permutation on
  *                   random ranks, odd sizes, perms, dense, aligned and odd strides, element-aligned addresses inside
  *                   host buffers, every element size (seeded; TMA_TEST_SEED replays), output poisoned first, every
  *                   dst byte checked: elements bitwise, every other byte of dst's span (between rows, a row's tail,
@@ -536,6 +537,30 @@ Test(permute_model, chunk_transpose_reads_and_writes_are_conflict_free) {
         }
         for (uint32_t w = 0; w < PM_CT_ROWS * 32u; w++)
             cr_assert(written[w] == 1 && read[w] == 1, "e %u word %u written %u times, read %u", e, w, written[w], read[w]);
+    }
+}
+
+Test(permute_model, chunk_transpose_walk_visits_every_tile_once) {
+    /* pm_thr_walk (bands of `group` tile columns, each outer index in turn) is a permutation of the tile indices for
+     * any tile grid and band width, the last band narrower included: every tile taken once. */
+    uint64_t rng = seed_of("permute_model.chunk_transpose_walk_visits_every_tile_once");
+    for (int trial = 0; trial < 200; trial++) {
+        pm_thr R;
+        memset(&R, 0, sizeof R);
+        R.tn[0] = (uint32_t)pr_in(&rng, 1, 40), R.tn[1] = (uint32_t)pr_in(&rng, 1, 40);
+        R.tn[2] = (uint32_t)pr_in(&rng, 1, 3);
+        R.rank = 3;
+        const uint32_t group = trial == 0 ? PM_CT_GROUP : (uint32_t)pr_in(&rng, 0, 12);
+        const uint64_t tiles = (uint64_t)R.tn[0] * R.tn[1] * R.tn[2];
+        uint8_t *seen = calloc(tiles, 1);
+        cr_assert(seen != NULL);
+        for (uint64_t t = 0; t < tiles; t++) {
+            const uint64_t w = pm_thr_walk(&R, t, group);
+            cr_assert(w < tiles && !seen[w], "tiles %u x %u x %u, bands of %u: step %llu gives tile %llu twice or past "
+                      "the end", R.tn[0], R.tn[1], R.tn[2], group, (unsigned long long)t, (unsigned long long)w);
+            seen[w] = 1;
+        }
+        free(seen);
     }
 }
 
