@@ -220,17 +220,16 @@ static uint32_t pm_thr_sspan_tile(pm_thr *R) {
 }
 
 /* CHUNK TRANSPOSE (permute_tiles.h): a transpose whose tiles hold neither side's rows whole, long in both dimensions
- * (PM_CT_MIN_BYTES of each); where some dst row starts off 16 bytes (dst_row_phases: pm_dst_row_phases) with the halo,
- * and then not for 8-byte elements, whose element tiles with 2 KiB dst row spans are faster; not where dst rows start
- * on 32-byte sectors with 4- and 8-byte elements, whose element tiles of 32 x 64 (PM_THR_TX_SECTORS) are faster. H100,
- * % of a copy, element kernel / chunk transpose: dst rows on 16 bytes: bf16 T 4096 x 50257 64.1-64.3 / 82.3-83.4,
- * fp32 [333, 444, 55] (2, 0, 1) 98.3-99.9 / 104.5-109.3, fp32 T 4096 x 50257 (on sectors) 86.4-86.7 / 80.8-80.9;
- * off them, with the halo: T 12345 x 6789 u8 38.9-39.6 / 56.7-57.8, bf16 62.9 / 67.7, fp32 70.8 / 71.6-72.6, fp64
- * 74.7-75.4 / 73.2-73.5 (docs/lab/permute.md "The chunk transpose"). */
+ * (PM_CT_MIN_BYTES of each); where some dst row starts off 16 bytes (dst_row_phases: pm_dst_row_phases) with the halo;
+ * not where dst rows start on 32-byte sectors with 4- and 8-byte elements, whose element tiles of 32 x 64
+ * (PM_THR_TX_SECTORS) are faster. H100, % of a copy, element kernel / chunk transpose: dst rows on 16 bytes: bf16 T
+ * 4096 x 50257 64.1-64.3 / 82.3-83.4, fp32 [333, 444, 55] (2, 0, 1) 98.3-99.9 / 104.5-109.3, fp32 T 4096 x 50257 (on
+ * sectors) 86.4-86.7 / 80.8-80.9; off them, with the halo, its band walk and L2 hints: T 12345 x 6789 u8 38.9-39.6 /
+ * 71-73, bf16 62.9 / 77-79, fp32 70.8 / 78, fp64 (element tiles with 2 KiB dst row spans) 75.1-76.0 / 79.9-80.0, T
+ * 6789 x 12345 fp64 75.1 / 78.2 (docs/lab/permute.md "The chunk transpose", "Bands and L2 hints"). */
 static uint32_t pm_thr_chunks(const pm_thr *R, uint64_t dst_row_phases) {
     return R->transpose && !R->dspan && !R->sspan && (uint64_t)R->n[0] * R->e >= PM_CT_MIN_BYTES &&
-           (uint64_t)R->n[1] * R->e >= PM_CT_MIN_BYTES && (dst_row_phases % 16u == 0u || R->e <= 4u) &&
-           !(dst_row_phases % 32u == 0u && R->e >= 4u);
+           (uint64_t)R->n[1] * R->e >= PM_CT_MIN_BYTES && !(dst_row_phases % 32u == 0u && R->e >= 4u);
 }
 
 /* THE THREAD KERNEL's plan (permute_tiles.h) for the simplified dimensions v in the kernel's order o. */
@@ -506,11 +505,13 @@ tma_status pm_plan(const tma_permute_desc *d, pm_layout *L, tma_diag *diag) {
     } else if (L->transpose && L->grid.dst_any) {
         /* dst is no map, so the TMA kernel's threads would store it element by element; where the thread kernel's
          * tiles leave as spans (DST SPANS in permute_tiles.h) and read src in runs of PM_THR_SPAN_MIN_RUN bytes or
-         * more, or as row spans of twice PM_THR_ROW_SPAN_MIN bytes or more, it takes the tensor instead */
+         * more, or as row spans of twice PM_THR_ROW_SPAN_MIN bytes or more, it takes the tensor instead; and for
+         * 8-byte elements with the halo, where the chunk transpose replaced those row spans (faster than them on
+         * src rows off 16 bytes, pm_thr_chunks; not measured against the TMA kernel's stores directly) */
         pm_layout T = *L;
         pm_plan_threads(&T, d->dst, v, n, o);
         if ((T.thr.dspan && T.thr.tx * e >= PM_THR_SPAN_MIN_RUN) ||
-            (T.thr.drows && T.thr.ty * e >= 2u * PM_THR_ROW_SPAN_MIN))
+            (T.thr.drows && T.thr.ty * e >= 2u * PM_THR_ROW_SPAN_MIN) || (T.thr.halo && e == 8u))
             *L = T;
     }
     return kd_ok(diag);
