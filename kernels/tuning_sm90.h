@@ -71,10 +71,10 @@
 #endif
 /* CHUNK TRANSPOSE with the halo: the walk's bands of tile columns (pm_thr_walk), its whole tiles' loads evict_last and
  * stores evict_first. H100, % of a copy, T 12345 x 6789 u8 / bf16 / fp32: row-major without hints 60 / 67-68 / 72-73,
- * hints alone 60-64 / 70 / 75-76, bands of 8 alone 70-71 / 74 / 76, bands of 16 and hints 63-65 / 69-71 / 73-74, of 8
- * and hints 70-80 / 74-78 / 78-80, of 4 and hints 72-81 / 78-81 / 79-82. Without the halo (dst rows on 16 bytes) both
- * cost: fp32 [333, 444, 55] (2, 0, 1) 110-115 row-major, 107 with hints, 109-110 with bands of 8, 102-104 with both
- * (docs/lab/permute.md "Bands and L2 hints"). */
+ * hints alone 60-64 / 70 / 75-76, bands of 8 alone 70-71 / 74 / 76, bands of 16 alone 63-65 / 69-71 / 73-74, bands of
+ * 8 with hints 70-80 / 74-78 / 78-80, of 4 with hints 72-81 / 78-81 / 79-82. Without the halo (dst rows on 16 bytes)
+ * both cost: fp32 [333, 444, 55] (2, 0, 1) 110-115 row-major, 107 with hints, 109-110 with bands of 8, 102-104 with
+ * both (docs/lab/permute.md "Bands and L2 hints"). */
 #ifndef PM_CT_GROUP
 #define PM_CT_GROUP 4u
 #endif
