@@ -612,6 +612,14 @@ static __device__ __forceinline__ uint4 pm_ct_ld16(const uint8_t *p, uint64_t ke
     return v;
 }
 
+template <bool HINT>
+static __device__ __forceinline__ void pm_ct_st16(uint8_t *p, uint4 v, uint64_t drop) {
+    if (HINT)
+        pm_st16_hint(p, v, drop);
+    else
+        *(uint4 *)p = v;
+}
+
 /* The aligned chunk at p with only its bytes inside [lo, hi) read (one at a time), the others 0: a chunk at src's two
  * ends. */
 static __device__ __forceinline__ uint4 pm_ct_load_edge(const uint8_t *p, const uint8_t *lo, const uint8_t *hi) {
@@ -746,7 +754,7 @@ __global__ void __launch_bounds__(PM_THR_THREADS, PM_THR_BLOCKS_PER_SM) pm_chunk
     const uint64_t extent = pm_thr_extent(&R), drop = HALO ? tma_l2_policy_evict_first() : 0u;
     for (uint64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
         pm_thr_tile TL;
-        pm_thr_tile_of(&R, pm_thr_walk(&R, t, HALO ? PM_CT_GROUP : 0u), &TL);
+        pm_thr_tile_of(&R, pm_thr_walk(&R, t, pm_ct_group(HALO)), &TL);
         const uint32_t nxb = TL.nx * E, rows = R.n[1] - TL.y0 < ROWS ? R.n[1] - TL.y0 : ROWS;
         /* whole: every row loaded, all of x, the chunks of the first and last rows inside src's bytes (strides are
          * positive), and (HALO) not the first tile of a dst row */
@@ -788,10 +796,8 @@ __global__ void __launch_bounds__(PM_THR_THREADS, PM_THR_BLOCKS_PER_SM) pm_chunk
             const uint32_t q = HALO ? (uint32_t)((uintptr_t)a % 16u) : 0u;
             uint8_t *ca = q ? a + 16u - q : a;
             const uint4 v = q ? pm_bytes_at(P[j], N[j], 16u - q) : P[j];
-            if (whole && HALO) {
-                pm_st16_hint(ca, v, drop);
-            } else if (whole) {
-                *(uint4 *)ca = v;
+            if (whole) {
+                pm_ct_st16<HALO>(ca, v, drop);
             } else if (4u * xq + j < TL.nx) {
                 const uint8_t *re = rs + (uint64_t)R.n[1] * E;
                 pm_ct_store_clipped<E>(ca, v, rs, re);

@@ -479,6 +479,10 @@ TMA_HD uint64_t pm_thr_walk(const pm_thr *R, uint64_t t, uint32_t group) {
     return tx + (uint64_t)R->tn[0] * (ty + (uint64_t)R->tn[1] * outer);
 }
 
+/** The chunk transpose's band width for pm_thr_walk: PM_CT_GROUP tile columns with the halo (pm_thr.halo), row-major
+ *  without it (tuning_sm90.h says why). */
+TMA_HD uint32_t pm_ct_group(uint32_t halo) { return halo ? PM_CT_GROUP : 0u; }
+
 /** Thread i's element of pass k of the loads: (x, y) of element o = i + k PM_THR_THREADS in src order. */
 TMA_HD void pm_thr_load_xy(const pm_thr *R, uint32_t i, uint32_t k, uint32_t *x, uint32_t *y) {
     const uint32_t o = i + k * PM_THR_THREADS;
