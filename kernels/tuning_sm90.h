@@ -15,6 +15,9 @@
 #ifndef PM_TR_STAGES
 #define PM_TR_STAGES 4u
 #endif
+/* With 3 output buffers a 128-line tile's block takes 7 x 16 KiB, the 1 KiB swizzle pad, 112 bytes of barriers and the
+ * driver's 1 KiB: 224 bytes more than half an SM's 228 KiB, so one block an SM; 2 buffers fit two, measured for and
+ * against by card (docs/lab/permute.md "Prefetch, occupancy and output buffers"). */
 #ifndef PM_TR_OUT_BUFFERS
 #define PM_TR_OUT_BUFFERS 3u
 #endif
@@ -26,7 +29,9 @@
 /* Lines of a tall tile (few channels, 2-byte thread-stored): bf16 NCHW -> NHWC C = 8 96-99% of a copy against 71-73%
  * at 128 (H200, docs/lab/permute.md "Few channels: short and packed tiles", "Whole chunks, tall bf16 tiles, few
  * slabs"). */
+#ifndef PM_TALL_TILE_LINES
 #define PM_TALL_TILE_LINES 256u
+#endif
 /* TRANSPOSE tile order: bands of this many tile columns (H200, the standalone transpose's sweep, docs/lab/
  * transpose.md "The standalone kernel (until 2026-11-22)"). */
 #define PM_DEFAULT_GROUP 8u
