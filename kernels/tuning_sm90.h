@@ -15,11 +15,13 @@
 #ifndef PM_TR_STAGES
 #define PM_TR_STAGES 4u
 #endif
-/* With 3 output buffers a 128-line tile's block takes 7 x 16 KiB, the 1 KiB swizzle pad, 112 bytes of barriers and the
- * driver's 1 KiB: 224 bytes more than half an SM's 228 KiB, so one block an SM; 2 buffers fit two, measured for and
- * against by card (docs/lab/permute.md "Prefetch, occupancy and output buffers"). */
+/* TRANSPOSE output buffers: 2. With 3 a 128-line tile's block takes 7 x 16 KiB, the 1 KiB swizzle pad, 112 bytes of
+ * barriers and the driver's 1 KiB, 224 bytes more than half an SM's 228 KiB: one block an SM; with 2, two. H100, 3 / 2
+ * buffers, % of a copy: T 8192^2 bf16 92.4 / 96.6-97.4, u8 96.2-97.8 / 102.4-103.9, fp32 NCHW -> NHWC C = 4 98-100 /
+ * 117-119; 18 of 29 TMA-transpose cases up, 8 within a point, fp32 rank 5 (1, 3, 0, 4, 2) 86.4 / 83.7 down (on an
+ * H200 82.2 / 87.7, up) (docs/lab/permute.md "Two output buffers"). */
 #ifndef PM_TR_OUT_BUFFERS
-#define PM_TR_OUT_BUFFERS 3u
+#define PM_TR_OUT_BUFFERS 2u
 #endif
 /* Lines of 128 bytes in a TRANSPOSE tile: 256 for every tile lost on 11 cases (H200, docs/lab/permute.md "Tile
  * height"). */
