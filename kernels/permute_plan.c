@@ -155,38 +155,78 @@ static void pm_thr_tile_pick(pm_thr *R, int sectors) {
     R->mx = pm_div_magic(tx), R->my = pm_div_magic(ty);
 }
 
-/* SPANS (permute_tiles.h): the most 4-byte words of one bank that a warp touches in one pass over a whole tile (1: no
- * conflict), spans at phase 0: the loads' writes into a dst span or into dst row spans (src order), or the reads of a
- * src span in dst order. */
-enum pm_span_access { PM_WRITES_DST_SPAN, PM_WRITES_DST_ROWS, PM_READS_SRC_SPAN };
-static uint32_t pm_thr_span_ways(const pm_thr *R, enum pm_span_access how) {
-    const int src_reads = how == PM_READS_SRC_SPAN;
-    uint32_t most = 1;
-    for (uint32_t o0 = 0; o0 < R->tx * R->ty; o0 += 32u) {
-        uint32_t words[32], n = 0;
-        for (uint32_t l = 0; l < 32u && o0 + l < R->tx * R->ty; l++) {
-            const uint32_t i = (o0 + l) % PM_THR_THREADS, k = (o0 + l) / PM_THR_THREADS;
-            uint32_t x, y;
-            if (src_reads)
-                pm_thr_store_xy(R, i, k, &x, &y);
-            else
-                pm_thr_load_xy(R, i, k, &x, &y);
-            const uint32_t w = (src_reads                    ? (y * R->tx + x) * R->e
-                                : how == PM_WRITES_DST_ROWS ? x * pm_thr_row_stride(R) + y * R->e
-                                                            : pm_thr_span_at(R, 0, x, y)) /
-                               4u;
-            uint32_t j = 0;
-            while (j < n && words[j] != w)
-                j++;
-            if (j == n)
-                words[n++] = w;
+/* SPANS (permute_tiles.h, pm_thr_span_ways): the byte of tile element (x, y) that the access touches, and the place
+ * in the access's order of element o (pm_thr_load_xy's src order, or pm_thr_store_xy's dst order for a transpose's
+ * src reads): `along` its row of `side` elements, `row` which row. */
+static uint32_t pm_thr_span_byte(const pm_thr *R, enum pm_span_access how, uint32_t x, uint32_t y) {
+    return how == PM_READS_SRC_SPAN    ? (y * R->tx + x) * R->e
+           : how == PM_WRITES_DST_ROWS ? x * pm_thr_row_stride(R) + y * R->e
+                                       : pm_thr_span_at(R, 0, x, y);
+}
+static uint32_t pm_thr_span_side(const pm_thr *R, enum pm_span_access how) {
+    return how == PM_READS_SRC_SPAN && R->transpose ? R->ty : R->tx;
+}
+static void pm_thr_span_xy(const pm_thr *R, enum pm_span_access how, uint32_t along, uint32_t row, uint32_t *x,
+                           uint32_t *y) {
+    const int dst_order = how == PM_READS_SRC_SPAN && R->transpose;
+    *x = dst_order ? row : along, *y = dst_order ? along : row;
+}
+
+/* The ways of one pass, the warp's 32 elements from o0 (fewer at the tile's end), each distinct word once in its
+ * bank. */
+static uint32_t pm_thr_pass_ways(const pm_thr *R, enum pm_span_access how, uint32_t o0) {
+    const uint32_t side = pm_thr_span_side(R, how), total = R->tx * R->ty;
+    uint32_t along = o0 % side, row = o0 / side;
+    uint32_t seen[32][32], ways[32] = {0}, most = 1;
+    for (uint32_t o = o0; o < o0 + 32u && o < total; o++) {
+        uint32_t x, y;
+        pm_thr_span_xy(R, how, along, row, &x, &y);
+        const uint32_t w = pm_thr_span_byte(R, how, x, y) / 4u, bank = w % 32u;
+        uint32_t j = 0;
+        while (j < ways[bank] && seen[bank][j] != w)
+            j++;
+        if (j == ways[bank]) {
+            seen[bank][ways[bank]++] = w;
+            most = ways[bank] > most ? ways[bank] : most;
         }
-        for (uint32_t bank = 0; bank < 32u; bank++) {
-            uint32_t ways = 0;
-            for (uint32_t j = 0; j < n; j++)
-                ways += words[j] % 32u == bank;
-            most = ways > most ? ways : most;
+        if (++along == side)
+            along = 0, row++;
+    }
+    return most;
+}
+
+/* Every pass of the tile, each kind counted once; two passes of 32 elements are of one kind where every element of
+ * one touches a byte a multiple of 4 past the same element of the other (its words moved by one count: a rotation of
+ * the banks, the same ways):
+ * - passes inside one row of the order whose first bytes are equal mod 4 (the elements step along the row alike);
+ * - passes q elements apart, q = side x the rows whose steps make whole words (a row on moves each byte by `step`:
+ *   e, or tx e for a copy's src reads): the starts 32 p take every value mod q they ever take in the first
+ *   q / gcd(q, 32) passes.
+ * The last pass, if part of one, is counted apart. Counting every pass of 8192-element span tiles took about 25 us a
+ * plan, most of a small tensor's one-call time (H100, docs/lab/permute.md "One call for small tensors"). */
+uint32_t pm_thr_span_ways(const pm_thr *R, enum pm_span_access how) {
+    const uint32_t total = R->tx * R->ty, full = total / 32u, side = pm_thr_span_side(R, how);
+    const uint32_t step = how == PM_READS_SRC_SPAN && !R->transpose ? R->tx * R->e : R->e;
+    const uint32_t q = side * (step % 4u == 0u ? 1u : step % 2u == 0u ? 2u : 4u);
+    const uint32_t low = q & (0u - q), period = q / (low < 32u ? low : 32u);
+    uint32_t in_row[4] = {0, 0, 0, 0}, most = 1; /* the ways of in-row passes by first byte mod 4; 0: not yet */
+    for (uint32_t p = 0; p < full && p < period; p++) {
+        const uint32_t along = 32u * p % side, row = 32u * p / side;
+        uint32_t x, y, w;
+        pm_thr_span_xy(R, how, along, row, &x, &y);
+        const uint32_t kind = pm_thr_span_byte(R, how, x, y) % 4u;
+        if (along + 32u <= side && in_row[kind]) {
+            w = in_row[kind];
+        } else {
+            w = pm_thr_pass_ways(R, how, 32u * p);
+            if (along + 32u <= side)
+                in_row[kind] = w;
         }
+        most = w > most ? w : most;
+    }
+    if (total % 32u) {
+        const uint32_t w = pm_thr_pass_ways(R, how, 32u * full);
+        most = w > most ? w : most;
     }
     return most;
 }

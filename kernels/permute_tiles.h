@@ -619,6 +619,13 @@ void pm_strides_of(const tma_permute_desc *d, uint64_t src_stride[5], uint64_t d
  *  dimension 1's src stride), for the box in g. */
 void pm_grid_dst(const pm_layout *L, pm_grid *g);
 
+/** SPANS: which access pm_thr_span_ways counts: the loads' writes into a dst span or into dst row spans (src order),
+ *  or the reads of a src span in dst order. */
+enum pm_span_access { PM_WRITES_DST_SPAN, PM_WRITES_DST_ROWS, PM_READS_SRC_SPAN };
+/** SPANS: the most 4-byte words of one bank that a warp touches in one pass over the tile R (1: no conflict), spans
+ *  at phase 0, over every pass (each kind of pass counted once: permute_plan.c). */
+uint32_t pm_thr_span_ways(const pm_thr *R, enum pm_span_access how);
+
 #ifdef __cplusplus
 }
 #endif

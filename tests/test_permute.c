@@ -657,6 +657,55 @@ Test(permute_plan, dst_spans_where_a_tile_holds_whole_dst_rows_back_to_back) {
     cr_assert(!B.threads && B.grid.dst_any, "bf16 NHWC -> NCHW 2x256x14x14: the TMA kernel, threads storing");
 }
 
+/* pm_thr_span_ways counted by brute force: every pass of the tile, each distinct word of a pass once in its bank. */
+static uint32_t span_ways_brute(const pm_thr *R, enum pm_span_access how) {
+    uint32_t most = 1;
+    for (uint32_t o0 = 0; o0 < R->tx * R->ty; o0 += 32u) {
+        uint32_t words[32], n = 0;
+        for (uint32_t o = o0; o < o0 + 32u && o < R->tx * R->ty; o++) {
+            uint32_t x, y;
+            if (how == PM_READS_SRC_SPAN)
+                pm_thr_store_xy(R, o % PM_THR_THREADS, o / PM_THR_THREADS, &x, &y);
+            else
+                pm_thr_load_xy(R, o % PM_THR_THREADS, o / PM_THR_THREADS, &x, &y);
+            words[n++] = (how == PM_READS_SRC_SPAN   ? (y * R->tx + x) * R->e
+                          : how == PM_WRITES_DST_ROWS ? x * pm_thr_row_stride(R) + y * R->e
+                                                      : pm_thr_span_at(R, 0, x, y)) /
+                         4u;
+        }
+        uint32_t ways[32] = {0};
+        for (uint32_t j = 0; j < n; j++) {
+            int first = 1;
+            for (uint32_t i = 0; i < j; i++)
+                first &= words[i] != words[j];
+            ways[words[j] % 32u] += (uint32_t)first;
+        }
+        for (uint32_t bank = 0; bank < 32u; bank++)
+            most = ways[bank] > most ? ways[bank] : most;
+    }
+    return most;
+}
+
+Test(permute_plan, span_ways_count_each_kind_of_pass_once) {
+    /* The plan counts the bank conflicts of a span tile's passes once per kind (pm_thr_span_ways: passes a multiple of
+     * the order's row apart touch words moved by one count); the brute-force count of every pass agrees on random
+     * tiles of every element size, both orders, copies and transposes, up to the span tiles' 16 KiB. */
+    uint64_t rng = seed_of("permute_plan span ways");
+    for (int it = 0; it < 4000; it++) {
+        pm_thr R;
+        memset(&R, 0, sizeof R);
+        R.e = 1u << pr_next(&rng) % 4u;
+        R.transpose = pr_next(&rng) % 4u != 0u;
+        const uint32_t most = PM_THR_SPAN_TILE_BYTES / R.e;
+        R.tx = 1u + (uint32_t)(pr_next(&rng) % (pr_next(&rng) % 2u ? 64u : 256u));
+        R.ty = 1u + (uint32_t)(pr_next(&rng) % (most / R.tx));
+        R.mx = pm_div_magic(R.tx), R.my = pm_div_magic(R.ty);
+        for (uint32_t how = PM_WRITES_DST_SPAN; how <= PM_READS_SRC_SPAN; how++)
+            cr_assert_eq(pm_thr_span_ways(&R, (enum pm_span_access)how), span_ways_brute(&R, (enum pm_span_access)how),
+                         "e %u tx %u ty %u transpose %u access %u", R.e, R.tx, R.ty, R.transpose, how);
+    }
+}
+
 Test(permute_plan, src_spans_where_a_tile_holds_whole_src_rows_back_to_back) {
     /* NCHW -> NHWC of 7 x 7 maps: src rows of 49 elements back to back, so a tile of whole src rows is one span
      * (SRC SPANS in permute_tiles.h), up to PM_THR_SPAN_TILE_BYTES: fp32 2048 channels, 83 a tile. With 40 channels
