@@ -1079,7 +1079,8 @@ static tma_status pm_fit_grid(tma_permute_plan *p, const void *fn, size_t smem_m
 /* plan_make's thread-kernel half: the plan's fields from the layout (no maps), the grid, the record. */
 static tma_status pm_plan_make_threads(tma_permute_plan *p, const pm_layout &L, int sms, tma_diag *diag) {
     const pm_thr &R = L.thr;
-    p->transpose = L.transpose, p->threads = 1, p->rank = R.rank, p->tiles = L.tiles, p->group = 0;
+    p->transpose = L.transpose, p->threads = 1, p->rank = R.rank, p->tiles = L.tiles;
+    p->group = R.chunks ? pm_ct_group(R.halo) : 0u; /* the chunk transpose's walk (pm_thr_walk); the others row-major */
     for (uint32_t k = 0; k < 5u; k++)
         p->src_dim[k] = L.src_dim[k], p->box[k] = L.grid.box[k], p->tiles_n[k] = R.tn[k], p->dims[k] = R.n[k];
     p->l2 = TMA_L2_NONE;

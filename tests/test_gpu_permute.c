@@ -16,7 +16,7 @@
 
 /* What a case's plan chose (one_call: unknown, -1). */
 typedef struct gpu_path {
-    int transpose, threads;
+    int transpose, threads, group;
 } gpu_path;
 
 /* d at src_off and dst_off bytes past 64-byte boundaries (multiples of the element), dst with PR_GUARD poisoned bytes
@@ -41,14 +41,14 @@ static gpu_path gpu_case_at(tma_permute_desc d, size_t src_off, size_t dst_off, 
     tma_diag diag;
     tma_permute_plan p;
     memset(&p, 0, sizeof p);
-    gpu_path path = {-1, -1};
+    gpu_path path = {-1, -1, -1};
     if (one_call) {
         tma_status st = tma_permute(&d, NULL, &diag);
         cr_assert_eq(st, TMA_OK, "%s: tma_permute refused a valid tensor: %s", what, diag.message);
     } else {
         tma_status st = tma_permute_plan_make(&p, &d, &diag);
         cr_assert_eq(st, TMA_OK, "%s: plan refused a valid tensor: %s", what, diag.message);
-        path.transpose = (int)p.transpose, path.threads = (int)p.threads;
+        path.transpose = (int)p.transpose, path.threads = (int)p.threads, path.group = (int)p.group;
         if (group != ~0u) {
             st = tma_permute_plan_tune(&p, group, l2, &diag);
             cr_assert_eq(st, TMA_OK, "%s: tune: %s", what, diag.message);
@@ -208,6 +208,7 @@ Test(gpu_permute, chunk_transpose_src_at_any_phase, .timeout = 300) {
             for (int run = 0; run < 2; run++, n++) {
                 const gpu_path p = gpu_case_at(d, so, dof, ~0u, TMA_L2_NONE, 0);
                 cr_assert_eq(p.threads, 1, "e %u: the thread kernel's chunk transpose", e);
+                cr_assert_eq(p.group, (int)pm_ct_group(L.thr.halo), "e %u: plan.group is the chunk walk's bands", e);
             }
         }
     cr_log_info("gpu_permute chunks: %d transposes matched the CPU permutation bitwise", n);

@@ -418,7 +418,8 @@ typedef struct tma_permute_plan {
                                    permute.md) */
     uint32_t tiles_n[5];      /**< tiles along each map dimension */
     uint64_t tiles;           /**< tiles in all */
-    uint32_t group;           /**< transpose: tile order, bands of `group` tile columns */
+    uint32_t group;           /**< transpose: tile order, bands of `group` tile columns (threads: the chunk
+                                   transpose's fixed bands where dst rows start off 16 bytes, else 0: row-major) */
     tma_l2_promotion l2;      /**< L2 promotion of both maps */
     uint32_t grid;            /**< persistent grid: blocks launched */
     uint32_t block;           /**< threads per block */
