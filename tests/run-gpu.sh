@@ -28,6 +28,7 @@ run gpu_driver "$build/tests/test_gpu_driver" --verbose=1 --jobs=1
 run gpu_copies "$build/tests/test_gpu_copies" --verbose=1 --jobs=1
 run gpu_interleave "$build/tests/test_gpu_interleave" --verbose=1 --jobs=1
 run gpu_tile_plan "$build/tests/test_gpu_tile_plan" --verbose=1 --jobs=1
+run wgmma_probe "$build/tests/wgmma_probe" "${TMA_TEST_SEED:-1}" # descriptors at any row of a tile (docs/HARDWARE.md)
 run gpu_bulk "$build/tests/test_gpu_bulk" --verbose=1 --jobs=1
 run gpu_im2col "$build/tests/test_gpu_im2col" --verbose=1 --jobs=1
 run gpu_tensormap "$build/tests/test_gpu_tensormap" --verbose=1 --jobs=1

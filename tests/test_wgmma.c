@@ -186,6 +186,33 @@ Test(wgmma, fields) {
     cr_assert_eq(tma_wgmma_desc_box(&box, 0x4000, 48), tma_wgmma_desc_kmajor(TMA_SWIZZLE_128B, 0x4000, 128, 256, 96));
 }
 
+/* A descriptor started at row r of a tile the copy engine wrote (on its period) designates rows r, r + 1, ... of it:
+ * the model's reading of the silicon measured by tests/wgmma_probe.cu (base offset 0, the swizzle on absolute
+ * addresses), for every row offset up to two periods, every swizzled mode and element size. */
+Test(wgmma, descriptor_at_any_row_of_a_tile) {
+    for (size_t t = 0; t < sizeof TYPES / sizeof TYPES[0]; t++) {
+        matrix g = make_matrix(TYPES[t], 300, 200);
+        for (size_t mi = 1; mi < 4; mi++) { /* the swizzled modes */
+            static uint8_t sm[SMEM];
+            memset(sm, 0xA5, sizeof sm);
+            const uint32_t base = 2048, span = tma_swizzle_span(MODES[mi]);
+            const int32_t r0 = 11, k0 = (int32_t)(16 / g.esize);
+            load_tile(&g, MODES[mi], sm, base, r0, k0);
+            for (uint32_t r = 0; r < 16u && r + 8u <= ROWS; r++) {
+                const uint32_t start = base + r * span, rows = (ROWS - r) / 8u * 8u;
+                cr_assert(tma_wgmma_kmajor_ok(MODES[mi], start, span, rows, 0), "%s row %u", tma_swizzle_name(MODES[mi]), r);
+                const uint64_t desc = tma_wgmma_desc_kmajor(MODES[mi], start, span, rows, 0);
+                for (uint32_t m = 0; m < rows; m++)
+                    for (uint32_t k = 0; k < TMA_WGMMA_K_BYTES / g.esize; k++)
+                        cr_assert_eq(smem_elem(sm, tma_wgmma_kmajor_addr(desc, g.esize, m, k), g.esize),
+                                     global_elem(&g, r0 + (int64_t)(r + m), k0 + (int64_t)k),
+                                     "%s, %u-byte elements: descriptor at row %u, element (%u, %u)",
+                                     tma_swizzle_name(MODES[mi]), g.esize, r, m, k);
+            }
+        }
+    }
+}
+
 /* Advancing a descriptor by whole swizzle periods equals deriving it afresh at the new address. */
 Test(wgmma, advance_equals_fresh_descriptor) {
     for (size_t mi = 1; mi < 4; mi++) { /* the swizzled modes */
@@ -208,7 +235,10 @@ Test(wgmma, advance_equals_fresh_descriptor) {
 
 Test(wgmma, ok) {
     cr_assert(tma_wgmma_kmajor_ok(TMA_SWIZZLE_128B, 1024, 128, 64, 96));
-    cr_assert(!tma_wgmma_kmajor_ok(TMA_SWIZZLE_128B, 512, 128, 64, 0), "off the 1024-byte period");
+    cr_assert(tma_wgmma_kmajor_ok(TMA_SWIZZLE_128B, 512, 128, 64, 0), "row 4 of a tile on the period");
+    cr_assert(!tma_wgmma_kmajor_ok(TMA_SWIZZLE_128B, 1024 + 64, 128, 64, 0), "off a 128-byte row");
+    cr_assert(tma_wgmma_kmajor_ok(TMA_SWIZZLE_32B, 256 + 32, 32, 8, 0), "row 1 of a 32B tile");
+    cr_assert(!tma_wgmma_kmajor_ok(TMA_SWIZZLE_64B, 512 + 32, 64, 8, 0), "off a 64-byte row");
     cr_assert(!tma_wgmma_kmajor_ok(TMA_SWIZZLE_128B, 1024, 128, 64, 128), "K step past the span");
     cr_assert(!tma_wgmma_kmajor_ok(TMA_SWIZZLE_128B, 1024, 64, 64, 0), "row pitch of another mode");
     cr_assert(!tma_wgmma_kmajor_ok(TMA_SWIZZLE_64B, 512, 64, 60, 0), "rows not a multiple of 8");

@@ -19,8 +19,11 @@
  *     with the address swizzle of swizzle.h (the hardware XOR on absolute address bits). One wgmma reads
  *     32 bytes of K (k16 for 16-bit types, k8 for tf32, k32 for 8-bit), which always fits inside one span,
  *     so LBO is unused (set to 16 bytes, i.e. 1, as CUTLASS does). Successive K steps inside the span
- *     advance the start address by 32 bytes, as kernels do; the tile itself must start on the swizzle
- *     period (1024 / 512 / 256 bytes) so that base offset 0 is right.
+ *     advance the start address by 32 bytes, as kernels do. The swizzle is of absolute addresses on both
+ *     sides, so with base offset 0 a descriptor may start at any row of a tile the copy engine wrote, on the
+ *     swizzle period or not (rows r .. r + m of the tile: the start + r x span); a nonzero base offset then
+ *     reads other bytes. Measured on an H100, every swizzle, rows 0-15 (docs/HARDWARE.md "wgmma operands that
+ *     start off the swizzle period").
  *   - NONE (interleave): core matrices of 8 rows x 16 bytes, stored contiguously (128 bytes). TMA writes
  *     that when each box is 16 bytes wide: a K-chunk of 16 bytes for all `rows` rows, row pitch 16. The
  *     tile is then a sequence of such boxes, K-chunk j at tile + j * rows * 16. So SBO = 128 (next 8 rows)
@@ -107,14 +110,14 @@ TMA_HD uint64_t tma_wgmma_desc_box(const tma_box_info *box, uint32_t tile_addr, 
 TMA_HD uint64_t tma_wgmma_desc_advance(uint64_t desc, uint32_t bytes) { return desc + (uint64_t)(bytes >> 4); }
 
 /** 1 when tma_wgmma_desc_kmajor's arguments describe a tile wgmma can read as documented above: a
- *  wgmma-readable mode; the tile on its swizzle period (1024/512/256; 16 for NONE); the row pitch of a
+ *  wgmma-readable mode; the tile on a row of its swizzle (a multiple of the span; 16 for NONE); the row pitch of a
  *  TMA box of that mode (span, or 16 for NONE); rows a multiple of 8; the K step 32-byte aligned and,
  *  swizzled, inside the span; every address under 256 KiB (14-bit field). 0 otherwise. */
 TMA_HD int tma_wgmma_kmajor_ok(tma_swizzle mode, uint32_t tile_addr, uint32_t row_pitch, uint32_t rows,
                                uint32_t k_bytes) {
     if (tma_wgmma_layout_of(mode) == 0xFFu || rows == 0u || rows % 8u != 0u || k_bytes % TMA_WGMMA_K_BYTES != 0u)
         return 0;
-    if (tile_addr % tma_swizzle_period(mode) != 0u)
+    if (tile_addr % (mode == TMA_SWIZZLE_NONE ? 16u : tma_swizzle_span(mode)) != 0u)
         return 0;
     if (mode == TMA_SWIZZLE_NONE)
         return row_pitch == 16u && tile_addr + (k_bytes / 16u + 2u) * rows * 16u <= (1u << 18);
