@@ -163,12 +163,15 @@ static uint32_t pm_thr_span_byte(const pm_thr *R, enum pm_span_access how, uint3
            : how == PM_WRITES_DST_ROWS ? x * pm_thr_row_stride(R) + y * R->e
                                        : pm_thr_span_at(R, 0, x, y);
 }
+static int pm_thr_span_dst_order(const pm_thr *R, enum pm_span_access how) {
+    return how == PM_READS_SRC_SPAN && R->transpose;
+}
 static uint32_t pm_thr_span_side(const pm_thr *R, enum pm_span_access how) {
-    return how == PM_READS_SRC_SPAN && R->transpose ? R->ty : R->tx;
+    return pm_thr_span_dst_order(R, how) ? R->ty : R->tx;
 }
 static void pm_thr_span_xy(const pm_thr *R, enum pm_span_access how, uint32_t along, uint32_t row, uint32_t *x,
                            uint32_t *y) {
-    const int dst_order = how == PM_READS_SRC_SPAN && R->transpose;
+    const int dst_order = pm_thr_span_dst_order(R, how);
     *x = dst_order ? row : along, *y = dst_order ? along : row;
 }
 

@@ -52,8 +52,10 @@ __global__ void __launch_bounds__(128) probe(const uint16_t *a, const uint16_t *
     }
     __syncthreads();
     const uint32_t start = a0 + S * off;
-    const uint64_t da = tma_wgmma_desc_pack(start, 16u, 8u * S, base_offset_mode ? (start >> 7) & 7u : 0u,
-                                            tma_wgmma_layout_of(mode));
+    /* base offset 0: libtma's own descriptor at that row; else the same fields with the base offset set */
+    const uint64_t da = base_offset_mode ? tma_wgmma_desc_pack(start, 16u, 8u * S, (start >> 7) & 7u,
+                                                               tma_wgmma_layout_of(mode))
+                                         : tma_wgmma_desc_kmajor(mode, start, S, 64u, 0u);
     const uint64_t db = tma_wgmma_desc_kmajor(mode, b0, S, N, 0u);
     float acc[32];
     for (int i = 0; i < 32; i++)
