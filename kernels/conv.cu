@@ -66,6 +66,42 @@ struct ConvOps : GmDenseTiles, ConvArgs {
     }
 };
 
+/* The halo tile's operands (conv_tiles.h, THE HALO TILE): x through a tiled map of whole pixel rows, one box a stage
+ * for the CONV_HALO_TAPS taps of a filter row, each tap's A operand the box from row s on (GmShape's TAPS); y
+ * stored through its {K, Q, P, N} map (C_RANK 4), a warpgroup's 64 positions whole output rows. Its product is
+ * n * halo_tiles * 128 positions by K: the pipeline's rows are positions, not pixels. */
+struct ConvHaloOps : GmDenseTiles, ConvArgs {
+    static constexpr bool C_TRANSPOSED = false;
+    static constexpr uint32_t BN = CONV_HALO_FILTERS, TAPS = CONV_HALO_TAPS, C_RANK = 4u;
+    __device__ uint32_t rows() const { return g.m / g.pq * g.halo_tiles * BM; } /* images x tiles x positions */
+    __device__ uint32_t cols() const { return k; }
+    __device__ uint32_t k_blocks() const { return g.halo_stages; }
+    __device__ const tma_box_info &a_box() const { return x.box; }
+    __device__ const tma_box_info &b_box() const { return w.box; }
+    __device__ uint32_t tx_bytes(int) const { return x.box.tx_bytes + TAPS * w.box.tx_bytes; }
+    __device__ void prefetch() const {
+        tma_prefetch_desc(&x);
+        tma_prefetch_desc(&w);
+    }
+    template <int CL>
+    __device__ void load(uint8_t *sa, uint8_t *sb, uint64_t *bar, uint32_t kb, const GmTile &t, uint32_t) const {
+        static_assert(CL == 1, "the halo tile runs without clusters");
+        int32_t xc[5];
+        uint32_t r;
+        conv_halo_stage(&g, t.tm, kb, xc, &r);
+        tma_load<4>(sa, &x, bar, {xc[0], xc[1], xc[2], xc[3], 0});
+#pragma unroll
+        for (uint32_t s = 0; s < TAPS; s++)
+            tma_load<4>(sb + s * GmShape<BN, TAPS>::B_TAP_BYTES, &w, bar,
+                        {xc[0], (int32_t)s, (int32_t)r, (int32_t)(t.tn * BN), 0});
+    }
+    __device__ GmStoreAt c_at(uint32_t row0) const {
+        GmStoreAt at;
+        conv_halo_store_at(&g, row0, at.d);
+        return at;
+    }
+};
+
 /* Every instance: tile (pixels x filters) x cluster x epilogue (y is bf16) x schedule; stream-K without clusters;
  * split-K at widths 256 and 128 only, and with one epilogue (its blocks store their slices from registers; its
  * clusters are the launch's, not the template's: CL is the multicast pairs');
@@ -97,9 +133,15 @@ typedef struct conv_instance {
 #define CONV_INSTANCE_ROW_(BM_, BN_, CL, EPI, SCHED)                                                                  \
     {BM_, BN_, CL, EPI, SCHED, (const void *)gm_pipeline_kernel<ConvOps<BM_, BN_>, CL, EPI, __nv_bfloat16, SCHED>,  \
      GmShape<(BM_ == (int)CONV_FM_PIXELS ? BM_ : BN_)>::SMEM_BYTES},
-static const conv_instance conv_instances[] = {CONV_INSTANCES(CONV_INSTANCE_ROW_)};
+static const conv_instance conv_instances[] = {
+    CONV_INSTANCES(CONV_INSTANCE_ROW_)
+    /* the halo tile: whole tiles, no clusters, the TMA store */
+    {TMA_CONV2D_HALO, (int)CONV_HALO_FILTERS, 1, true, GM_SCHED_TILES,
+     (const void *)gm_pipeline_kernel<ConvHaloOps, 1, true, __nv_bfloat16, GM_SCHED_TILES>,
+     GmShape<CONV_HALO_FILTERS, CONV_HALO_TAPS>::SMEM_BYTES}};
 #undef CONV_INSTANCE_ROW_
-static_assert(sizeof(ConvOps<128, 256>) == sizeof(ConvArgs) && sizeof(ConvOps<192, 128>) == sizeof(ConvArgs),
+static_assert(sizeof(ConvOps<128, 256>) == sizeof(ConvArgs) && sizeof(ConvOps<192, 128>) == sizeof(ConvArgs) &&
+                  sizeof(ConvHaloOps) == sizeof(ConvArgs),
               "every instance takes a ConvArgs as its ConvOps");
 
 /* The instance of these choices; NULL where there is none. */
@@ -309,9 +351,13 @@ static cudaError_t conv_set_smem(int bm, int bn) {
 }
 
 static bool conv_filter_major(int bm) { return bm == (int)CONV_FM_PIXELS; }
+static bool conv_halo(int bm) { return bm == TMA_CONV2D_HALO; }
 
-/* The pixel tiles and filter tiles of tile bm x bn (the plan's own or a candidate). */
+/* The pixel tiles and filter tiles of tile bm x bn (the plan's own or a candidate); the halo tile's are whole output
+ * rows of one image (conv_tiles.h), counted on the convolution the kernel runs (a packed one, where packed). */
 static long conv_pixel_tiles(const tma_conv2d_plan *p, int bm) {
+    if (conv_halo(bm))
+        return (long)p->shape.n * conv_geom_of(&p->shape, p->x, p->w).halo_tiles;
     return ((long)p->shape.n * p->p * p->q + bm - 1) / bm;
 }
 static long conv_filter_tiles(const tma_conv2d_plan *p, int bn) { return (p->shape.k + (long)bn - 1) / bn; }
@@ -351,13 +397,14 @@ static long conv_split_parts(const tma_conv2d_plan *p, int bm, int bn) {
  * shared memory, then reads and adds its slice of the cluster's) CONV_SPLIT_FIXUP_US in all. The fixed costs (launch,
  * first loads) are left out. parts: split-K's (conv_split_parts). */
 static double conv_estimate_us(const tma_conv2d_plan *p, int bm, int bn, tma_conv2d_schedule schedule,
-                               long workers, long parts) {
-    const double stage_us = conv_filter_major(bm) ? CONV_FM_STAGE_US
-                            : bn == 64            ? CONV_STAGE_US_64
-                            : bn == 128           ? CONV_STAGE_US_128
-                                                  : CONV_STAGE_US_256;
-    const double tile_us = CONV_TILE_US * (double)bm * (double)bn / (128.0 * 256.0);
-    const long units = conv_units(p, bm, bn), nk = p->stages;
+                               long workers, long parts, long nk) {
+    const double stage_us = conv_halo(bm)           ? CONV_HALO_STAGE_US
+                            : conv_filter_major(bm) ? CONV_FM_STAGE_US
+                            : bn == 64              ? CONV_STAGE_US_64
+                            : bn == 128             ? CONV_STAGE_US_128
+                                                    : CONV_STAGE_US_256;
+    const double tile_us = CONV_TILE_US * (conv_halo(bm) ? (double)CONV_BM : (double)bm) * (double)bn / (128.0 * 256.0);
+    const long units = conv_units(p, bm, bn);
     if (schedule == TMA_CONV2D_SCHEDULE_TILES)
         return (double)((units + workers - 1) / workers) * ((double)nk * stage_us + tile_us);
     if (schedule == TMA_CONV2D_SCHEDULE_SPLIT_K)
@@ -373,13 +420,15 @@ static double conv_estimate_us(const tma_conv2d_plan *p, int bm, int bn, tma_con
 /* The tiles a plan may have, pixels x filters; ties in conv_default_tiles go to the earlier. */
 static const struct conv_tile {
     int bm, bn;
-} conv_tile_list[] = {{128, 256}, {(int)CONV_FM_PIXELS, (int)CONV_FM_FILTERS}, {128, 128}, {128, 64}};
+} conv_tile_list[] = {{128, 256}, {(int)CONV_FM_PIXELS, (int)CONV_FM_FILTERS}, {128, 128}, {128, 64},
+                       {TMA_CONV2D_HALO, (int)CONV_HALO_FILTERS}};
 
 /* The plan's tiles where the caller leaves them free (block_m or block_n 0, schedule AUTO): the least estimated time,
  * whole tiles first among equals. fm_ok: whether the filter-major tile is a candidate (its maps pass, and the
- * epilogue is the TMA store's: from registers, y^T's elements would be stored one by one). */
-static void conv_default_tiles(const tma_conv2d_plan *p, bool fm_ok, int *block_m, int *block_n,
-                               tma_conv2d_schedule *schedule, long *split_parts) {
+ * epilogue is the TMA store's: from registers, y^T's elements would be stored one by one); halo_ok: the halo tile
+ * (the shape has one, and the plan runs it: no clusters, the TMA store). Both only where block_m is free. */
+static void conv_default_tiles(const tma_conv2d_plan *p, const conv_geom &g, bool fm_ok, bool halo_ok, int *block_m,
+                               int *block_n, tma_conv2d_schedule *schedule, long *split_parts) {
     static const tma_conv2d_schedule order[] = {TMA_CONV2D_SCHEDULE_TILES, TMA_CONV2D_SCHEDULE_STREAM_K,
                                                 TMA_CONV2D_SCHEDULE_SPLIT_K};
     const long workers = conv_blocks(p);
@@ -389,21 +438,23 @@ static void conv_default_tiles(const tma_conv2d_plan *p, bool fm_ok, int *block_
     tma_conv2d_schedule best_schedule = TMA_CONV2D_SCHEDULE_TILES;
     for (size_t t = 0; t < sizeof conv_tile_list / sizeof conv_tile_list[0]; t++) {
         const int bm = conv_tile_list[t].bm, bn = conv_tile_list[t].bn;
+        /* a tile the caller asked for is kept even where it is no candidate: its maps or run then say why */
         if ((*block_m != 0 && bm != *block_m) || (*block_n != 0 && bn != *block_n) ||
-            (conv_filter_major(bm) && !fm_ok))
+            (*block_m == 0 && ((conv_filter_major(bm) && !fm_ok) || (conv_halo(bm) && !halo_ok))))
             continue;
+        const long nk = conv_halo(bm) ? (long)g.halo_stages : (long)g.stages;
         const long units = conv_units(p, bm, bn);
         const long parts = *schedule == TMA_CONV2D_SCHEDULE_AUTO || *schedule == TMA_CONV2D_SCHEDULE_SPLIT_K
                                ? conv_split_parts(p, bm, bn) /* host queries: once a tile */
                                : 0;
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < (conv_halo(bm) ? 1 : 3); i++) { /* the halo tile: whole tiles only */
             const tma_conv2d_schedule s = order[i];
             if ((*schedule != TMA_CONV2D_SCHEDULE_AUTO && s != *schedule) ||
                 (s == TMA_CONV2D_SCHEDULE_STREAM_K &&
                  !gm_sk_fits((uint32_t)units, (uint32_t)p->stages, (uint32_t)workers)) ||
                 (s == TMA_CONV2D_SCHEDULE_SPLIT_K && parts < 2))
                 continue;
-            const double est = conv_estimate_us(p, bm, bn, s, workers, parts);
+            const double est = conv_estimate_us(p, bm, bn, s, workers, parts, nk);
             if (best < 0.0 || est < best)
                 best = est, best_bm = bm, best_bn = bn, best_schedule = s, best_parts = parts;
         }
@@ -513,8 +564,21 @@ static tma_status conv_check_plan(const tma_conv2d_plan *p, tma_diag *diag) {
     bool tile_known = false;
     for (size_t t = 0; t < sizeof conv_tile_list / sizeof conv_tile_list[0]; t++)
         tile_known |= p->block_m == conv_tile_list[t].bm && p->block_n == conv_tile_list[t].bn;
-    if (p->x_map.box.tx_bytes == 0 || !tile_known || p->x_map.box.rows != (uint32_t)p->block_m)
+    /* the maps are the tile's: x's an im2col map of block_m pixels, or the halo's tiled one; y's (where made) the
+     * halo's {K, Q, P, N} or the (N P Q) x K matrix */
+    const bool halo = conv_halo(p->block_m), im2col = (p->x_map.box.flags & TMA_BOX_IM2COL) != 0;
+    if (p->x_map.box.tx_bytes == 0 || !tile_known || im2col == halo ||
+        p->x_map.box.rows != (halo ? CONV_BM : (uint32_t)p->block_m) ||
+        (p->y_map.box.tx_bytes != 0 && p->y_map.box.rank != (halo ? 4u : 2u)))
         return KD_FAIL(diag, CONV_NOT_MADE, tma_arg_u(0));
+    if (halo && p->cluster != 1)
+        return KD_FAIL(diag, CONV_HALO_PLAN, tma_arg_s("cluster"), tma_arg_i(p->cluster), tma_arg_s("1"));
+    if (halo && p->epilogue != TMA_GEMM_EPILOGUE_TMA_STORE)
+        return KD_FAIL(diag, CONV_HALO_PLAN, tma_arg_s("epilogue"), tma_arg_i((int)p->epilogue),
+                       tma_arg_s("TMA_GEMM_EPILOGUE_TMA_STORE"));
+    if (halo && p->schedule != TMA_CONV2D_SCHEDULE_TILES)
+        return KD_FAIL(diag, CONV_HALO_PLAN, tma_arg_s("schedule"), tma_arg_i((int)p->schedule),
+                       tma_arg_s("TMA_CONV2D_SCHEDULE_TILES"));
     if (p->cluster != 1 && p->cluster != 2)
         return KD_FAIL(diag, CONV_CLUSTER, tma_arg_i(p->cluster));
     if (p->cluster == 2 && conv_filter_major(p->block_m))
@@ -560,7 +624,7 @@ static tma_status conv_launch_of(const tma_conv2d_plan *p, const conv_geom &g, c
         return KD_FAIL(diag, CONV_NO_INSTANCE, tma_arg_i(p->block_m), tma_arg_i(p->block_n), tma_arg_i(p->cluster),
                        tma_arg_s(tma_epi ? "TMA-store" : "direct"), tma_arg_i((int)p->schedule));
     /* the co-residency query of clusters (pixel-major tiles only) */
-    const conv_instance *pair = conv_instance_of(128, p->block_n, 2, true, GM_SCHED_TILES);
+    const conv_instance *pair = conv_halo(p->block_m) ? NULL : conv_instance_of(128, p->block_n, 2, true, GM_SCHED_TILES);
     const long units = conv_units(p, p->block_m, p->block_n);
     long tiles_m, tiles_n;
     conv_grid(p, &tiles_m, &tiles_n);
@@ -631,12 +695,17 @@ static tma_status conv_launch_for_run(const tma_conv2d_plan *p, conv_launch *l, 
 /* The maps of tile block_m x block_n: those already checked where `made` (tma_conv2d_plan_make's, for the 128-pixel
  * tile of made_bn filters) or `fm_x` (the filter-major tile's x map, checked as a candidate) has them, else built and
  * checked now. Each map is checked once per plan_make or plan_tiles. */
-static tma_status conv_tile_maps(const tma_conv2d_plan *p, const conv_descs *made, int made_bn,
+static tma_status conv_tile_maps(const tma_conv2d_plan *p, const conv_geom &g, const conv_descs *made, int made_bn,
                                  const tma_im2col_desc *fm_x, int block_m, int block_n, conv_descs *d,
                                  tma_diag *diag) {
     tma_status st = TMA_OK;
     const conv_sources src = conv_sources_of(p);
-    if (made != NULL && block_m == (int)CONV_BM)
+    if (conv_halo(block_m)) {
+        conv_shape_facts f = src.f; /* the packing's facts; the copies' integers and y's, the plan's */
+        f.g = g;
+        f.y_tma = p->y_map.box.tx_bytes != 0;
+        st = conv_halo_maps(&f, src.x, p->y, &d->halo_x, &d->halo_y, diag);
+    } else if (made != NULL && block_m == (int)CONV_BM)
         d->x = made->x;
     else if (fm_x != NULL && conv_filter_major(block_m))
         d->x = *fm_x;
@@ -662,7 +731,10 @@ static tma_status conv_tiles_apply(tma_conv2d_plan *p, const conv_geom &g, const
     tma_status st = conv_tile_check(block_m != 0 ? block_m : (int)CONV_BM, &bn_arg, p->shape.k, diag);
     if (st != TMA_OK)
         return st;
-    p->stages = (int)g.stages;
+    if (conv_halo(block_m) && schedule != TMA_CONV2D_SCHEDULE_AUTO && schedule != TMA_CONV2D_SCHEDULE_TILES)
+        return KD_FAIL(diag, CONV_HALO_PLAN, tma_arg_s("schedule"), tma_arg_i((int)schedule),
+                       tma_arg_s("TMA_CONV2D_SCHEDULE_TILES"));
+    p->stages = (int)g.stages; /* the im2col tiles' (the queries below); the halo tile's once chosen */
     int bm = block_m, bn = block_n;
     long parts = 0;
     tma_im2col_desc fm_x;
@@ -675,12 +747,18 @@ static tma_status conv_tiles_apply(tma_conv2d_plan *p, const conv_geom &g, const
         const conv_sources src = conv_sources_of(p);
         fm_checked = fm_asked && p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE && p->y_map.box.tx_bytes != 0 &&
                      conv_x_map(&src.f.run, src.x, CONV_FM_PIXELS, &fm_x, NULL) == TMA_OK;
-        conv_default_tiles(p, fm_checked, &bm, &bn, &schedule, &parts);
+        /* the halo tile, where the shape has one and the plan can run it (no clusters, the TMA store; its maps are
+         * built and checked if it is chosen) */
+        const bool halo_ok = g.halo_wp != 0 && p->cluster == 1 && p->epilogue == TMA_GEMM_EPILOGUE_TMA_STORE &&
+                             p->y_map.box.tx_bytes != 0;
+        conv_default_tiles(p, g, fm_checked, halo_ok, &bm, &bn, &schedule, &parts);
     }
+    if (conv_halo(bm))
+        schedule = TMA_CONV2D_SCHEDULE_TILES;
     if (whole_tiles)
         schedule = TMA_CONV2D_SCHEDULE_TILES;
     conv_descs d;
-    if ((st = conv_tile_maps(p, made, made_bn, fm_checked ? &fm_x : NULL, bm, bn, &d, diag)) != TMA_OK)
+    if ((st = conv_tile_maps(p, g, made, made_bn, fm_checked ? &fm_x : NULL, bm, bn, &d, diag)) != TMA_OK)
         return st;
     if (schedule == TMA_CONV2D_SCHEDULE_SPLIT_K && parts == 0)
         parts = conv_split_parts(p, bm, bn); /* the caller's tile: not a candidate above */
@@ -689,14 +767,20 @@ static tma_status conv_tiles_apply(tma_conv2d_plan *p, const conv_geom &g, const
     else if (parts < 2)
         return KD_FAIL(diag, CONV_SPLIT_FEW, tma_arg_i(bm), tma_arg_i(bn), tma_arg_i(conv_units(p, bm, bn)),
                        tma_arg_i(conv_blocks(p)));
+    /* y's map is the tile's (where TMA can describe y: plan_make made one) */
+    const conv_sources src = conv_sources_of(p);
+    const tma_tiled_desc yd = conv_halo(bm) ? d.halo_y : conv_y_desc(&src.f.run, &g, p->y);
     if ((st = conv_free_workspace(p, diag)) != TMA_OK ||
-        (st = tma_tensor_make_im2col_prechecked_(&p->x_map, &d.x, diag)) != TMA_OK ||
+        (conv_halo(bm) ? (st = tma_tensor_make_prechecked_(&p->x_map, &d.halo_x, diag))
+                       : (st = tma_tensor_make_im2col_prechecked_(&p->x_map, &d.x, diag))) != TMA_OK ||
+        (p->y_map.box.tx_bytes != 0 && (st = tma_tensor_make_prechecked_(&p->y_map, &yd, diag)) != TMA_OK) ||
         (st = tma_tensor_make_prechecked_(&p->w_map, &d.w, diag)) != TMA_OK ||
         (st = tma_tensor_make_prechecked_(&p->w_half, &d.w_half, diag)) != TMA_OK ||
         (st = kd_cuda(diag, conv_set_smem(bm, bn), "cudaFuncSetAttribute")) != TMA_OK)
         return st;
     p->block_m = bm;
     p->block_n = bn;
+    p->stages = (int)(conv_halo(bm) ? g.halo_stages : g.stages);
     p->smem = conv_smem(bm, bn);
     p->schedule = schedule;
     p->split_parts = (int)parts;

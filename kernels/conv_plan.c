@@ -42,6 +42,15 @@ static conv_geom geom_make(const tma_conv2d_shape *sh, int p, int q) {
     g.stride_h = sh->stride_h, g.stride_w = sh->stride_w;
     g.pad_h = sh->pad_h, g.pad_w = sh->pad_w;
     g.dil_h = (uint32_t)sh->dilation_h, g.dil_w = (uint32_t)sh->dilation_w;
+    /* the halo tile (conv_tiles.h): S taps a stage at stride 1, no dilation, rows that fit */
+    const int halo = sh->s == (int)CONV_HALO_TAPS && sh->stride_h == 1 && sh->stride_w == 1 && sh->dilation_h == 1 &&
+                     sh->dilation_w == 1;
+    g.halo_wp = halo ? conv_halo_wp((uint32_t)q, (uint32_t)sh->s) : 0u;
+    g.halo_rows = g.halo_wp ? CONV_BM / g.halo_wp : 0u;
+    g.halo_tiles = g.halo_wp ? ((uint32_t)p + g.halo_rows - 1u) / g.halo_rows : 0u;
+    if ((uint64_t)sh->n * g.halo_tiles * CONV_BM > INT32_MAX) /* its positions, as the pixels, in 31 bits */
+        g.halo_wp = g.halo_rows = g.halo_tiles = 0u;
+    g.halo_stages = (uint32_t)sh->r * g.c_blocks;
     return g;
 }
 
@@ -264,6 +273,12 @@ static tma_tiled_desc w_desc(const tma_conv2d_shape *sh, const void *w, uint32_t
     return d;
 }
 
+tma_tiled_desc conv_y_desc(const tma_conv2d_shape *sh, const conv_geom *g, const void *y) {
+    /* the epilogue's boxes, as the GEMM's */
+    return tma_desc_2d(TMA_DTYPE_BF16, (void *)(uintptr_t)y, g->m, (uint64_t)sh->k, (uint64_t)sh->k * 2u, GM_EPI_ROWS,
+                       GM_EPI_ROW_BYTES / 2u, GM_EPI_SWIZZLE);
+}
+
 tma_status conv_shape_check(const tma_conv2d_shape *sh, const void *x, const void *w, const void *y,
                             conv_shape_facts *f, tma_diag *diag) {
     if (sh == NULL)
@@ -274,8 +289,7 @@ tma_status conv_shape_check(const tma_conv2d_shape *sh, const void *x, const voi
     conv_pack_plan(sh, x, w, f);
     f->g = geom_make(&f->run, f->p, f->q);
     const void *ya = y ? y : STANDIN_Y;
-    f->y = tma_desc_2d(TMA_DTYPE_BF16, (void *)(uintptr_t)ya, f->g.m, (uint64_t)sh->k, (uint64_t)sh->k * 2u,
-                       GM_EPI_ROWS, GM_EPI_ROW_BYTES / 2u, GM_EPI_SWIZZLE); /* the epilogue's boxes, as the GEMM's */
+    f->y = conv_y_desc(sh, &f->g, ya);
     /* where y's map fails a rule, the epilogue stores from registers instead: any y */
     tma_violation why;
     f->y_tma = (uint64_t)sh->k * 2u % TMA_GLOBAL_ALIGN == 0 && (uintptr_t)ya % TMA_GLOBAL_ALIGN == 0 &&
@@ -284,9 +298,15 @@ tma_status conv_shape_check(const tma_conv2d_shape *sh, const void *x, const voi
 }
 
 tma_status conv_tile_check(int block_m, int *block_n, int k, tma_diag *diag) {
-    if (block_m != CONV_BM && block_m != CONV_FM_PIXELS)
+    if (block_m != CONV_BM && block_m != CONV_FM_PIXELS && block_m != TMA_CONV2D_HALO)
         return KD_FAIL(diag, CONV_BLOCK_M, tma_arg_i(block_m), tma_arg_u(CONV_BM), tma_arg_u(CONV_FM_PIXELS),
                        tma_arg_u(CONV_FM_FILTERS));
+    if (block_m == TMA_CONV2D_HALO) {
+        if (*block_n != 0 && *block_n != (int)CONV_HALO_FILTERS)
+            return KD_FAIL(diag, CONV_BLOCK_N_HALO, tma_arg_i(*block_n), tma_arg_u(CONV_HALO_FILTERS));
+        *block_n = (int)CONV_HALO_FILTERS;
+        return TMA_OK;
+    }
     if (block_m == CONV_FM_PIXELS && *block_n != 0 && *block_n != CONV_FM_FILTERS)
         return KD_FAIL(diag, CONV_BLOCK_N_FM, tma_arg_i(*block_n), tma_arg_u(CONV_FM_PIXELS),
                        tma_arg_u(CONV_FM_FILTERS));
@@ -320,6 +340,77 @@ tma_status conv_x_map(const tma_conv2d_shape *sh, const void *x, uint32_t pixels
     return TMA_OK;
 }
 
+/* The halo tile's x: {C, W, H, N}, boxes of CONV_BK channels x wp pixels x 128 / wp rows (conv_tiles.h). */
+static tma_tiled_desc halo_x_desc(const tma_conv2d_shape *sh, const conv_geom *g, const void *x) {
+    tma_tiled_desc d;
+    memset(&d, 0, sizeof d);
+    d.dtype = TMA_DTYPE_BF16;
+    d.rank = 4;
+    d.global_address = (void *)(uintptr_t)x;
+    d.global_dim[0] = (uint64_t)sh->c;
+    d.global_dim[1] = (uint64_t)sh->w;
+    d.global_dim[2] = (uint64_t)sh->h;
+    d.global_dim[3] = (uint64_t)sh->n;
+    d.global_stride[0] = (uint64_t)sh->c * 2u;
+    d.global_stride[1] = d.global_stride[0] * (uint64_t)sh->w;
+    d.global_stride[2] = d.global_stride[1] * (uint64_t)sh->h;
+    d.box_dim[0] = CONV_BK;
+    d.box_dim[1] = g->halo_wp;
+    d.box_dim[2] = g->halo_rows;
+    d.box_dim[3] = 1;
+    d.swizzle = TMA_SWIZZLE_128B;
+    d.l2_promotion = TMA_L2_256B; /* a box row is wp pixels in a row of x, contiguous where C is 64 */
+    d.oob_fill = TMA_OOB_ZERO;
+    return d;
+}
+
+/* The halo tile's y: {K, Q, P, N}, boxes of the epilogue's 64 rows = 64 / wp whole output rows of wp positions. */
+static tma_tiled_desc halo_y_desc(const tma_conv2d_shape *sh, const conv_geom *g, const void *y) {
+    tma_tiled_desc d;
+    memset(&d, 0, sizeof d);
+    d.dtype = TMA_DTYPE_BF16;
+    d.rank = 4;
+    d.global_address = (void *)(uintptr_t)y;
+    d.global_dim[0] = (uint64_t)sh->k;
+    d.global_dim[1] = (uint64_t)g->q;
+    d.global_dim[2] = (uint64_t)(g->pq / g->q);
+    d.global_dim[3] = (uint64_t)sh->n;
+    d.global_stride[0] = (uint64_t)sh->k * 2u;
+    d.global_stride[1] = d.global_stride[0] * (uint64_t)g->q;
+    d.global_stride[2] = d.global_stride[1] * (uint64_t)(g->pq / g->q);
+    d.box_dim[0] = GM_EPI_ROW_BYTES / 2u;
+    d.box_dim[1] = g->halo_wp;
+    d.box_dim[2] = GM_EPI_ROWS / g->halo_wp;
+    d.box_dim[3] = 1;
+    d.swizzle = GM_EPI_SWIZZLE;
+    d.flags = TMA_DESC_STORE;
+    return d;
+}
+
+tma_status conv_halo_maps(const conv_shape_facts *f, const void *x, const void *y, tma_tiled_desc *xd,
+                          tma_tiled_desc *yd, tma_diag *diag) {
+    const tma_conv2d_shape *sh = &f->run;
+    const conv_geom *g = &f->g;
+    if (f->packed && f->xp.taps_s > 1u) /* folded taps: the run's S is 1 */
+        return KD_FAIL(diag, CONV_HALO_FOLDED, tma_arg_u(f->xp.taps_s * f->xp.c), tma_arg_u(CONV_BK));
+    if (g->halo_wp == 0)
+        return KD_FAIL(diag, CONV_HALO_SHAPE, tma_arg_i(sh->s), tma_arg_i(sh->stride_h), tma_arg_i(sh->stride_w),
+                       tma_arg_i(sh->dilation_h), tma_arg_i(sh->dilation_w), tma_arg_u(g->q),
+                       tma_arg_u(CONV_HALO_TAPS), tma_arg_u(CONV_HALO_MAX_WP - CONV_HALO_TAPS + 1u));
+    if (!f->y_tma)
+        return KD_FAIL(diag, CONV_HALO_Y, tma_arg_i(sh->k), tma_arg_u(TMA_GLOBAL_ALIGN));
+    *xd = halo_x_desc(sh, g, x ? x : STANDIN_X);
+    *yd = halo_y_desc(sh, g, y ? y : STANDIN_Y);
+    tma_violation why;
+    if (tma_rule_check_tiled(xd, &why) != TMA_OK)
+        return KD_FAIL_CAUSE(diag, &why, MAP_REFUSED, tma_arg_s("x's tiled map (the halo tile)"),
+                             tma_arg_s("x as {C, W, H, N}"));
+    if (tma_rule_check_tiled(yd, &why) != TMA_OK)
+        return KD_FAIL_CAUSE(diag, &why, MAP_REFUSED, tma_arg_s("y's map (the halo tile)"),
+                             tma_arg_s("y as {K, Q, P, N}"));
+    return TMA_OK;
+}
+
 tma_status conv_w_maps(const tma_conv2d_shape *sh, const void *w, uint32_t filters, tma_tiled_desc *whole,
                        tma_tiled_desc *half, tma_diag *diag) {
     *whole = w_desc(sh, w ? w : STANDIN_W, filters);
@@ -336,7 +427,9 @@ tma_status conv_prepare(const tma_conv2d_shape *sh, const void *x, const void *w
     if (st == TMA_OK)
         st = conv_tile_check(block_m, block_n, sh->k, diag);
     /* the maps of the convolution the kernel runs; packed tensors at stand-in addresses (the workspace's come later) */
-    if (st == TMA_OK)
+    if (st == TMA_OK && block_m == TMA_CONV2D_HALO)
+        st = conv_halo_maps(f, f->packed ? NULL : x, y, &d->halo_x, &d->halo_y, diag);
+    else if (st == TMA_OK)
         st = conv_x_map(&f->run, f->packed ? NULL : x, (uint32_t)block_m, &d->x, diag);
     if (st == TMA_OK)
         st = conv_w_maps(&f->run, f->packed ? NULL : w, (uint32_t)*block_n, &d->w, &d->w_half, diag);
@@ -426,6 +519,81 @@ static tma_status model_tile(const conv_descs *d, const conv_geom *g, uint32_t m
     return TMA_OK;
 }
 
+/* One halo tile of the model pipeline (conv_tiles.h, THE HALO TILE): tile tm, filters k0.., every stage; sa holds the
+ * x box and its slack (rows 128 .. 128 + S - 2, left as the last stage wrote them: they feed positions never stored),
+ * sb the S tap boxes; y stored through the halo's y map, one 64-position box per consumer warpgroup (ybox). */
+static tma_status model_halo_tile(const conv_descs *d, const conv_geom *g, uint32_t tm, uint32_t k0, uint8_t *sa,
+                                  uint8_t *sb, float *acc, uint8_t *ybox, tma_diag *diag) {
+    const uint32_t bn = CONV_HALO_FILTERS, taps = g->s;
+    const size_t a_bytes = (size_t)CONV_BM * CONV_BK * 2u, tap_bytes = (size_t)bn * CONV_BK * 2u;
+    memset(acc, 0, sizeof(float) * CONV_BM * bn);
+    for (uint32_t kb = 0; kb < g->halo_stages; kb++) {
+        int32_t xc[5];
+        uint32_t r;
+        conv_halo_stage(g, tm, kb, xc, &r);
+        tma_status st = tma_model_load_tiled(&d->halo_x, xc, sa, a_bytes, 0);
+        for (uint32_t s = 0; st == TMA_OK && s < taps; s++) {
+            const int32_t bc[5] = {xc[0], (int32_t)s, (int32_t)r, (int32_t)k0, 0};
+            st = tma_model_load_tiled(&d->w, bc, sb + s * tap_bytes, tap_bytes, 0);
+        }
+        if (st != TMA_OK)
+            return KD_FAIL_STATUS(diag, st, CONV_MODEL_LOAD, tma_arg_u(tm * CONV_BM), tma_arg_u(kb), tma_arg_u(r),
+                                  tma_arg_s("3 taps"), tma_arg_u((uint32_t)xc[0]), tma_arg_s(tma_status_name(st)));
+        for (uint32_t s = 0; s < taps; s++)
+            for (uint32_t i = 0; i < CONV_BM; i++)
+                for (uint32_t j = 0; j < bn; j++) {
+                    float sum = 0.f;
+                    for (uint32_t c = 0; c < CONV_BK; c++) {
+                        uint16_t a, b;
+                        /* row i + s of the box, past its end into the slack (the swizzle of absolute rows) */
+                        memcpy(&a, sa + tma_swizzle_elem(TMA_SWIZZLE_128B, 0, TMA_SWIZZLE_SPAN_128B, 2, i + s, c), 2);
+                        memcpy(&b, sb + s * tap_bytes + tma_swizzle_elem(TMA_SWIZZLE_128B, 0, TMA_SWIZZLE_SPAN_128B, 2,
+                                                                         j, c), 2);
+                        sum += bf16_to_float(a) * bf16_to_float(b);
+                    }
+                    acc[i * bn + j] += sum;
+                }
+    }
+    for (uint32_t half = 0; half < 2u; half++) {
+        for (uint32_t i = 0; i < GM_EPI_ROWS; i++)
+            for (uint32_t j = 0; j < bn; j++) {
+                const uint16_t v = float_to_bf16(acc[(half * GM_EPI_ROWS + i) * bn + j]);
+                memcpy(ybox + tma_swizzle_elem(GM_EPI_SWIZZLE, 0, GM_EPI_ROW_BYTES, 2, i, j), &v, 2);
+            }
+        int32_t at[3];
+        conv_halo_store_at(g, tm * CONV_BM + half * GM_EPI_ROWS, at);
+        const int32_t yc[5] = {(int32_t)k0, at[0], at[1], at[2], 0};
+        const tma_status st = tma_model_store_tiled(&d->halo_y, yc, ybox, (size_t)GM_EPI_ROWS * GM_EPI_ROW_BYTES, 0);
+        if (st != TMA_OK)
+            return KD_FAIL_STATUS(diag, st, CONV_MODEL_LOAD, tma_arg_u(tm * CONV_BM), tma_arg_u(g->halo_stages),
+                                  tma_arg_u(0), tma_arg_s("y's store"), tma_arg_u(k0), tma_arg_s(tma_status_name(st)));
+    }
+    return TMA_OK;
+}
+
+/* Every halo tile of the model pipeline (d's maps, the halo's y map at y). */
+static tma_status model_halo(const conv_descs *d, const conv_geom *g, uint32_t k, tma_diag *diag) {
+    const uint32_t bn = CONV_HALO_FILTERS, tiles = (uint32_t)(d->halo_y.global_dim[3]) * g->halo_tiles;
+    /* the x box and a swizzle period of slack (GmShape's), S tap boxes, the epilogue box */
+    uint8_t *sa = aligned_alloc(TMA_SWIZZLE_PERIOD_128B, (size_t)CONV_BM * CONV_BK * 2u + TMA_SWIZZLE_PERIOD_128B);
+    uint8_t *sb = aligned_alloc(TMA_SWIZZLE_PERIOD_128B, (size_t)g->s * bn * CONV_BK * 2u);
+    uint8_t *ybox = aligned_alloc(TMA_SWIZZLE_PERIOD_128B, (size_t)GM_EPI_ROWS * GM_EPI_ROW_BYTES);
+    float *acc = malloc(sizeof(float) * CONV_BM * bn);
+    tma_status st = TMA_OK;
+    if (sa == NULL || sb == NULL || ybox == NULL || acc == NULL)
+        st = KD_FAIL(diag, CONV_MODEL_MEMORY, tma_arg_u(0));
+    else
+        memset(sa, 0, (size_t)CONV_BM * CONV_BK * 2u + TMA_SWIZZLE_PERIOD_128B);
+    for (uint32_t tm = 0; st == TMA_OK && tm < tiles; tm++)
+        for (uint32_t k0 = 0; st == TMA_OK && k0 < k; k0 += bn)
+            st = model_halo_tile(d, g, tm, k0, sa, sb, acc, ybox, diag);
+    free(sa);
+    free(sb);
+    free(ybox);
+    free(acc);
+    return st;
+}
+
 tma_status conv_model_tiles(const tma_conv2d_shape *shape, const void *x, const void *w, void *y, int block_m,
                             int block_n, tma_diag *diag) {
     if (x == NULL || w == NULL || y == NULL)
@@ -442,7 +610,9 @@ tma_status conv_model_tiles(const tma_conv2d_shape *shape, const void *x, const 
         wp = conv_model_pack(&f.wp, w);
         if (xp == NULL || wp == NULL)
             st = KD_FAIL(diag, CONV_MODEL_MEMORY, tma_arg_u(0));
-        if (st == TMA_OK)
+        if (st == TMA_OK && block_m == TMA_CONV2D_HALO)
+            st = conv_halo_maps(&f, xp, y, &d.halo_x, &d.halo_y, diag);
+        else if (st == TMA_OK)
             st = conv_x_map(&f.run, xp, (uint32_t)block_m, &d.x, diag);
         if (st == TMA_OK)
             st = conv_w_maps(&f.run, wp, (uint32_t)bn, &d.w, &d.w_half, diag);
@@ -453,6 +623,12 @@ tma_status conv_model_tiles(const tma_conv2d_shape *shape, const void *x, const 
         }
     }
     const conv_geom g = f.g;
+    if (block_m == TMA_CONV2D_HALO) {
+        st = model_halo(&d, &g, (uint32_t)shape->k, diag);
+        free(xp);
+        free(wp);
+        return st == TMA_OK ? kd_ok(diag) : st;
+    }
     const uint32_t bm = (uint32_t)block_m;
     /* phase 0 of the 128B swizzle, as the kernel's stages (the boxes are whole periods) */
     uint8_t *sa = aligned_alloc(TMA_SWIZZLE_PERIOD_128B, (size_t)bm * CONV_BK * 2u);

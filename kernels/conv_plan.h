@@ -15,10 +15,12 @@
 extern "C" {
 #endif
 
-/** The maps a tile needs: x (im2col, block_m pixels a load), w (tiled, whole and half filter tiles). */
+/** The maps a tile needs: x (im2col, block_m pixels a load), w (tiled, whole and half filter tiles); the halo tile's
+ *  x and y instead (tiled, conv_tiles.h: THE HALO TILE). */
 typedef struct conv_descs {
     tma_im2col_desc x;
     tma_tiled_desc w, w_half;
+    tma_tiled_desc halo_x, halo_y;
 } conv_descs;
 
 /** What a checked shape fixes, whatever the tile: the output size, the copies' integers, and y's map. */
@@ -43,15 +45,24 @@ void conv_pack_plan(const tma_conv2d_shape *shape, const void *x, const void *w,
 tma_status conv_shape_check(const tma_conv2d_shape *shape, const void *x, const void *w, const void *y,
                             conv_shape_facts *f, tma_diag *diag);
 
-/** A tile's arguments: block_m output pixels (CONV_BM, or CONV_FM_PIXELS: the filter-major tile) by *block_n output
- *  channels (64, 128 or 256; CONV_FM_FILTERS with the filter-major tile; 0: the width that pads k the least, or the
- *  filter-major tile's, written back). */
+/** y as an (N P Q) x K matrix in the TMA-store epilogue's boxes (every tile's but the halo's; conv_shape_facts.y). */
+tma_tiled_desc conv_y_desc(const tma_conv2d_shape *shape, const conv_geom *g, const void *y);
+
+/** A tile's arguments: block_m output pixels (CONV_BM, or CONV_FM_PIXELS: the filter-major tile, or TMA_CONV2D_HALO)
+ *  by *block_n output channels (64, 128 or 256; CONV_FM_FILTERS with the filter-major tile, CONV_HALO_FILTERS with
+ *  the halo tile; 0: the width that pads k the least, or the fixed tile's, written back). */
 tma_status conv_tile_check(int block_m, int *block_n, int k, tma_diag *diag);
 
 /** x's im2col map for loads of `pixels` output pixels, built and checked once (the bounding box, the traversal
  *  strides, the last filter tap's offsets), with the rule's message in the convolution's terms. */
 tma_status conv_x_map(const tma_conv2d_shape *shape, const void *x, uint32_t pixels, tma_im2col_desc *d,
                       tma_diag *diag);
+
+/** The halo tile's maps of x (tiled {C, W, H, N}) and y ({K, Q, P, N}, stored through) for a checked shape (f: the
+ *  convolution it runs, f->run, and its copies' integers, f->g, have a halo tile where g.halo_wp), built and checked
+ *  once; the halo tile needs y stored through a map (f->y_tma). x: f->run's (NULL: a stand-in). */
+tma_status conv_halo_maps(const conv_shape_facts *f, const void *x, const void *y, tma_tiled_desc *xd,
+                          tma_tiled_desc *yd, tma_diag *diag);
 
 /** w's tiled maps for tiles of `filters` filters (and the half tile a block of a cluster loads), built and checked
  *  once. */

@@ -40,6 +40,10 @@ typedef struct conv_geom {
     uint32_t stages;           /* R * S * c_blocks */
     int32_t stride_h, stride_w, pad_h, pad_w;
     uint32_t dil_h, dil_w;
+    uint32_t halo_wp;          /* the halo tile (below): positions a tile row; 0 where the shape has no halo tile */
+    uint32_t halo_rows;        /* its output rows a tile, 128 / halo_wp */
+    uint32_t halo_tiles;       /* its tiles an image, ceil(P / halo_rows) */
+    uint32_t halo_stages;      /* its stages a tile, R * c_blocks */
 } conv_geom;
 
 /** The im2col start of the tile whose first output pixel is m0 (m0 < m): {0, w, h, n, 0}; the stage adds the
@@ -66,6 +70,53 @@ TMA_HD void conv_tap_offsets(const conv_geom *g, uint32_t r, uint32_t s, uint16_
     off[0] = (uint16_t)(s * g->dil_w);
     off[1] = (uint16_t)(r * g->dil_h);
     off[2] = 0;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * THE HALO TILE (block_m TMA_CONV2D_HALO, tma/kernels.h), for filters CONV_HALO_TAPS wide at stride 1 and dilation
+ * 1 on output rows of Q <= 64 - S + 1 pixels. Its 128 output positions are rows of wp = 16, 32 or 64 >= Q + S - 1
+ * positions (conv_halo_wp), 128 / wp whole output rows of one image; positions q >= Q of a row are computed and never
+ * stored. By CONV_HALO_FILTERS filters. Stage kb = filter row r and channel block cb (kb = r c_blocks + cb):
+ *  - A: one tiled load of x as {C, W, H, N}, box {CONV_BK, wp, 128 / wp, 1} at (c0, -pad_w, h0 + r - pad_h, n): the
+ *    input rows that the tile's output rows read through filter row r, from column -pad_w on; zeros outside the
+ *    image. Tap s's operand is that box from row s on: position i (output row i / wp, column i % wp) reads input
+ *    column i % wp + s - pad_w, which is box row i + s, for every stored position (i % wp < Q, so i % wp + s < wp).
+ *    The rows past the box (up to 128 + S - 2) feed only positions that are never stored (gemm_device.cuh: GmShape's
+ *    slack).
+ *  - B: S tiled loads of w, box {CONV_BK, 1, 1, CONV_HALO_FILTERS} at (c0, s, r, k0): one per tap of the row.
+ *  - y: stored through {K, Q, P, N}, boxes {64, wp, 64 / wp, 1}: a consumer warpgroup's 64 positions are whole output
+ *    rows; the copy engine clips columns q >= Q and rows p >= P.
+ * Each input row is read once per filter row instead of once per tap: a stage of the 128 x 64 im2col tile moves 24 KiB
+ * for one tap, a halo stage 40 KiB for three (docs/lab/conv.md "The halo tile").
+ * ---------------------------------------------------------------------------------------------- */
+#define CONV_HALO_TAPS 3u     /* S of the halo tile's kernel instances */
+#define CONV_HALO_FILTERS 64u /* its filters a tile */
+#define CONV_HALO_MAX_WP 64u  /* its widest row: box rows of 64 pixels x 2 rows = the tile's 128 positions */
+
+/** The halo tile's row width for output rows of q pixels under filters s wide: 16, 32 or 64; 0 where none fits. */
+TMA_HD uint32_t conv_halo_wp(uint32_t q, uint32_t s) {
+    const uint64_t need = (uint64_t)q + s - 1u;
+    return need <= 16u ? 16u : need <= 32u ? 32u : need <= CONV_HALO_MAX_WP ? CONV_HALO_MAX_WP : 0u;
+}
+
+/** Stage kb of halo tile tm: x's box start (c0, -pad_w, h0 + r - pad_h, n) and the filter row r. */
+TMA_HD void conv_halo_stage(const conv_geom *g, uint32_t tm, uint32_t kb, int32_t xc[5], uint32_t *r) {
+    const uint32_t n = tm / g->halo_tiles, h0 = (tm - n * g->halo_tiles) * g->halo_rows;
+    *r = kb / g->c_blocks;
+    xc[0] = (int32_t)((kb - *r * g->c_blocks) * CONV_BK);
+    xc[1] = -g->pad_w;
+    xc[2] = (int32_t)(h0 + *r) - g->pad_h;
+    xc[3] = (int32_t)n;
+    xc[4] = 0;
+}
+
+/** Where the 64 positions from tile position `row0` on (tile tm's row0 = 128 tm + 64 cw) go in y's {K, Q, P, N}
+ *  map, past the channel: {0, p, n}. */
+TMA_HD void conv_halo_store_at(const conv_geom *g, uint32_t row0, int32_t at[3]) {
+    const uint32_t tm = row0 / CONV_BM, n = tm / g->halo_tiles;
+    at[0] = 0;
+    at[1] = (int32_t)((tm - n * g->halo_tiles) * g->halo_rows + (row0 % CONV_BM) / g->halo_wp);
+    at[2] = (int32_t)n;
 }
 
 /* ------------------------------------------------------------------------------------------------

@@ -32,10 +32,17 @@ static_assert(BM / 2u == EPI_ROWS && EPI_ROW_BYTES == TMA_SWIZZLE_SPAN_128B, "a 
 
 /* A block's shared memory for output tiles of BM x TBN (TBN = 256, 192, 128 or 64: one m64nTBNk16 wgmma per
  * consumer warpgroup and K step): as many stages of an A box (BM rows x BK) and a B box (TBN rows x BK) as fit beside
- * the epilogue boxes and the barriers, at most 8. 256: 4 stages (225 KiB), 192: 4, 128: 6, 64: 8. */
-template <uint32_t TBN>
+ * the epilogue boxes and the barriers, at most 8. 256: 4 stages (225 KiB), 192: 4, 128: 6, 64: 8.
+ * TAPS > 1 (the convolution's halo tile, conv.cu): a stage holds TAPS B boxes, and the consumers read its A box TAPS
+ * times, tap t from row t on (GM_TAP_ROW_BYTES a row): rows BM .. BM + TAPS - 2 lie past the box, so each A box has a
+ * swizzle period of slack after it that no load writes (what lands there feeds only output rows that are never
+ * stored). 64 x 3 taps: 4 stages. */
+constexpr uint32_t GM_TAP_ROW_BYTES = BK * 2u;
+template <uint32_t TBN, uint32_t TAPS = 1u>
 struct GmShape {
-    static constexpr uint32_t A_BYTES = BM * BK * 2u, B_BYTES = TBN * BK * 2u;
+    static_assert(TAPS == 1u || (TAPS - 1u) * GM_TAP_ROW_BYTES <= TMA_SWIZZLE_PERIOD_128B, "the taps' rows fit the slack");
+    static constexpr uint32_t A_BYTES = BM * BK * 2u + (TAPS > 1u ? TMA_SWIZZLE_PERIOD_128B : 0u),
+                              B_BYTES = TAPS * TBN * BK * 2u, B_TAP_BYTES = TBN * BK * 2u;
     /* alignment slack, epilogue boxes, full + empty barriers (at most 8 stages), stream-K's two fixup barriers and
      * the tile queue */
     static constexpr uint32_t FIXED = TMA_SWIZZLE_PERIOD_128B + 2u * EPI_BUFS * EPI_BYTES +
@@ -103,27 +110,32 @@ static __device__ __forceinline__ void release_stage(uint64_t *empty_bar) {
  * stage 0 took 16 of the consumers' 168 registers, which stream-K's fixup then lacked (ptxas spilled 4-12 bytes).
  * One wgmma group stays in flight; a stage is released (by `releaser`, one lane per warp) when the group that read
  * it has completed. */
-template <int CL, uint32_t R>
+template <int CL, uint32_t R, uint32_t TAPS = 1u>
 static __device__ __forceinline__ void gm_mainloop(float (&acc)[R], uint64_t da0, uint64_t db0, uint64_t *full,
                                                    uint64_t *empty, uint32_t nk, uint32_t &s, uint32_t &phase,
                                                    bool releaser) {
 #pragma unroll
     for (uint32_t i = 0; i < R; i++)
         acc[i] = 0.f;
-    using Shape = GmShape<2u * R>;
+    using Shape = GmShape<2u * R, TAPS>;
+    constexpr uint32_t KS = BK / 16u; /* K steps a tap */
     uint32_t prev = 0;
     for (uint32_t kb = 0; kb < nk; kb++) {
         tma_mbar_wait_quiet(&full[s], phase);
-        uint64_t da[BK / 16u], db[BK / 16u]; /* all descriptors before the fence (ptxas C7519) */
+        uint64_t da[TAPS * KS], db[TAPS * KS]; /* all descriptors before the fence (ptxas C7519) */
 #pragma unroll
-        for (uint32_t kk = 0; kk < BK / 16u; kk++) {
-            da[kk] = tma_wgmma_desc_advance(da0, s * Shape::A_BYTES + kk * GM_K_STEP_BYTES);
-            db[kk] = tma_wgmma_desc_advance(db0, s * Shape::B_BYTES + kk * GM_K_STEP_BYTES);
-        }
+        for (uint32_t t = 0; t < TAPS; t++)
+#pragma unroll
+            for (uint32_t kk = 0; kk < KS; kk++) {
+                da[t * KS + kk] =
+                    tma_wgmma_desc_advance(da0, s * Shape::A_BYTES + t * GM_TAP_ROW_BYTES + kk * GM_K_STEP_BYTES);
+                db[t * KS + kk] =
+                    tma_wgmma_desc_advance(db0, s * Shape::B_BYTES + t * Shape::B_TAP_BYTES + kk * GM_K_STEP_BYTES);
+            }
         tma_wgmma_fence();
 #pragma unroll
-        for (uint32_t kk = 0; kk < BK / 16u; kk++)
-            tma_wgmma_m64nk16_bf16<2u * R>(acc, da[kk], db[kk]);
+        for (uint32_t i = 0; i < TAPS * KS; i++)
+            tma_wgmma_m64nk16_bf16<2u * R>(acc, da[i], db[i]);
         tma_wgmma_commit();
         tma_wgmma_wait<1>(); /* the group of the previous stage is done: release that stage */
         if (kb > 0 && releaser)
@@ -147,7 +159,7 @@ static __device__ __forceinline__ void gm_mainloop(float (&acc)[R], uint64_t da0
  * loads are the same; H100, docs/lab/grouped_gemm.md "The last wave"). Its accumulators are zeros (what the zero-filled rows sum to). The stages pass at the same ring
  * positions and parities as gm_mainloop's. A loop of its own: a branch on it inside gm_mainloop's loop made ptxas
  * serialize every wgmma of the kernel (C7518: a warpgroup dependency barrier in a divergent path; CUDA 13.0). */
-template <int CL, uint32_t R>
+template <int CL, uint32_t R, uint32_t TAPS = 1u>
 static __device__ __forceinline__ void gm_pass_stages(float (&acc)[R], uint64_t *full, uint64_t *empty, uint32_t nk,
                                                       uint32_t &s, uint32_t &phase, bool releaser) {
 #pragma unroll
@@ -157,7 +169,7 @@ static __device__ __forceinline__ void gm_pass_stages(float (&acc)[R], uint64_t 
         tma_mbar_wait_quiet(&full[s], phase);
         if (releaser)
             release_stage<CL>(&empty[s]);
-        if (++s == GmShape<2u * R>::STAGES) {
+        if (++s == GmShape<2u * R, TAPS>::STAGES) {
             s = 0;
             phase ^= 1u;
         }
@@ -212,17 +224,26 @@ static __device__ __forceinline__ uint32_t epi_first_buf(uint32_t &next) {
     return first;
 }
 
+/* Where a warpgroup's epilogue boxes go in C's map, past dimension 0 (the column, the epilogue's own): a matrix's
+ * {row0} (CRANK 2, Ops::C_RANK's default); the halo convolution's y {q, p, n} (CRANK 4: its 64 rows are whole image
+ * rows, conv.cu). */
+struct GmStoreAt {
+    int32_t d[3];
+};
+
 /* The end of one epilogue box, once the warpgroup's threads have written it into `buf`: each thread's writes ordered
  * before the copy engine's reads; the issuer waits until the previous box's store has read the other buffer; a named
- * barrier; then the issuer stores the box at (x, y) of C's map. */
-static __device__ __forceinline__ void epi_store_box(const tma_tensor *tc, uint8_t *buf, int32_t x, int32_t y,
-                                                     uint32_t barrier_id, bool issuer, bool no_store) {
+ * barrier; then the issuer stores the box at (x, at) of C's map, of rank CRANK. */
+template <uint32_t CRANK = 2u>
+static __device__ __forceinline__ void epi_store_box(const tma_tensor *tc, uint8_t *buf, int32_t x,
+                                                     const GmStoreAt &at, uint32_t barrier_id, bool issuer,
+                                                     bool no_store) {
     tma_fence_proxy_async(); /* this thread's writes, before the copy engine reads them */
     if (issuer)
         tma_store_wait_read<0>(); /* the box before has left the other buffer */
     tma_named_barrier_sync(barrier_id, 128);
     if (issuer && !no_store) {
-        tma_store_2d(tc, buf, x, y);
+        tma_store<CRANK>(tc, buf, {x, at.d[0], at.d[1], at.d[2], 0});
         tma_store_commit();
     }
 }
@@ -238,10 +259,10 @@ static __device__ __forceinline__ void epi_store_box(const tma_tensor *tc, uint8
  * Writes: 4-byte stores, each warp store 8 rows (lane / 4, all different mod 8) x 16 bytes; the 128B
  * swizzle and, for fp32, the element order of gm_epi_store_col put them in 32 different banks (the
  * sample's CPU self-check counts it). */
-template <typename OutT, uint32_t R>
+template <typename OutT, uint32_t R, uint32_t CRANK = 2u>
 static __device__ __forceinline__ void epilogue_tma(const float (&acc)[R], const tma_tensor *tc, uint8_t *bufs,
-                                                    uint32_t row0, uint32_t col0, uint32_t barrier_id, bool issuer,
-                                                    bool no_store, uint32_t &next_buf) {
+                                                    const GmStoreAt &at, uint32_t col0, uint32_t barrier_id,
+                                                    bool issuer, bool no_store, uint32_t &next_buf) {
     constexpr uint32_t COLS = EPI_ROW_BYTES / sizeof(OutT), GROUPS = COLS / 8u; /* 8-column groups per box */
     constexpr uint32_t BOXES = 2u * R / COLS;
     const uint32_t warp = (threadIdx.x % 128u) / 32u, lane = threadIdx.x % 32u;
@@ -258,7 +279,7 @@ static __device__ __forceinline__ void epilogue_tma(const float (&acc)[R], const
                 box_store_pair<OutT>(buf, row, col, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
             }
         }
-        epi_store_box(tc, buf, (int32_t)(col0 + q * COLS), (int32_t)row0, barrier_id, issuer, no_store);
+        epi_store_box<CRANK>(tc, buf, (int32_t)(col0 + q * COLS), at, barrier_id, issuer, no_store);
     }
 }
 
@@ -298,7 +319,8 @@ static __device__ __forceinline__ void epilogue_tma_t(const float (&acc)[R], con
                                   pack_bf16x2(acc[4 * j + 4], acc[4 * j + 5]),
                                   pack_bf16x2(acc[4 * j + 6], acc[4 * j + 7]));
         }
-        epi_store_box(tc, buf, (int32_t)row0, (int32_t)(col0 + q * EPI_ROWS), barrier_id, issuer, no_store);
+        epi_store_box(tc, buf, (int32_t)row0, GmStoreAt{{(int32_t)(col0 + q * EPI_ROWS), 0, 0}}, barrier_id, issuer,
+                      no_store);
     }
 }
 
@@ -644,7 +666,11 @@ struct GmDenseTiles {
     static constexpr bool DEPENDENT_LAUNCH = false; /* nothing to wait for before reading global memory */
     using Sched = gm_sched;                         /* the host's (the kernel's sched argument) */
     static constexpr bool DEVICE_SCHED = false;
+    static constexpr uint32_t TAPS = 1u;  /* B boxes a stage, each read against A from row t on (GmShape) */
+    static constexpr uint32_t C_RANK = 2u; /* C's map: a matrix */
     __device__ __forceinline__ Sched device_sched(const gm_sched &host) const { return host; }
+    /* where a warpgroup's rows from row0 on are stored in C's map (GmStoreAt) */
+    __device__ __forceinline__ GmStoreAt c_at(uint32_t row0) const { return GmStoreAt{{(int32_t)row0, 0, 0}}; }
     template <int CL, uint32_t TBN>
     static __device__ __forceinline__ Walk walk(uint32_t M, uint32_t N, uint32_t group_m, uint32_t worker,
                                                 uint32_t rank) {
@@ -733,8 +759,10 @@ __global__ void __launch_bounds__(THREADS, 1)
     constexpr bool SK = SCHED == GM_SCHED_STREAM_K, SPLIT = SCHED == GM_SCHED_SPLIT_K, CT = Ops::C_TRANSPOSED;
     static_assert(!SPLIT || CL == 1, "split-K without clusters");
     static_assert(!CT || !TMA_EPI || sizeof(OutT) == 2, "the transposed TMA-store epilogue is bf16's");
-    using Shape = GmShape<Ops::BN>;
+    using Shape = GmShape<Ops::BN, Ops::TAPS>;
     constexpr uint32_t TBN = Ops::BN, NSTAGES = Shape::STAGES;
+    static_assert(Ops::TAPS == 1u || (SCHED == GM_SCHED_TILES && CL == 1 && TMA_EPI && !CT),
+                  "taps (the halo tile): whole tiles, no clusters, the TMA store");
     extern __shared__ uint8_t dyn[];
     uint8_t *base = dyn + tma_swizzle_phase0_pad(TMA_SWIZZLE_128B, tma_smem_addr(dyn));
     uint8_t *sa = base;                             /* NSTAGES A boxes */
@@ -844,9 +872,10 @@ __global__ void __launch_bounds__(THREADS, 1)
             /* t.tm may be past the last tile row (a cluster's second): loads filled zeros, nothing is stored */
             const uint32_t row0 = t.row0 + cw * 64u, col0 = t.tn * TBN;
             if (row0 < t.rows)
-                gm_mainloop<CL>(acc, da0, db0, full, empty, seg.kb1 - seg.kb0, s, phase, lane == 0);
+                gm_mainloop<CL, TBN / 2u, Ops::TAPS>(acc, da0, db0, full, empty, seg.kb1 - seg.kb0, s, phase,
+                                                     lane == 0);
             else
-                gm_pass_stages<CL>(acc, full, empty, seg.kb1 - seg.kb0, s, phase, lane == 0);
+                gm_pass_stages<CL, TBN / 2u, Ops::TAPS>(acc, full, empty, seg.kb1 - seg.kb0, s, phase, lane == 0);
             GM_TR(1);
             constexpr uint32_t REGION = NSTAGES * (Shape::A_BYTES + Shape::B_BYTES) / 2u; /* a warpgroup's half */
             if (SPLIT) { /* gm_sched_split: this block's one segment is part blockIdx.x % split of its unit, and the
@@ -900,7 +929,8 @@ __global__ void __launch_bounds__(THREADS, 1)
                     epilogue_tma_t(acc, map, se + cw * EPI_BUFS * EPI_BYTES, row0, col0, 1u + cw, issuer,
                                    no_store != 0, epi_next_buf);
                 else
-                    epilogue_tma<OutT>(acc, map, se + cw * EPI_BUFS * EPI_BYTES, row0, col0, 1u + cw, issuer,
+                    epilogue_tma<OutT, TBN / 2u, Ops::C_RANK>(acc, map, se + cw * EPI_BUFS * EPI_BYTES,
+                                                              ops.c_at(row0), col0, 1u + cw, issuer,
                                        no_store != 0, epi_next_buf);
             } else if (!no_store) {
                 epilogue_direct<CT>(acc, c, (int)t.rows, (int)N, row0, col0);

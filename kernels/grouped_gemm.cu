@@ -191,7 +191,9 @@ struct GroupedOps {
     static constexpr bool DEPENDENT_LAUNCH = true; /* launched while gg_build_kernel may still run */
     using Sched = gg_sched;                        /* half tiles in a short last wave (grouped_tiles.h) */
     static constexpr bool DEVICE_SCHED = true;
+    static constexpr uint32_t TAPS = 1u, C_RANK = 2u; /* as GmDenseTiles' */
     gg_params p;
+    __device__ GmStoreAt c_at(uint32_t row0) const { return GmStoreAt{{(int32_t)row0, 0, 0}}; }
     __device__ uint32_t rows() const { return 0u; } /* per group: GmTile.rows */
     __device__ uint32_t cols() const { return p.n; }
     __device__ const tma_box_info &a_box() const { return p.tmpl[GG_MAP_A].box; }

@@ -113,6 +113,18 @@ extern "C" {
     X(KD_RULE_CONV_BLOCK_N, ERR_ARG,                                                                                  \
       "block_n = {0}: the tile is 64, 128 or 256 output channels wide (the m64n64k16, m64n128k16 and m64n256k16 "     \
       "wgmma forms)")                                                                                                 \
+    X(KD_RULE_CONV_BLOCK_N_HALO, ERR_ARG,                                                                             \
+      "block_n = {0} with block_m = TMA_CONV2D_HALO: the halo tile is {1} filters wide; use {1} or 0")                \
+    X(KD_RULE_CONV_HALO_SHAPE, ERR_ARG,                                                                               \
+      "block_m = TMA_CONV2D_HALO on a shape without a halo tile (S = {0}, stride {1} x {2}, dilation {3} x {4}, Q = "  \
+      "{5}): it takes filters {6} wide at stride 1 and dilation 1 on output rows of at most {7} pixels; use block_m " \
+      "128 or 0")                                                                                                     \
+    X(KD_RULE_CONV_HALO_FOLDED, ERR_ARG,                                                                              \
+      "block_m = TMA_CONV2D_HALO on a shape whose taps are folded into the channels before it runs (S C = {0} <= {1}: " \
+      "conv_tiles.h, packed inputs): no taps are left to share a load; use block_m 128 or 0")                          \
+    X(KD_RULE_CONV_HALO_Y, ERR_ARG,                                                                                   \
+      "block_m = TMA_CONV2D_HALO stores y through a map, and TMA cannot describe y (K = {0} times 2 bytes, or y's "   \
+      "address, is not a multiple of {1}): use block_m 128 or 0")                                                     \
     X(KD_RULE_CONV_MODEL_NULL, ERR_NULL_ARG, "{0} = NULL: pass host memory")                                          \
     X(KD_RULE_CONV_MODEL_MEMORY, ERR_ARG, "out of host memory for the model's buffers")                               \
     /* the model's load refused (its status, passed on: KD_FAIL_STATUS) */                                            \
@@ -144,6 +156,9 @@ extern "C" {
     X(KD_RULE_CONV_EPILOGUE_TMA, ERR_ARG,                                                                             \
       "plan.epilogue = TMA_GEMM_EPILOGUE_TMA_STORE, but TMA cannot describe y (K = {0} times 2 bytes, or y's "        \
       "address, is not a multiple of {1}): use TMA_GEMM_EPILOGUE_DIRECT")                                             \
+    X(KD_RULE_CONV_HALO_PLAN, ERR_ARG,                                                                                \
+      "plan.{0} = {1} on the halo tile: it runs whole tiles (TILES), no clusters, the TMA-store epilogue; use {2}, "  \
+      "or another tile (tma_conv2d_plan_tiles)")                                                                      \
     X(KD_RULE_CONV_NO_INSTANCE, ERR_ARG,                                                                              \
       "no kernel instance for tile {0} x {1}, cluster {2}, {3} epilogue, schedule {4}")                               \
     /* ---- tma_permute (permute_plan.c, permute.cu) ---- */                                                          \

@@ -106,6 +106,9 @@
 #define CONV_STAGE_US_128 0.55 /* of a 128 x 128 tile */
 #define CONV_STAGE_US_256 0.69 /* of a 128 x 256 tile */
 #define CONV_FM_STAGE_US 0.60  /* of the filter-major 192 x 128 tile (the sweep with it, seed 1795387602) */
+/* of the halo tile (3 taps a stage; H100, docs/lab/conv.md "The halo tile": b128 56x56x64's 3,584 tiles of 3 stages
+ * in 88 us, 28x28x128's 1,792 of 6 in 81, 14x14x256's 1,024 of 12 in 86) */
+#define CONV_HALO_STAGE_US 0.80
 #define CONV_TILE_US 3.0       /* each tile a block finishes, per 128 x 256 outputs: epilogue and turn (same sweep) */
 #define CONV_SHARED_STAGE 1.2  /* a stream-K or split-K stage, in stages (every SM loading at once) */
 #define CONV_SK_PARTIAL_US 3.5 /* a stream-K owner's read of one helper's partial tile, us */

@@ -62,7 +62,7 @@ for tool in memcheck racecheck synccheck; do
         "$build/tests/test_gpu_grouped" --jobs=1 --filter='gpu_grouped/[rb]*'
     run "sanitizer_${tool}_conv" env TMA_GPU_CONFIGS=4 \
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
-        "$build/tests/test_gpu_conv" --jobs=1 --filter='gpu_conv/[fp]*'
+        "$build/tests/test_gpu_conv" --jobs=1 --filter='gpu_conv/[fph]*'
     run "sanitizer_${tool}_permute" \
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
         "$build/tests/test_gpu_permute" --jobs=1 --filter='gpu_permute/s*'

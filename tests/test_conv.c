@@ -8,6 +8,10 @@
  *   model_packed   - inputs TMA cannot read as they are, packed first (conv_tiles.h, PACKED INPUTS): channels not a
  *                    multiple of 8, folded or padded, and x and w at 2-byte offsets.
  *   model_random   - the same on random shapes (TMA_TEST_SEED replays them), a third with any C.
+ *   model_halo     - the halo tile (conv_tiles.h, THE HALO TILE): its tiled loads of whole rows, each tap's operand
+ *                    read from row s of the box on (into the slack past it), and its stores through y's {K, Q, P, N}
+ *                    map, on rows of every width (16, 32 and 64 positions), partial tiles, padding 0 to 2, packed
+ *                    inputs; and the shapes it refuses, with their messages.
  *   refused        - each argument rule and each map rule that a shape can break: the status and a message
  *                    naming the field, its value and the limit; valid shapes at the edges accepted. */
 #include <stdint.h>
@@ -53,8 +57,8 @@ static void model_check(const tma_conv2d_shape *sh, int block_m, uint64_t *rng) 
     cr_assert(x && w && y, "out of host memory");
     memset(y, 0xFF, ny * 2); /* poison: NaN */
     tma_diag d;
-    const tma_status st = block_m == CONV_BM ? tma_conv2d_model(sh, x, w, y, &d)
-                                             : conv_model_tiles(sh, x, w, y, block_m, 0, &d);
+    const tma_status st = block_m == (int)CONV_BM ? tma_conv2d_model(sh, x, w, y, &d)
+                                                  : conv_model_tiles(sh, x, w, y, block_m, 0, &d);
     cr_assert_eq(st, TMA_OK, "N %d H %d W %d C %d K %d R %d S %d stride %d,%d pad %d,%d dil %d,%d, %d-pixel tiles: %s: "
                  "%s", sh->n, sh->h, sh->w, sh->c, sh->k, sh->r, sh->s, sh->stride_h, sh->stride_w, sh->pad_h,
                  sh->pad_w, sh->dilation_h, sh->dilation_w, block_m, tma_status_name(st), d.message);
@@ -117,6 +121,68 @@ Test(conv, model_random) {
         sh.k = sh.k % 72 + 1; /* the model is slow: fewer filter tiles on the CPU than on the GPU */
         model_check(&sh, i % 2 ? CONV_FM_PIXELS : CONV_BM, &rng);
     }
+}
+
+/* THE HALO TILE (conv_tiles.h) on the model: the widths of its rows (Q + 2 <= 16, 32, 64), output rows that do not
+ * fill the last tile, channel blocks past C, filters past a tile, padding 0, 1 and 2 and uneven, packed channels
+ * (C = 23: padded to 24); random shapes of the kind after. */
+Test(conv, model_halo) {
+    uint64_t rng = test_seed("conv/model_halo");
+    const tma_conv2d_shape shapes[] = {
+        {1, 7, 14, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1},   {2, 9, 30, 72, 104, 3, 3, 1, 1, 1, 1, 1, 1},
+        {1, 5, 62, 24, 8, 3, 3, 1, 1, 1, 1, 1, 1},    {1, 6, 60, 32, 64, 3, 3, 1, 1, 0, 2, 1, 1},
+        {1, 3, 1, 24, 16, 1, 3, 1, 1, 0, 1, 1, 1},    {1, 11, 33, 23, 24, 5, 3, 1, 1, 2, 0, 1, 1},
+        {3, 4, 5, 136, 72, 2, 3, 1, 1, -1, 1, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        model_check(&shapes[i], TMA_CONV2D_HALO, &rng);
+    for (int i = 0; i < 4; i++) {
+        tma_conv2d_shape sh = conv_random_shape(&rng);
+        sh.s = 3, sh.stride_h = sh.stride_w = 1, sh.dilation_h = sh.dilation_w = 1;
+        sh.w = conv_rnd_in(&rng, 1, 62), sh.pad_w = sh.pad_w < 0 ? 0 : sh.pad_w % 3, sh.k = (sh.k % 9 + 1) * 8;
+        int p, q;
+        tma_conv2d_out_size(&sh, &p, &q);
+        if (p < 1 || q < 1 || q + 2 > 64 || sh.c * 3 <= 64) /* no output, rows too wide, or folded (S = 1) */
+            continue;
+        model_check(&sh, TMA_CONV2D_HALO, &rng);
+    }
+}
+
+/* The halo tile where a shape has none, or y cannot be stored through a map: refused by the model's plan, with
+ * the rule. */
+Test(conv, halo_refused) {
+    uint16_t x[64], w[64], y[64];
+    tma_diag d;
+    struct {
+        tma_conv2d_shape sh;
+        const char *word1, *word2;
+    } cases[] = {
+        {{1, 8, 8, 64, 64, 3, 3, 2, 2, 1, 1, 1, 1}, "without a halo tile", "stride 2 x 2"},
+        {{1, 8, 8, 64, 64, 3, 3, 1, 1, 2, 2, 2, 2}, "without a halo tile", "dilation 2 x 2"},
+        {{1, 8, 8, 64, 64, 5, 5, 1, 1, 2, 2, 1, 1}, "without a halo tile", "S = 5"},
+        {{1, 8, 63, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1}, "without a halo tile", "Q = 63"},
+        {{1, 8, 8, 64, 12, 3, 3, 1, 1, 1, 1, 1, 1}, "TMA cannot describe y", "K = 12"},
+        {{1, 8, 8, 16, 8, 3, 3, 1, 1, 1, 1, 1, 1}, "folded into the channels", "S C = 48"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memset(&d, 0, sizeof d);
+        const tma_status st = conv_model_tiles(&cases[i].sh, x, w, y, TMA_CONV2D_HALO, 0, &d);
+        cr_expect_eq(st, TMA_ERR_ARG, "case %zu: %s: %s", i, tma_status_name(st), d.message);
+        cr_expect(strstr(d.message, cases[i].word1) && strstr(d.message, cases[i].word2),
+                  "case %zu: message without \"%s\" / \"%s\": %s", i, cases[i].word1, cases[i].word2, d.message);
+    }
+    /* Q = 62: the widest row that fits (62 + 2 = 64), accepted */
+    const tma_conv2d_shape wide = {1, 2, 62, 64, 8, 3, 3, 1, 1, 1, 1, 1, 1};
+    const size_t ny = conv_y_elems(&wide);
+    uint64_t rng = test_seed("conv/halo_refused");
+    uint16_t *xw = conv_random_bf16(&rng, conv_x_elems(&wide)), *ww = conv_random_bf16(&rng, conv_w_elems(&wide));
+    uint16_t *yw = malloc(ny * 2);
+    cr_assert(xw && ww && yw, "out of host memory");
+    cr_expect_eq(conv_model_tiles(&wide, xw, ww, yw, TMA_CONV2D_HALO, 0, &d), TMA_OK, "Q = 62: %s", d.message);
+    free(xw), free(ww), free(yw);
+    int bn = 128;
+    cr_expect_eq(conv_tile_check(TMA_CONV2D_HALO, &bn, 64, &d), TMA_ERR_ARG, "block_n 128 with the halo tile");
+    cr_expect(strstr(d.message, "block_n = 128") && strstr(d.message, "64 filters wide"), "%s", d.message);
 }
 
 /* tma_conv2d_check refuses `sh` (pointers x, w, y) with `status` and a message containing each of the words. */

@@ -19,8 +19,14 @@
  * doing everything to more blocks than stages, so ranges of every kind: empty, inside one tile, across several), and
  * the filter-major tile (variant 6: 192 pixels x 128 filters, y stored transposed) with a random schedule and
  * epilogue;
+ * and the halo tile (variant 7, TMA_CONV2D_HALO: whole pixel rows a load, three taps a stage) where the shape has one,
+ * refused with its rule where it has none;
  * a stream-K plan runs twice: the second result is checked (the owners must have cleared the flags) and must equal
- * the first bit for bit (owners add their helpers' partial tiles in a fixed order). */
+ * the first bit for bit (owners add their helpers' partial tiles in a fixed order); a halo plan too (a race between
+ * its loads and the taps' reads past the box would show as a different answer).
+ *   halo    - the halo tile on ResNet-50's 3x3 stride-1 layers at small batch and on the corners of its geometry (rows
+ *             of 16, 32 and 64 positions, output rows that leave the last tile part empty, padding 0 and 2, channel
+ *             blocks past C, filters past 64, packed channels), variant 7, and the plan's own choice. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +42,16 @@ enum { GUARD = 4096 }; /* bytes after y that no variant may write */
  * 2 and 3 whole tiles; 4: stream-K, a random tile width on 1 .. sms blocks; 5: split-K at width 128 or 256 where
  * the grid leaves two blocks a tile, else stream-K; 6: the 192 x 128 filter-major tile, whole tiles, stream-K on
  * 1 .. sms blocks or split-K where it applies, either epilogue): asserts every element and the guard. */
+/* Whether the plan should offer the halo tile for sh (kernels/conv_tiles.h, THE HALO TILE): filters 3 wide at stride
+ * and dilation 1, output rows of at most 62 pixels, y stored through a map (K a multiple of 8), taps not folded into
+ * the channels by the packer (it folds a filter row's taps where S C <= 64). */
+static bool halo_expected(const tma_conv2d_shape *sh) {
+    int p, q;
+    tma_conv2d_out_size(sh, &p, &q);
+    return sh->s == 3 && sh->stride_h == 1 && sh->stride_w == 1 && sh->dilation_h == 1 && sh->dilation_w == 1 &&
+           q + 2 <= 64 && sh->k % 8 == 0 && 3 * sh->c > 64;
+}
+
 static void run_shape(const tma_conv2d_shape *sh, int variant, uint64_t *rng) {
     const size_t nx = conv_x_elems(sh), nw = conv_w_elems(sh), ny = conv_y_elems(sh);
     uint16_t *hx = conv_random_bf16(rng, nx), *hw = conv_random_bf16(rng, nw);
@@ -52,14 +68,25 @@ static void run_shape(const tma_conv2d_shape *sh, int variant, uint64_t *rng) {
     tma_diag d;
     tma_status st = tma_conv2d_plan_make(&plan, sh, x, w, y, &d);
     cr_assert_eq(st, TMA_OK, "plan_make: %s: %s", tma_status_name(st), d.message);
-    if (variant >= 2) { /* 2, 3: the default tile, whole tiles; 4: stream-K, a random width and grid; 5: split-K;
-                           6: filter-major */
+    if (variant == 7) { /* the halo tile where the shape has one, its rule where it has none */
+        st = tma_conv2d_plan_tiles(&plan, TMA_CONV2D_HALO, 0, TMA_CONV2D_SCHEDULE_TILES, &d);
+        if (!halo_expected(sh)) {
+            cr_assert_eq(st, TMA_ERR_ARG, "the halo tile taken on a shape without one (%d x %d filter, stride %d)",
+                         sh->r, sh->s, sh->stride_w);
+            cr_assert(strstr(d.message, "TMA_CONV2D_HALO") != NULL, "%s", d.message);
+            st = tma_conv2d_plan_tiles(&plan, 0, 0, TMA_CONV2D_SCHEDULE_AUTO, &d); /* the plan as before */
+        }
+        cr_assert_eq(st, TMA_OK, "plan_tiles (halo): %s: %s", tma_status_name(st), d.message);
+    } else if (variant >= 2) { /* 2, 3: the default tile, whole tiles; 4: stream-K, a random width and grid; 5:
+                                  split-K; 6: filter-major */
         int bm = variant == 6 ? 192 : variant == 2 || variant == 3 ? plan.block_m : 128;
         int bn = variant == 4   ? 64 << (conv_rnd(rng) % 3)
                  : variant == 5 ? 128 << (conv_rnd(rng) % 2)
                  : variant == 6 ? 128
                                 : plan.block_n;
-        if (variant == 2 && bm == 192) /* clusters: 128-pixel tiles only */
+        if (variant == 2 && (bm == 192 || bm == TMA_CONV2D_HALO)) /* clusters: 128-pixel tiles only */
+            bm = 128, bn = 0;
+        if (variant == 3 && bm == TMA_CONV2D_HALO) /* the epilogue from registers: not the halo tile's */
             bm = 128, bn = 0;
         const uint64_t pick = variant == 6 ? conv_rnd(rng) % 3 : 0; /* 6: tiles, stream-K or split-K */
         tma_conv2d_schedule sched =
@@ -87,7 +114,8 @@ static void run_shape(const tma_conv2d_shape *sh, int variant, uint64_t *rng) {
     st = tma_conv2d_run(&plan, NULL, &d);
     cr_assert_eq(st, TMA_OK, "run: %s: %s", tma_status_name(st), d.message);
     uint8_t *first_run = NULL;
-    if (plan.schedule != TMA_CONV2D_SCHEDULE_TILES) { /* again: the first run must have cleared its flags */
+    if (plan.schedule != TMA_CONV2D_SCHEDULE_TILES || plan.block_m == TMA_CONV2D_HALO) {
+        /* again: the first run must have cleared its flags; the halo tile's result must not depend on timing */
         first_run = malloc(ny * 2);
         cr_assert(first_run, "out of host memory");
         CUDA_OK(cudaDeviceSynchronize());
@@ -99,7 +127,7 @@ static void run_shape(const tma_conv2d_shape *sh, int variant, uint64_t *rng) {
     CUDA_OK(cudaDeviceSynchronize());
     CUDA_OK(cudaMemcpy(hy, y, ny * 2 + GUARD, cudaMemcpyDeviceToHost));
     if (first_run) { /* partial tiles are added in a fixed order: the same bits whatever the timing */
-        cr_assert(memcmp(first_run, hy, ny * 2) == 0, "stream-K / split-K: the second run differs from the first");
+        cr_assert(memcmp(first_run, hy, ny * 2) == 0, "stream-K / split-K / halo: the second run differs from the first");
         free(first_run);
     }
     size_t first, guard_changed = 0;
@@ -141,7 +169,7 @@ Test(gpu_conv, fixed) {
     };
     const size_t n = sizeof shapes / sizeof shapes[0], count = (size_t)config_count((int)n);
     for (size_t i = 0; i < n && i < count; i++)
-        for (int v = 1; v <= 6; v++)
+        for (int v = 1; v <= 7; v++)
             run_shape(&shapes[i], v, &rng);
 }
 
@@ -157,7 +185,7 @@ Test(gpu_conv, packed) {
     };
     const size_t n = sizeof shapes / sizeof shapes[0], count = (size_t)config_count((int)n);
     for (size_t i = 0; i < n && i < count; i++)
-        for (int v = 1; v <= 6; v++)
+        for (int v = 1; v <= 7; v++)
             run_shape(&shapes[i], v, &rng);
 }
 
@@ -167,7 +195,27 @@ Test(gpu_conv, random) {
     const int count = config_count(40);
     for (int i = 0; i < count; i++) {
         const tma_conv2d_shape sh = conv_random_shape(&rng);
-        run_shape(&sh, 1 + (int)(conv_rnd(&rng) % 6), &rng);
+        run_shape(&sh, 1 + (int)(conv_rnd(&rng) % 7), &rng);
+    }
+}
+
+Test(gpu_conv, halo) {
+    require_sm90();
+    uint64_t rng = seed_rng("gpu_conv/halo");
+    /* The corners first (the sanitizers' four): Q = 62 (the widest row), P = 9 (the last tile's second row past the
+     * image), padding 0 and 2, C = 72 and 136 (channel blocks past C), K = 104 and 200 (filters past a 64-wide tile),
+     * C = 23 (padded to 24 by the packer), Q = 1; then ResNet-50's 3x3 stride-1 layers at batch 1-2 (rows of 64, 32,
+     * 16 and 16 positions) */
+    const tma_conv2d_shape shapes[] = {
+        {1, 9, 62, 72, 104, 3, 3, 1, 1, 1, 1, 1, 1},   {2, 9, 33, 136, 200, 3, 3, 1, 1, 0, 2, 1, 1},
+        {1, 11, 20, 23, 16, 5, 3, 1, 1, 2, 1, 1, 1},   {4, 5, 1, 64, 8, 2, 3, 1, 1, 0, 1, 1, 1},
+        {2, 56, 56, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1},   {1, 28, 28, 128, 128, 3, 3, 1, 1, 1, 1, 1, 1},
+        {2, 14, 14, 256, 256, 3, 3, 1, 1, 1, 1, 1, 1}, {3, 7, 7, 512, 64, 3, 3, 1, 1, 1, 1, 1, 1},
+    };
+    const size_t n = sizeof shapes / sizeof shapes[0], count = (size_t)config_count((int)n);
+    for (size_t i = 0; i < n && i < count; i++) {
+        run_shape(&shapes[i], 7, &rng);
+        run_shape(&shapes[i], 1, &rng);
     }
 }
 
@@ -258,6 +306,30 @@ Test(gpu_conv, refused) {
     changed = plan;
     changed.block_m = 128; /* the x map still gathers 192 pixels */
     expect_run_refused(&changed, "tile was changed without tma_conv2d_plan_tiles", "block_m changed by hand");
+    /* the halo tile: 64 filters, whole tiles, no clusters, the TMA store; its maps are its own */
+    cr_expect_eq(tma_conv2d_plan_tiles(&plan, TMA_CONV2D_HALO, 128, TMA_CONV2D_SCHEDULE_TILES, &d), TMA_ERR_ARG,
+                 "halo x 128");
+    cr_expect(strstr(d.message, "block_n = 128 with block_m = TMA_CONV2D_HALO") != NULL, "%s", d.message);
+    cr_expect_eq(tma_conv2d_plan_tiles(&plan, TMA_CONV2D_HALO, 0, TMA_CONV2D_SCHEDULE_STREAM_K, &d), TMA_ERR_ARG,
+                 "halo, stream-K");
+    cr_expect(strstr(d.message, "on the halo tile") != NULL && strstr(d.message, "schedule") != NULL, "%s",
+              d.message);
+    cr_assert_eq(tma_conv2d_plan_tiles(&plan, TMA_CONV2D_HALO, 0, TMA_CONV2D_SCHEDULE_AUTO, &d), TMA_OK, "%s",
+                 d.message);
+    cr_expect(plan.block_n == 64 && plan.schedule == TMA_CONV2D_SCHEDULE_TILES && plan.stages == 3,
+              "halo: 64 filters, whole tiles, 3 stages of 3 taps (%d, %d, %d)", plan.block_n, (int)plan.schedule,
+              plan.stages);
+    changed = plan;
+    changed.cluster = 2;
+    expect_run_refused(&changed, "plan.cluster = 2 on the halo tile", "halo with clusters");
+    changed = plan;
+    changed.epilogue = TMA_GEMM_EPILOGUE_DIRECT;
+    expect_run_refused(&changed, "plan.epilogue = 1 on the halo tile", "halo, epilogue from registers");
+    changed = plan;
+    changed.block_m = 128; /* the x map is the halo's tiled one */
+    expect_run_refused(&changed, "tile was changed without tma_conv2d_plan_tiles", "halo's block_m changed by hand");
+    cr_expect_eq(tma_conv2d_plan_tune(&plan, 2, plan.epilogue, 0, 0, &d), TMA_ERR_ARG, "tune: halo with clusters");
+    cr_expect(strstr(d.message, "on the halo tile") != NULL, "%s", d.message);
     plan.grid_blocks = 3;
     cr_assert_eq(tma_conv2d_plan_tiles(&plan, 128, 128, TMA_CONV2D_SCHEDULE_STREAM_K, &d), TMA_OK, "%s", d.message);
     cr_expect_eq(plan.workspace_blocks, 3, "slots for the grid of the time");

@@ -352,7 +352,7 @@ static int conv_in_im2col_ranges(const tma_conv2d_shape *sh) {
 }
 
 /* Coverage slots of the convolution. */
-enum { CV_T64, CV_T128, CV_T256, CV_TFM, CV_TILES, CV_SK, CV_SPLIT, CV_CL2, CV_DIRECT, CV_GRID, CV_GROUP, CV_ONECALL,
+enum { CV_T64, CV_T128, CV_T256, CV_TFM, CV_HALO, CV_TILES, CV_SK, CV_SPLIT, CV_CL2, CV_DIRECT, CV_GRID, CV_GROUP, CV_ONECALL,
        CV_INTS, CV_1X1, CV_REFUSED, CV_TUNED, CV_PACKED };
 
 static const char *sched_name(tma_conv2d_schedule s) {
@@ -370,6 +370,15 @@ static void conv_describe(fuzz *f, const tma_conv2d_shape *sh, const tma_conv2d_
              p->grid_blocks, p->group_m, y_offset, data == REF_DATA_INTS ? "integer" : "real");
 }
 
+/* Whether tma/kernels.h documents a halo tile for the shape (TMA_CONV2D_HALO): filters 3 wide at stride and dilation
+ * 1, output rows of at most 62 pixels, y stored through a map (K a multiple of 8, y 16-byte aligned), taps not folded
+ * into the channels by the packer (it folds a filter row's taps where S C <= 64). */
+static int conv_has_halo(const tma_conv2d_plan *p) {
+    const tma_conv2d_shape *sh = &p->shape;
+    return sh->s == 3 && sh->stride_h == 1 && sh->stride_w == 1 && sh->dilation_h == 1 && sh->dilation_w == 1 &&
+           p->q + 2 <= 64 && sh->k % 8 == 0 && (uintptr_t)p->y % 16 == 0 && 3 * sh->c > 64;
+}
+
 /* The plan options of a problem, drawn and applied: a tile, a schedule, then the fields run checks. 0 where the plan
  * refused (a failure: every combination drawn here is one the API documents as valid). */
 static int conv_plan_options(fuzz *f, uint64_t *s, tma_conv2d_plan *p, int sms) {
@@ -377,6 +386,16 @@ static int conv_plan_options(fuzz *f, uint64_t *s, tma_conv2d_plan *p, int sms) 
     tma_diag diag;
     if (fz_pct(s, 25)) /* the plan's own choice (plan_make's) */
         return 1;
+    if (conv_has_halo(p) && fz_pct(s, 30)) { /* the halo tile: whole tiles, no clusters, the TMA store */
+        if (fz_pct(s, 20))
+            p->grid_blocks = (int)fz_in(s, 1, sms);
+        if (!FZ_TMA(f, tma_conv2d_plan_tiles(p, TMA_CONV2D_HALO, 0, TMA_CONV2D_SCHEDULE_TILES, &diag), diag,
+                    "tma_conv2d_plan_tiles (halo)"))
+            return 0;
+        if (fz_pct(s, 20))
+            p->group_m = (int)fz_in(s, 1, 40);
+        return 1;
+    }
     const int t = (int)(fz_next(s) % 4), bm = tiles[t][0], bn = tiles[t][1];
     const long units = ((long)p->shape.n * p->p * p->q + bm - 1) / bm * ((p->shape.k + bn - 1) / bn);
     /* split-K where the documentation says it applies: two blocks a tile or more, two stages or more, 128 or 256
@@ -411,7 +430,11 @@ static int conv_plan_options(fuzz *f, uint64_t *s, tma_conv2d_plan *p, int sms) 
 }
 
 static void conv_count(fuzz *f, const tma_conv2d_plan *p, int one_call, ref_data data) {
-    f->cover[p->block_m == 192 ? CV_TFM : p->block_n == 64 ? CV_T64 : p->block_n == 128 ? CV_T128 : CV_T256]++;
+    f->cover[p->block_m == TMA_CONV2D_HALO ? CV_HALO
+             : p->block_m == 192           ? CV_TFM
+             : p->block_n == 64            ? CV_T64
+             : p->block_n == 128           ? CV_T128
+                                           : CV_T256]++;
     f->cover[p->schedule == TMA_CONV2D_SCHEDULE_STREAM_K  ? CV_SK
              : p->schedule == TMA_CONV2D_SCHEDULE_SPLIT_K ? CV_SPLIT
                                                           : CV_TILES]++;
@@ -497,6 +520,7 @@ static const fz_option conv_options[] = {
     {"128x128", CV_T128},
     {"128x256", CV_T256},
     {"192x128", CV_TFM},
+    {"halo", CV_HALO},
     {"whole tiles", CV_TILES},
     {"stream-K", CV_SK},
     {"split-K", CV_SPLIT},

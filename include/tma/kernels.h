@@ -265,25 +265,34 @@ typedef enum tma_conv2d_schedule {
                                         and stores its share of the tile from the cluster's (no workspace) */
 } tma_conv2d_schedule;
 
+/** tma_conv2d_plan.block_m of the halo tile, for 3-wide filters at stride 1 and dilation 1 on output rows of at most
+ *  62 pixels (ResNet-50's 3x3 layers at 56 x 56 and smaller): 128 output positions, as whole output rows of 16, 32
+ *  or 64 positions (those past the row computed and never stored), by 64 filters. Each stage loads the input rows of
+ *  one filter row once, by one tiled load, and multiplies them by its 3 taps (docs/guide/conv.md "The halo tile").
+ *  It needs the TMA-store epilogue; with it the plan's x_map is a tiled map of x and y_map a map of y as {K, Q, P, N}. */
+#define TMA_CONV2D_HALO (-1)
+
 /** Everything one launch needs, prepared once by tma_conv2d_plan_make. The fields marked "may be changed" are changed
  *  by tma_conv2d_plan_tune (checked, the launch computed again, once) or, for grid_blocks before a choice of tiles,
  *  set and then tma_conv2d_plan_tiles called; set by hand between make and run they cost a check and a re-derivation
  *  in every run (tma_launch_record). */
 typedef struct tma_conv2d_plan {
-    tma_tensor x_map;          /**< im2col map of x: block_m pixels x 64 channels per load, 128B swizzle */
+    tma_tensor x_map;          /**< im2col map of x: block_m pixels x 64 channels per load, 128B swizzle (the halo
+                                    tile: a tiled map of x as {C, W, H, N}, boxes of 64 channels x whole rows) */
     tma_tensor w_map;          /**< tiled map of w as {C, S, R, K}: boxes of 64 channels x block_n filters */
     tma_tensor w_half;         /**< the same with block_n / 2 filters (each block of a cluster loads one) */
-    tma_tensor y_map;          /**< y as an (N P Q) x K matrix: 64 rows x 128-byte boxes (TMA-store epilogue) */
+    tma_tensor y_map;          /**< y as an (N P Q) x K matrix: 64 rows x 128-byte boxes (TMA-store epilogue; the
+                                    halo tile: y as {K, Q, P, N}, boxes of 64 channels x whole output rows) */
     const void *x, *w;         /**< x's and w's device addresses */
     void *y;                   /**< y's device address */
     tma_conv2d_shape shape;    /**< the convolution */
     int p, q;                  /**< output rows and columns */
     int block_m;               /**< output pixels per tile: 128, or 192 (the filter-major tile, block_n 128: the
                                     filters are wgmma's A operand, two warpgroups of 64, the 192 pixels its B, and
-                                    the epilogue stores y transposed; docs/guide/conv.md) (set by
-                                    tma_conv2d_plan_tiles) */
-    int block_n;               /**< output channels per tile: 64, 128 or 256 with 128 pixels, 128 with 192 (set by
-                                    tma_conv2d_plan_tiles) */
+                                    the epilogue stores y transposed; docs/guide/conv.md), or TMA_CONV2D_HALO (the
+                                    halo tile) (set by tma_conv2d_plan_tiles) */
+    int block_n;               /**< output channels per tile: 64, 128 or 256 with 128 pixels, 128 with 192, 64 with
+                                    the halo tile (set by tma_conv2d_plan_tiles) */
     int cluster;               /**< may be changed: 1 (default: pairs were slower on every layer measured,
                                     docs/lab/conv.md), or 2 (pairs of blocks on adjacent pixel tiles share the filter
                                     tile through multicast; whole 128-pixel tiles only) */
@@ -295,7 +304,8 @@ typedef struct tma_conv2d_plan {
     tma_gemm_epilogue epilogue; /**< may be changed: TMA_STORE (default where K * 2 and y are 16-byte multiples) or
                                     DIRECT */
     size_t smem;               /**< dynamic shared memory per block, bytes */
-    int stages;                /**< pipeline stages of a tile: R * S * ceil(C / 64) */
+    int stages;                /**< pipeline stages of a tile: R * S * ceil(C / 64) (the halo tile: R * ceil(C / 64),
+                                    S taps a stage) */
     tma_conv2d_schedule schedule; /**< set by tma_conv2d_plan_tiles: TILES, STREAM_K or SPLIT_K */
     int split_parts;           /**< SPLIT_K: the parts each tile is cut into, a cluster of that many blocks (2-8: the
                                     most whose clusters all run at once; set by tma_conv2d_plan_tiles), else 0 */
@@ -327,8 +337,9 @@ tma_status tma_conv2d_check(const tma_conv2d_shape *shape, const void *x, const 
 tma_status tma_conv2d_plan_make(tma_conv2d_plan *p, const tma_conv2d_shape *shape, const void *x, const void *w,
                                 void *y, tma_diag *diag);
 
-/** Choose the plan's tiles: block_m output pixels (128 or 192) by block_n output channels (64, 128 or 256 with 128
- *  pixels, 128 with 192; either 0: the plan's choice) per tile, and how the blocks share them (AUTO: the plan's
+/** Choose the plan's tiles: block_m output pixels (128 or 192, or TMA_CONV2D_HALO where the shape has one) by block_n
+ *  output channels (64, 128 or 256 with 128 pixels, 128 with 192, 64 with the halo tile; either 0: the plan's choice)
+ *  per tile, and how the blocks share them (AUTO: the plan's
  *  choice). STREAM_K, for outputs whose tiles leave the last wave of blocks part idle, allocates the workspace
  *  (cudaMalloc and cudaMemset: synchronous) for the plan's grid; TILES and SPLIT_K (for fewer tiles than half the
  *  blocks, refused otherwise) free it. A plan with a workspace must not run on two streams at once.

@@ -17,12 +17,12 @@ from .descriptors import (STAND_IN_ADDRESS, Dtype, Explanation, Im2colDesc, Inte
 from .errors import Status, TmaError, Violation
 from .swizzle import cute_swizzle, swizzle_addr, swizzle_bits, swizzle_elem, swizzle_period, swizzle_span
 from . import model
-from .kernels import (Conv2dPlan, GemmPlan, GroupedGemmPlan, PermutePlan, conv2d, conv2d_check,
+from .kernels import (CONV2D_HALO, Conv2dPlan, GemmPlan, GroupedGemmPlan, PermutePlan, conv2d, conv2d_check,
                       conv2d_output_size, gemm, grouped_gemm, permute, transpose)
 
 __version__ = lib.tma_version_string().decode()
 
-__all__ = ["Conv2dPlan", "Dtype", "Explanation", "GemmPlan", "GroupedGemmPlan", "Im2colDesc", "Interleave",
+__all__ = ["CONV2D_HALO", "Conv2dPlan", "Dtype", "Explanation", "GemmPlan", "GroupedGemmPlan", "Im2colDesc", "Interleave",
            "L2Promotion", "LayoutMismatch", "LibraryNotFound", "OobFill", "PermutePlan", "Reduce", "STAND_IN_ADDRESS",
            "Status", "Swizzle", "TensorMap", "TiledDesc", "TmaError", "Violation", "check", "conv2d", "conv2d_check",
            "conv2d_output_size", "cute_swizzle", "encode", "explain", "gemm", "grouped_gemm", "has_kernels",

@@ -17,6 +17,7 @@ from .errors import TmaError, new_diag, raise_for
 _GEMM_OUT = {"bfloat16": 0, "float32": 1}  # tma_gemm_out
 _EPILOGUES = {"tma_store": 0, "direct": 1}  # tma_gemm_epilogue
 _SCHEDULES = {"auto": 0, "tiles": 1, "stream_k": 2, "split_k": 3}  # tma_conv2d_schedule
+CONV2D_HALO = -1  # TMA_CONV2D_HALO: Conv2dPlan.tiles' block_m of the halo tile (whole output rows, 3 taps a stage)
 
 
 def _require_kernels():
@@ -347,7 +348,8 @@ class Conv2dPlan(_Plan):
         self._made()
 
     def tiles(self, block_m=0, block_n=0, schedule="auto"):
-        """Choose the tiles and schedule (tma_conv2d_plan_tiles; 0 / "auto": the plan's choice)."""
+        """Choose the tiles and schedule (tma_conv2d_plan_tiles; 0 / "auto": the plan's choice; block_m CONV2D_HALO:
+        the halo tile, where the shape has one)."""
         _call(lib.tma_conv2d_plan_tiles, self._plan.address, block_m, block_n, _SCHEDULES[schedule],
               what="conv2d tiles")
 
@@ -380,5 +382,5 @@ def conv2d(x, w, y, stride=1, padding=0, dilation=1, stream=None):
     return y
 
 
-__all__ = ["Conv2dPlan", "GemmPlan", "GroupedGemmPlan", "PermutePlan", "TmaError", "conv2d", "conv2d_check",
+__all__ = ["CONV2D_HALO", "Conv2dPlan", "GemmPlan", "GroupedGemmPlan", "PermutePlan", "TmaError", "conv2d", "conv2d_check",
            "conv2d_output_size", "gemm", "grouped_gemm", "permute", "transpose"]

@@ -39,8 +39,12 @@ static tma_status conv_on_gpu(const uint16_t *x, const uint16_t *w, uint16_t *y,
     tma_conv2d_plan plan;
     tma_status st = tma_conv2d_plan_make(&plan, &shape, dx, dw, dy, diag);
     if (st == TMA_OK) {
-        printf("plan: tiles of %d pixels x %d filters, %s, %d stages a tile\n", plan.block_m, plan.block_n,
-               schedule[plan.schedule], plan.stages);
+        if (plan.block_m == TMA_CONV2D_HALO) /* whole output rows a tile, 3 taps a stage */
+            printf("plan: halo tiles of 128 positions x %d filters, %s, %d stages a tile\n", plan.block_n,
+                   schedule[plan.schedule], plan.stages);
+        else
+            printf("plan: tiles of %d pixels x %d filters, %s, %d stages a tile\n", plan.block_m, plan.block_n,
+                   schedule[plan.schedule], plan.stages);
         st = tma_conv2d_run(&plan, NULL, diag);
         if (st == TMA_OK)
             CUDA_CHECK(cudaMemcpy(y, dy, YN * 2, cudaMemcpyDeviceToHost));

@@ -241,6 +241,20 @@ def test_conv2d_plan_into_poisoned_y(gen):
     assert_close(y, want, 2.0 ** -8, 1e-4 * math.sqrt(9 * 64), "conv2d plan")
 
 
+def test_conv2d_plan_halo_tile(gen):
+    """The halo tile asked for by name (libtma.CONV2D_HALO), into a poisoned y, against F.conv2d in fp32."""
+    x = torch.randn((2, 9, 30, 72), generator=gen, device="cuda").bfloat16()
+    weight = torch.randn((104, 3, 3, 72), generator=gen, device="cuda").bfloat16()
+    y = torch.full((2, 9, 30, 104), float("nan"), device="cuda", dtype=torch.bfloat16)
+    with libtma.Conv2dPlan(x, weight, y, padding=1) as plan:
+        plan.tiles(libtma.CONV2D_HALO)
+        assert plan.choices["block_m"] == libtma.CONV2D_HALO and plan.choices["block_n"] == 64
+        plan.run()
+    want = torch.nn.functional.conv2d(x.float().permute(0, 3, 1, 2), weight.float().permute(0, 3, 1, 2),
+                                      padding=1).permute(0, 2, 3, 1)
+    assert_close(y, want, 2.0 ** -8, 1e-4 * math.sqrt(9 * 72), "conv2d halo tile")
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # torch.compile and CUDA graphs
 # ---------------------------------------------------------------------------------------------------------------------

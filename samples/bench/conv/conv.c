@@ -30,10 +30,11 @@
  *     (tma_conv2d_model) against the fp64 direct convolution on small shapes, and exits.
  *     TMA_CONV_SEED replays the data; TMA_CONV_ONLY=LIST runs the table rows whose name contains LIST or one of its
  *     comma-separated strings (e.g. "b32 28x28x128" or "stem,7x7x512");
- *     TMA_CONV_SWEEP also times every tile width (64, 128, 256) with each schedule (whole tiles, stream-K, split-K
- *     where it applies) of each row (docs/lab/conv.md); TMA_CONV_PLAN=BMxBN,SCHED (SCHED tiles, stream-k or
- *     split-k; e.g. "128x256,split-k") replaces the default plan's tiles by these in every layer (a diagnostic: the
- *     libtma column is then that plan).
+ *     TMA_CONV_SWEEP also times every tile (128 pixels by 64, 128 and 256 filters, 192 x 128, and the halo tile
+ *     where the row has one) with each schedule (whole tiles, stream-K, split-K where it applies) of each row
+ *     (docs/lab/conv.md); TMA_CONV_PLAN=BMxBN,SCHED (BM 128, 192 or halo; SCHED tiles, stream-k or split-k; e.g.
+ *     "128x256,split-k" or "halox64,tiles") replaces the default plan's tiles by these in every layer (a diagnostic:
+ *     the libtma column is then that plan).
  *
  * BUILD AND RUN
  *     cmake -B build && cmake --build build -j && ./build/samples/tma-conv
@@ -192,15 +193,27 @@ typedef struct problem {
     tma_conv2d_plan plan, other; /* the default, and the same width with whole tiles */
 } problem;
 
-/* TMA_CONV_PLAN=BMxBN,SCHED: the plan's tiles and schedule replaced (a diagnostic; exits on a refusal). */
+/* A tile as the table names it: pixels x filters, or "halo" x filters (TMA_CONV2D_HALO). */
+static const char *tile_name(int block_m, int block_n, char *buf, size_t size) {
+    if (block_m == TMA_CONV2D_HALO)
+        snprintf(buf, size, "halox%d", block_n);
+    else
+        snprintf(buf, size, "%dx%d", block_m, block_n);
+    return buf;
+}
+
+/* TMA_CONV_PLAN=BMxBN,SCHED: the plan's tiles and schedule replaced (a diagnostic; exits on a refusal). BM: 128, 192
+ * or halo. */
 static void plan_override(tma_conv2d_plan *p) {
     const char *env = getenv("TMA_CONV_PLAN");
     if (!env)
         return;
     int bm = 0, bn = 0;
     char sched[16] = "";
-    if (sscanf(env, "%dx%d,%15s", &bm, &bn, sched) != 3) {
-        fprintf(stderr, "TMA_CONV_PLAN=%s: expected BMxBN,SCHED (e.g. 128x256,split-k)\n", env);
+    if (sscanf(env, "halox%d,%15s", &bn, sched) == 2)
+        bm = TMA_CONV2D_HALO;
+    else if (sscanf(env, "%dx%d,%15s", &bm, &bn, sched) != 3) {
+        fprintf(stderr, "TMA_CONV_PLAN=%s: expected BMxBN,SCHED (e.g. 128x256,split-k or halox64,tiles)\n", env);
         exit(1);
     }
     const tma_conv2d_schedule s = !strcmp(sched, "tiles")      ? TMA_CONV2D_SCHEDULE_TILES
@@ -320,8 +333,10 @@ static int check_problem(problem *g, int fp64) {
         compare_result cr;
         CUDA_CHECK(compare_bf16(g->y, g->yref, (size_t)g->m * g->sh.k, 1e-2f, 1e-2f, &cr));
         const tma_conv2d_plan *pv = v ? &g->other : &g->plan;
-        printf("  tile %dx%d, %s: vs im2col + cuBLAS: %llu bad, max |diff| %.3e %s\n", pv->block_m, pv->block_n,
-               schedule_name(pv), cr.bad, cr.max_abs_diff, cr.bad ? "FAIL" : "ok");
+        char name[16];
+        printf("  tile %s, %s: vs im2col + cuBLAS: %llu bad, max |diff| %.3e %s\n",
+               tile_name(pv->block_m, pv->block_n, name, sizeof name), schedule_name(pv), cr.bad, cr.max_abs_diff,
+               cr.bad ? "FAIL" : "ok");
         ok = ok && cr.bad == 0;
     }
     if (fp64) {
@@ -395,19 +410,23 @@ static void sweep_tiles(problem *g, int reps) {
     sweep_ctx sc;
     sc.n = 0;
     tma_diag d;
-    static const int tiles[][2] = {{128, 64}, {128, 128}, {128, 256}, {192, 128}}; /* pixels x filters */
-    for (int t = 0; t < 4; t++)
+    static const int tiles[][2] = {{128, 64}, {128, 128}, {128, 256}, {192, 128}, {TMA_CONV2D_HALO, 64}};
+    char name[16];
+    for (int t = 0; t < 5; t++)
         for (int i = 0; i < 3 && sc.n < SWEEP_MAX; i++) {
             const int bm = tiles[t][0], bn = tiles[t][1];
             tma_conv2d_plan *p = &sc.plans[sc.n];
             *p = g->plan;
             p->workspace = NULL;
             p->cluster = 1;
+            p->epilogue = bm == TMA_CONV2D_HALO ? TMA_GEMM_EPILOGUE_TMA_STORE : p->epilogue;
             const tma_status st = tma_conv2d_plan_tiles(p, bm, bn, schedules[i], &d);
-            if (st == TMA_ERR_ARG && schedules[i] == TMA_CONV2D_SCHEDULE_SPLIT_K)
-                continue; /* split-K does not apply to this tile (too many tiles, or 64 wide) */
+            if (st == TMA_ERR_ARG && (schedules[i] == TMA_CONV2D_SCHEDULE_SPLIT_K || bm == TMA_CONV2D_HALO))
+                continue; /* split-K does not apply to this tile (too many tiles, or 64 wide); the halo tile runs
+                             whole tiles, on shapes that have one */
             if (st != TMA_OK) {
-                fprintf(stderr, "tma_conv2d_plan_tiles %dx%d %d: %s\n", bm, bn, (int)schedules[i], d.message);
+                fprintf(stderr, "tma_conv2d_plan_tiles %s %d: %s\n", tile_name(bm, bn, name, sizeof name),
+                        (int)schedules[i], d.message);
                 exit(1);
             }
             sc.n++;
@@ -417,7 +436,8 @@ static void sweep_tiles(problem *g, int reps) {
             compare_result cr;
             CUDA_CHECK(compare_bf16(g->y, g->yref, (size_t)g->m * g->sh.k, 1e-2f, 1e-2f, &cr));
             if (cr.bad) {
-                printf("  sweep tile %dx%d %s: %llu bad FAIL\n", bm, bn, schedule_name(p), cr.bad);
+                printf("  sweep tile %s %s: %llu bad FAIL\n", tile_name(bm, bn, name, sizeof name), schedule_name(p),
+                       cr.bad);
                 exit(1);
             }
         }
@@ -425,7 +445,7 @@ static void sweep_tiles(problem *g, int reps) {
     bench_interleaved(launch_sweep, &sc, sc.n, reps, ms);
     printf("  sweep:");
     for (int i = 0; i < sc.n; i++) {
-        printf(" %dx%d %s %.1f us (%.0f TF/s)%s", sc.plans[i].block_m, sc.plans[i].block_n,
+        printf(" %s %s %.1f us (%.0f TF/s)%s", tile_name(sc.plans[i].block_m, sc.plans[i].block_n, name, sizeof name),
                schedule_name(&sc.plans[i]), ms[i] * 1e3,
                2.0 * (double)g->m * g->sh.k * (double)g->kg * 1e-9 / ms[i], i + 1 < sc.n ? "," : "\n");
         sc.plans[i].packed = NULL; /* the default plan's packed inputs, shared by its copies: problem_close frees them */
@@ -457,7 +477,7 @@ static void print_table(const char *gpu, int reps, const row *rs, int n, int fai
         const row *r = &rs[i];
         /* GFLOP / ms = TFLOP/s */
         char tile[16];
-        snprintf(tile, sizeof tile, "%dx%d", r->block_m, r->block_n);
+        tile_name(r->block_m, r->block_n, tile, sizeof tile);
         printf("%-30s %6.2f %3d %7s %8s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f%% %9.2fx\n", r->name, r->gflop,
                r->cluster, tile, r->schedule, r->ms[0] * 1e3, r->gflop / r->ms[0], r->gflop / r->ms[1],
                r->gflop / r->ms[2], r->gflop / r->ms[3], r->ms[3] * 1e3, 100.0 * r->ms[3] / r->ms[0],
@@ -519,7 +539,8 @@ int main(int argc, char **argv) {
             problem g;
             problem_open(&g, h, &small_shapes[i], seed + 1000u + (uint64_t)i);
             print_shape(&small_shapes[i]);
-            printf(" (tile %dx%d):\n", g.plan.block_m, g.plan.block_n);
+            char name[16];
+            printf(" (tile %s):\n", tile_name(g.plan.block_m, g.plan.block_n, name, sizeof name));
             failures += !check_problem(&g, 1);
             problem_close(&g);
         }
