@@ -249,28 +249,33 @@ static tma_im2col_desc x_desc(const tma_conv2d_shape *sh, const void *x, uint32_
     return d;
 }
 
-/* w as a tiled map {C, S, R, K}: boxes of CONV_BK channels of one tap of `filters` filters. */
-static tma_tiled_desc w_desc(const tma_conv2d_shape *sh, const void *w, uint32_t filters) {
+/* A dense bf16 tensor of four dimensions (innermost first: channels, then the next three), 128B-swizzled boxes `box`,
+ * zeros outside it: w, and the halo tile's x and y. */
+static tma_tiled_desc dense4_desc(const void *at, const uint64_t dim[4], const uint32_t box[4],
+                                  tma_l2_promotion promotion) {
     tma_tiled_desc d;
     memset(&d, 0, sizeof d);
     d.dtype = TMA_DTYPE_BF16;
     d.rank = 4;
-    d.global_address = (void *)(uintptr_t)w;
-    d.global_dim[0] = (uint64_t)sh->c;
-    d.global_dim[1] = (uint64_t)sh->s;
-    d.global_dim[2] = (uint64_t)sh->r;
-    d.global_dim[3] = (uint64_t)sh->k;
-    d.global_stride[0] = (uint64_t)sh->c * 2u;
-    d.global_stride[1] = d.global_stride[0] * (uint64_t)sh->s;
-    d.global_stride[2] = d.global_stride[1] * (uint64_t)sh->r;
-    d.box_dim[0] = CONV_BK;
-    d.box_dim[1] = 1;
-    d.box_dim[2] = 1;
-    d.box_dim[3] = filters;
+    d.global_address = (void *)(uintptr_t)at;
+    for (int i = 0; i < 4; i++) {
+        d.global_dim[i] = dim[i];
+        d.box_dim[i] = box[i];
+    }
+    d.global_stride[0] = dim[0] * 2u;
+    d.global_stride[1] = d.global_stride[0] * dim[1];
+    d.global_stride[2] = d.global_stride[1] * dim[2];
     d.swizzle = TMA_SWIZZLE_128B;
-    d.l2_promotion = TMA_L2_256B;
+    d.l2_promotion = promotion;
     d.oob_fill = TMA_OOB_ZERO;
     return d;
+}
+
+/* w as a tiled map {C, S, R, K}: boxes of CONV_BK channels of one tap of `filters` filters. */
+static tma_tiled_desc w_desc(const tma_conv2d_shape *sh, const void *w, uint32_t filters) {
+    const uint64_t dim[4] = {(uint64_t)sh->c, (uint64_t)sh->s, (uint64_t)sh->r, (uint64_t)sh->k};
+    const uint32_t box[4] = {CONV_BK, 1, 1, filters};
+    return dense4_desc(w, dim, box, TMA_L2_256B);
 }
 
 tma_tiled_desc conv_y_desc(const tma_conv2d_shape *sh, const conv_geom *g, const void *y) {
@@ -340,49 +345,20 @@ tma_status conv_x_map(const tma_conv2d_shape *sh, const void *x, uint32_t pixels
     return TMA_OK;
 }
 
-/* The halo tile's x: {C, W, H, N}, boxes of CONV_BK channels x wp pixels x 128 / wp rows (conv_tiles.h). */
+/* The halo tile's x: {C, W, H, N}, boxes of CONV_BK channels x wp pixels x 128 / wp rows (conv_tiles.h); a box row is
+ * wp pixels of a row of x, contiguous where C is 64 (256-byte promotion). */
 static tma_tiled_desc halo_x_desc(const tma_conv2d_shape *sh, const conv_geom *g, const void *x) {
-    tma_tiled_desc d;
-    memset(&d, 0, sizeof d);
-    d.dtype = TMA_DTYPE_BF16;
-    d.rank = 4;
-    d.global_address = (void *)(uintptr_t)x;
-    d.global_dim[0] = (uint64_t)sh->c;
-    d.global_dim[1] = (uint64_t)sh->w;
-    d.global_dim[2] = (uint64_t)sh->h;
-    d.global_dim[3] = (uint64_t)sh->n;
-    d.global_stride[0] = (uint64_t)sh->c * 2u;
-    d.global_stride[1] = d.global_stride[0] * (uint64_t)sh->w;
-    d.global_stride[2] = d.global_stride[1] * (uint64_t)sh->h;
-    d.box_dim[0] = CONV_BK;
-    d.box_dim[1] = g->halo_wp;
-    d.box_dim[2] = g->halo_rows;
-    d.box_dim[3] = 1;
-    d.swizzle = TMA_SWIZZLE_128B;
-    d.l2_promotion = TMA_L2_256B; /* a box row is wp pixels in a row of x, contiguous where C is 64 */
-    d.oob_fill = TMA_OOB_ZERO;
-    return d;
+    const uint64_t dim[4] = {(uint64_t)sh->c, (uint64_t)sh->w, (uint64_t)sh->h, (uint64_t)sh->n};
+    const uint32_t box[4] = {CONV_BK, g->halo_wp, g->halo_rows, 1};
+    return dense4_desc(x, dim, box, TMA_L2_256B);
 }
 
 /* The halo tile's y: {K, Q, P, N}, boxes of the epilogue's 64 rows = 64 / wp whole output rows of wp positions. */
 static tma_tiled_desc halo_y_desc(const tma_conv2d_shape *sh, const conv_geom *g, const void *y) {
-    tma_tiled_desc d;
-    memset(&d, 0, sizeof d);
-    d.dtype = TMA_DTYPE_BF16;
-    d.rank = 4;
-    d.global_address = (void *)(uintptr_t)y;
-    d.global_dim[0] = (uint64_t)sh->k;
-    d.global_dim[1] = (uint64_t)g->q;
-    d.global_dim[2] = (uint64_t)(g->pq / g->q);
-    d.global_dim[3] = (uint64_t)sh->n;
-    d.global_stride[0] = (uint64_t)sh->k * 2u;
-    d.global_stride[1] = d.global_stride[0] * (uint64_t)g->q;
-    d.global_stride[2] = d.global_stride[1] * (uint64_t)(g->pq / g->q);
-    d.box_dim[0] = GM_EPI_ROW_BYTES / 2u;
-    d.box_dim[1] = g->halo_wp;
-    d.box_dim[2] = GM_EPI_ROWS / g->halo_wp;
-    d.box_dim[3] = 1;
-    d.swizzle = GM_EPI_SWIZZLE;
+    _Static_assert(GM_EPI_SWIZZLE == TMA_SWIZZLE_128B && GM_EPI_ROW_BYTES == 128u, "the epilogue's 128-byte rows");
+    const uint64_t dim[4] = {(uint64_t)sh->k, (uint64_t)g->q, (uint64_t)(g->pq / g->q), (uint64_t)sh->n};
+    const uint32_t box[4] = {GM_EPI_ROW_BYTES / 2u, g->halo_wp, GM_EPI_ROWS / g->halo_wp, 1};
+    tma_tiled_desc d = dense4_desc(y, dim, box, TMA_L2_NONE);
     d.flags = TMA_DESC_STORE;
     return d;
 }
