@@ -155,6 +155,14 @@ static void run_shape(const tma_conv2d_shape *sh, int variant, uint64_t *rng) {
     free(hx), free(hw), free(hy);
 }
 
+/* The first TMA_GPU_CONFIGS of n shapes, each through the given variants of run_shape in turn. */
+static void run_shapes(const tma_conv2d_shape *shapes, size_t n, const int *variants, int nv, uint64_t *rng) {
+    const size_t count = (size_t)config_count((int)n);
+    for (size_t i = 0; i < n && i < count; i++)
+        for (int v = 0; v < nv; v++)
+            run_shape(&shapes[i], variants[v], rng);
+}
+
 Test(gpu_conv, fixed) {
     require_sm90();
     uint64_t rng = seed_rng("gpu_conv/fixed");
@@ -167,10 +175,8 @@ Test(gpu_conv, fixed) {
         {2, 16, 3, 64, 256, 7, 1, 1, 1, 3, 0, 1, 1},    {4, 14, 14, 256, 256, 3, 3, 1, 1, 1, 1, 1, 1},
         {2, 20, 20, 128, 520, 3, 3, 2, 2, 1, 1, 1, 1},  {1, 30, 30, 8, 64, 3, 3, 8, 8, 1, 1, 1, 1},
     };
-    const size_t n = sizeof shapes / sizeof shapes[0], count = (size_t)config_count((int)n);
-    for (size_t i = 0; i < n && i < count; i++)
-        for (int v = 1; v <= 7; v++)
-            run_shape(&shapes[i], v, &rng);
+    static const int every[] = {1, 2, 3, 4, 5, 6, 7};
+    run_shapes(shapes, sizeof shapes / sizeof shapes[0], every, 7, &rng);
 }
 
 Test(gpu_conv, packed) {
@@ -183,10 +189,8 @@ Test(gpu_conv, packed) {
         {2, 10, 13, 5, 17, 3, 5, 2, 3, -1, 2, 2, 1},    {1, 8, 9, 13, 70, 3, 3, 1, 1, 1, 1, 1, 2},
         {1, 7, 6, 100, 33, 3, 3, 1, 2, 1, 0, 1, 1},
     };
-    const size_t n = sizeof shapes / sizeof shapes[0], count = (size_t)config_count((int)n);
-    for (size_t i = 0; i < n && i < count; i++)
-        for (int v = 1; v <= 7; v++)
-            run_shape(&shapes[i], v, &rng);
+    static const int every[] = {1, 2, 3, 4, 5, 6, 7};
+    run_shapes(shapes, sizeof shapes / sizeof shapes[0], every, 7, &rng);
 }
 
 Test(gpu_conv, random) {
@@ -212,11 +216,8 @@ Test(gpu_conv, halo) {
         {2, 56, 56, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1},   {1, 28, 28, 128, 128, 3, 3, 1, 1, 1, 1, 1, 1},
         {2, 14, 14, 256, 256, 3, 3, 1, 1, 1, 1, 1, 1}, {3, 7, 7, 512, 64, 3, 3, 1, 1, 1, 1, 1, 1},
     };
-    const size_t n = sizeof shapes / sizeof shapes[0], count = (size_t)config_count((int)n);
-    for (size_t i = 0; i < n && i < count; i++) {
-        run_shape(&shapes[i], 7, &rng);
-        run_shape(&shapes[i], 1, &rng);
-    }
+    static const int halo_then_plan[] = {7, 1};
+    run_shapes(shapes, sizeof shapes / sizeof shapes[0], halo_then_plan, 2, &rng);
 }
 
 /* The one-call form on a shape whose plan shares its tiles out (8 x 7 x 7 x 512 -> 512: 4 pixel tiles, stream-K or
