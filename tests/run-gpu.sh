@@ -2,7 +2,8 @@
 # Run the gpu suites on a Hopper machine (the differential fuzzer of every kernel among them), then the copy, kernel
 # and map suites under compute-sanitizer (memcheck, racecheck, synccheck; fewer configurations there, they are slow),
 # then the bank model against ncu, and print a summary last: every step's exit status, then the steps that failed.
-# Exits 1 when any step failed (a test that failed, a tool that could not run, a calibration that disagreed), else 0.
+# Exits 1 when any step failed (a test that failed, a tool that could not run, a calibration that disagreed), 2 when a
+# binary a step runs is not in BUILD_DIR (named, before any step), else 0.
 #   tests/run-gpu.sh BUILD_DIR [LOG_DIR]
 # TMA_TEST_SEED replays a seed; TMA_FUZZ_PROBLEMS sets the fuzzer's problems per kernel.
 # BUILD_DIR was configured with nvcc present (cmake -B build; kernels are built for sm_90a).
@@ -11,6 +12,21 @@
 set -uo pipefail
 build=${1:?usage: tests/run-gpu.sh BUILD_DIR [LOG_DIR]}
 logs=${2:-$build/gpu-logs}
+# Every binary a step runs, checked before the first step (a whole run takes minutes of a lent machine): a build
+# folder copied without one of them fails that step only, long after the start.
+needed=(tests/test_gpu_driver tests/test_gpu_copies tests/test_gpu_interleave tests/test_gpu_tile_plan
+        tests/wgmma_probe tests/test_gpu_bulk tests/test_gpu_im2col tests/im2col_probe tests/test_gpu_tensormap
+        tests/test_gpu_transpose tests/test_gpu_gemm tests/test_gpu_grouped tests/test_gpu_conv tests/test_gpu_permute
+        tests/test_gpu_fuzz tools/tma-layout tools/tma-bank-probe)
+missing=()
+for f in "${needed[@]}"; do
+    [ -x "$build/$f" ] || missing+=("$build/$f")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    printf 'run-gpu: not in %s (build them there, or copy them with the rest):\n' "$build"
+    printf '  %s\n' "${missing[@]}"
+    exit 2
+fi
 mkdir -p "$logs"
 summary=()
 failed=()
