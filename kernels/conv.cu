@@ -624,7 +624,8 @@ static tma_status conv_launch_of(const tma_conv2d_plan *p, const conv_geom &g, c
         return KD_FAIL(diag, CONV_NO_INSTANCE, tma_arg_i(p->block_m), tma_arg_i(p->block_n), tma_arg_i(p->cluster),
                        tma_arg_s(tma_epi ? "TMA-store" : "direct"), tma_arg_i((int)p->schedule));
     /* the co-residency query of clusters (pixel-major tiles only) */
-    const conv_instance *pair = conv_halo(p->block_m) ? NULL : conv_instance_of(128, p->block_n, 2, true, GM_SCHED_TILES);
+    const conv_instance *pair =
+        conv_halo(p->block_m) ? NULL : conv_instance_of(128, p->block_n, 2, true, GM_SCHED_TILES);
     const long units = conv_units(p, p->block_m, p->block_n);
     long tiles_m, tiles_n;
     conv_grid(p, &tiles_m, &tiles_n);

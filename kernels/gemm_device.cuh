@@ -40,7 +40,8 @@ static_assert(BM / 2u == EPI_ROWS && EPI_ROW_BYTES == TMA_SWIZZLE_SPAN_128B, "a 
 constexpr uint32_t GM_TAP_ROW_BYTES = BK * 2u;
 template <uint32_t TBN, uint32_t TAPS = 1u>
 struct GmShape {
-    static_assert(TAPS == 1u || (TAPS - 1u) * GM_TAP_ROW_BYTES <= TMA_SWIZZLE_PERIOD_128B, "the taps' rows fit the slack");
+    static_assert(TAPS == 1u || (TAPS - 1u) * GM_TAP_ROW_BYTES <= TMA_SWIZZLE_PERIOD_128B,
+                  "the taps' rows fit the slack");
     static constexpr uint32_t A_BYTES = BM * BK * 2u + (TAPS > 1u ? TMA_SWIZZLE_PERIOD_128B : 0u),
                               B_BYTES = TAPS * TBN * BK * 2u, B_TAP_BYTES = TBN * BK * 2u;
     /* alignment slack, epilogue boxes, full + empty barriers (at most 8 stages), stream-K's two fixup barriers and

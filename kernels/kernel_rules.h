@@ -120,8 +120,8 @@ extern "C" {
       "{5}): it takes filters {6} wide at stride 1 and dilation 1 on output rows of at most {7} pixels; use block_m " \
       "128 or 0")                                                                                                     \
     X(KD_RULE_CONV_HALO_FOLDED, ERR_ARG,                                                                              \
-      "block_m = TMA_CONV2D_HALO on a shape whose taps are folded into the channels before it runs (S C = {0} <= {1}: " \
-      "conv_tiles.h, packed inputs): no taps are left to share a load; use block_m 128 or 0")                          \
+      "block_m = TMA_CONV2D_HALO on a shape whose taps are folded into the channels before it runs (S C = {0} <= "    \
+      "{1}: conv_tiles.h, packed inputs): no taps are left to share a load; use block_m 128 or 0")                    \
     X(KD_RULE_CONV_HALO_Y, ERR_ARG,                                                                                   \
       "block_m = TMA_CONV2D_HALO stores y through a map, and TMA cannot describe y (K = {0} times 2 bytes, or y's "   \
       "address, is not a multiple of {1}): use block_m 128 or 0")                                                     \

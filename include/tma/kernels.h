@@ -269,7 +269,8 @@ typedef enum tma_conv2d_schedule {
  *  62 pixels (ResNet-50's 3x3 layers at 56 x 56 and smaller): 128 output positions, as whole output rows of 16, 32
  *  or 64 positions (those past the row computed and never stored), by 64 filters. Each stage loads the input rows of
  *  one filter row once, by one tiled load, and multiplies them by its 3 taps (docs/guide/conv.md "The halo tile").
- *  It needs the TMA-store epilogue; with it the plan's x_map is a tiled map of x and y_map a map of y as {K, Q, P, N}. */
+ *  It needs the TMA-store epilogue; with it the plan's x_map is a tiled map of x, and y_map a map of y as
+ *  {K, Q, P, N}. */
 #define TMA_CONV2D_HALO (-1)
 
 /** Everything one launch needs, prepared once by tma_conv2d_plan_make. The fields marked "may be changed" are changed

@@ -22,9 +22,9 @@ from .kernels import (CONV2D_HALO, Conv2dPlan, GemmPlan, GroupedGemmPlan, Permut
 
 __version__ = lib.tma_version_string().decode()
 
-__all__ = ["CONV2D_HALO", "Conv2dPlan", "Dtype", "Explanation", "GemmPlan", "GroupedGemmPlan", "Im2colDesc", "Interleave",
-           "L2Promotion", "LayoutMismatch", "LibraryNotFound", "OobFill", "PermutePlan", "Reduce", "STAND_IN_ADDRESS",
-           "Status", "Swizzle", "TensorMap", "TiledDesc", "TmaError", "Violation", "check", "conv2d", "conv2d_check",
-           "conv2d_output_size", "cute_swizzle", "encode", "explain", "gemm", "grouped_gemm", "has_kernels",
-           "library_path", "model", "permute", "swizzle_addr", "swizzle_bits", "swizzle_elem", "swizzle_period",
-           "swizzle_span", "transpose", "validate"]
+__all__ = ["CONV2D_HALO", "Conv2dPlan", "Dtype", "Explanation", "GemmPlan", "GroupedGemmPlan", "Im2colDesc",
+           "Interleave", "L2Promotion", "LayoutMismatch", "LibraryNotFound", "OobFill", "PermutePlan", "Reduce",
+           "STAND_IN_ADDRESS", "Status", "Swizzle", "TensorMap", "TiledDesc", "TmaError", "Violation", "check",
+           "conv2d", "conv2d_check", "conv2d_output_size", "cute_swizzle", "encode", "explain", "gemm", "grouped_gemm",
+           "has_kernels", "library_path", "model", "permute", "swizzle_addr", "swizzle_bits", "swizzle_elem",
+           "swizzle_period", "swizzle_span", "transpose", "validate"]

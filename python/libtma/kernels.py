@@ -382,5 +382,5 @@ def conv2d(x, w, y, stride=1, padding=0, dilation=1, stream=None):
     return y
 
 
-__all__ = ["CONV2D_HALO", "Conv2dPlan", "GemmPlan", "GroupedGemmPlan", "PermutePlan", "TmaError", "conv2d", "conv2d_check",
-           "conv2d_output_size", "gemm", "grouped_gemm", "permute", "transpose"]
+__all__ = ["CONV2D_HALO", "Conv2dPlan", "GemmPlan", "GroupedGemmPlan", "PermutePlan", "TmaError", "conv2d",
+           "conv2d_check", "conv2d_output_size", "gemm", "grouped_gemm", "permute", "transpose"]
