@@ -354,10 +354,10 @@ static bool conv_filter_major(int bm) { return bm == (int)CONV_FM_PIXELS; }
 static bool conv_halo(int bm) { return bm == TMA_CONV2D_HALO; }
 
 /* The pixel tiles and filter tiles of tile bm x bn (the plan's own or a candidate); the halo tile's are whole output
- * rows of one image (conv_tiles.h), counted on the convolution the kernel runs (a packed one, where packed). */
+ * rows of one image (conv_tiles.h: the packing that keeps it, padded channels, keeps P, Q and S). */
 static long conv_pixel_tiles(const tma_conv2d_plan *p, int bm) {
     if (conv_halo(bm))
-        return (long)p->shape.n * conv_geom_of(&p->shape, p->x, p->w).halo_tiles;
+        return (long)p->shape.n * conv_halo_tiles((uint32_t)p->p, conv_halo_wp((uint32_t)p->q, (uint32_t)p->shape.s));
     return ((long)p->shape.n * p->p * p->q + bm - 1) / bm;
 }
 static long conv_filter_tiles(const tma_conv2d_plan *p, int bn) { return (p->shape.k + (long)bn - 1) / bn; }
@@ -754,9 +754,7 @@ static tma_status conv_tiles_apply(tma_conv2d_plan *p, const conv_geom &g, const
                              p->y_map.box.tx_bytes != 0;
         conv_default_tiles(p, g, fm_checked, halo_ok, &bm, &bn, &schedule, &parts);
     }
-    if (conv_halo(bm))
-        schedule = TMA_CONV2D_SCHEDULE_TILES;
-    if (whole_tiles)
+    if (whole_tiles || conv_halo(bm)) /* the halo tile runs whole tiles only */
         schedule = TMA_CONV2D_SCHEDULE_TILES;
     conv_descs d;
     if ((st = conv_tile_maps(p, g, made, made_bn, fm_checked ? &fm_x : NULL, bm, bn, &d, diag)) != TMA_OK)
@@ -768,13 +766,15 @@ static tma_status conv_tiles_apply(tma_conv2d_plan *p, const conv_geom &g, const
     else if (parts < 2)
         return KD_FAIL(diag, CONV_SPLIT_FEW, tma_arg_i(bm), tma_arg_i(bn), tma_arg_i(conv_units(p, bm, bn)),
                        tma_arg_i(conv_blocks(p)));
-    /* y's map is the tile's (where TMA can describe y: plan_make made one) */
-    const conv_sources src = conv_sources_of(p);
-    const tma_tiled_desc yd = conv_halo(bm) ? d.halo_y : conv_y_desc(&src.f.run, &g, p->y);
+    /* y's map is the tile's (where TMA can describe y: plan_make made one, the matrix): made again where the tile
+     * changes between the halo tile's rank 4 and the others' rank 2 */
+    const uint32_t y_rank = conv_halo(bm) ? 4u : 2u;
+    const tma_tiled_desc yd = conv_halo(bm) ? d.halo_y : conv_y_desc(&p->shape, &g, p->y);
     if ((st = conv_free_workspace(p, diag)) != TMA_OK ||
         (conv_halo(bm) ? (st = tma_tensor_make_prechecked_(&p->x_map, &d.halo_x, diag))
                        : (st = tma_tensor_make_im2col_prechecked_(&p->x_map, &d.x, diag))) != TMA_OK ||
-        (p->y_map.box.tx_bytes != 0 && (st = tma_tensor_make_prechecked_(&p->y_map, &yd, diag)) != TMA_OK) ||
+        (p->y_map.box.tx_bytes != 0 && p->y_map.box.rank != y_rank &&
+         (st = tma_tensor_make_prechecked_(&p->y_map, &yd, diag)) != TMA_OK) ||
         (st = tma_tensor_make_prechecked_(&p->w_map, &d.w, diag)) != TMA_OK ||
         (st = tma_tensor_make_prechecked_(&p->w_half, &d.w_half, diag)) != TMA_OK ||
         (st = kd_cuda(diag, conv_set_smem(bm, bn), "cudaFuncSetAttribute")) != TMA_OK)

@@ -47,7 +47,7 @@ static conv_geom geom_make(const tma_conv2d_shape *sh, int p, int q) {
                      sh->dilation_w == 1;
     g.halo_wp = halo ? conv_halo_wp((uint32_t)q, (uint32_t)sh->s) : 0u;
     g.halo_rows = g.halo_wp ? CONV_BM / g.halo_wp : 0u;
-    g.halo_tiles = g.halo_wp ? ((uint32_t)p + g.halo_rows - 1u) / g.halo_rows : 0u;
+    g.halo_tiles = conv_halo_tiles((uint32_t)p, g.halo_wp);
     if ((uint64_t)sh->n * g.halo_tiles * CONV_BM > INT32_MAX) /* its positions, as the pixels, in 31 bits */
         g.halo_wp = g.halo_rows = g.halo_tiles = 0u;
     g.halo_stages = (uint32_t)sh->r * g.c_blocks;

@@ -99,6 +99,11 @@ TMA_HD uint32_t conv_halo_wp(uint32_t q, uint32_t s) {
     return need <= 16u ? 16u : need <= 32u ? 32u : need <= CONV_HALO_MAX_WP ? CONV_HALO_MAX_WP : 0u;
 }
 
+/** The halo tile's tiles an image of p output rows in rows of wp positions (conv_halo_wp's; 0: none). */
+TMA_HD uint32_t conv_halo_tiles(uint32_t p, uint32_t wp) {
+    return wp ? (p + CONV_BM / wp - 1u) / (CONV_BM / wp) : 0u;
+}
+
 /** Stage kb of halo tile tm: x's box start (c0, -pad_w, h0 + r - pad_h, n) and the filter row r. */
 TMA_HD void conv_halo_stage(const conv_geom *g, uint32_t tm, uint32_t kb, int32_t xc[5], uint32_t *r) {
     const uint32_t n = tm / g->halo_tiles, h0 = (tm - n * g->halo_tiles) * g->halo_rows;
