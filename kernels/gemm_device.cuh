@@ -431,6 +431,12 @@ static __device__ __forceinline__ void gm_take_flag(uint32_t *flag) {
     gm_fence_proxy_async_global();
 }
 
+/* The slots of an owner's helpers, in the order their partial tiles are added: first, first + stride, ... (count of
+ * them); a slot number s holds consumer warpgroup cw's half at 2 s + cw. */
+struct GmHelpers {
+    uint32_t first, count, stride;
+};
+
 /* The owner adds its helpers' partial half tiles (this warpgroup's 64 rows) to its accumulators, in helper order.
  * `region`: this warpgroup's half of the stages, free (the owner's segment is its block's last, and both warpgroups
  * are past their last wgmma). Thread 0 bulk-copies as many halves as fit in the region at once (one barrier, their
@@ -440,49 +446,39 @@ static __device__ __forceinline__ void gm_take_flag(uint32_t *flag) {
  * stream-K at 256 wide took 51.8 us on b128 7x7x512 and 35.8 on b32 7x7x512, against 50.0 and 31.6 with one bulk
  * copy per helper. */
 template <uint32_t R, uint32_t REGION>
-static __device__ __forceinline__ void gm_add_partials(float (&acc)[R], const gm_sched &sched, uint32_t unit,
-                                                       const GmPartials &partials, uint32_t rank, uint32_t cw, int cl,
-                                                       uint8_t *region, uint64_t *bar, uint32_t barrier_id) {
+static __device__ __forceinline__ void gm_add_partials(float (&acc)[R], const GmHelpers &helpers,
+                                                       const GmPartials &partials, uint32_t cw, uint8_t *region,
+                                                       uint64_t *bar, uint32_t barrier_id) {
     constexpr uint32_t HALF = R / 4u * 128u; /* float4 in a slot's half */
     constexpr uint32_t BYTES = HALF * (uint32_t)sizeof(float4), NBUF = REGION / BYTES;
     static_assert(NBUF >= 1, "a partial half tile fits the region");
     const uint32_t t = threadIdx.x % 128u;
-    uint32_t owner, last, phase = 0;
-    gm_sk_workers_of(&sched, unit, &owner, &last);
-    for (uint32_t h0 = owner + 1u; h0 <= last;) {
-        uint32_t n = 0, h = h0; /* this batch: helpers h0 .. h - 1, n of them with work */
-        for (; h <= last && n < NBUF; h++)
-            n += gm_sk_range_empty(&sched, h) ? 0u : 1u;
-        if (n > 0) {
-            if (t == 0) {
-                uint32_t b = 0;
-                for (uint32_t i = h0; i < h; i++) {
-                    if (gm_sk_range_empty(&sched, i))
-                        continue;
-                    const uint32_t slot = 2u * (i * (uint32_t)cl + rank) + cw; /* the helper's block, same row */
-                    gm_take_flag(partials.flags + slot);
-                    if (b == 0)
-                        tma_mbar_arrive_expect_tx(bar, n * BYTES);
-                    tma_bulk_load(region + b * BYTES, partials.slots + slot * HALF, BYTES, bar);
-                    b++;
-                }
-            }
-            tma_mbar_wait_quiet(bar, phase);
-            phase ^= 1u;
+    uint32_t phase = 0;
+    for (uint32_t h0 = 0; h0 < helpers.count; h0 += NBUF) {
+        const uint32_t n = helpers.count - h0 < NBUF ? helpers.count - h0 : NBUF; /* this batch */
+        if (t == 0) {
             for (uint32_t b = 0; b < n; b++) {
-                const float4 *part = (const float4 *)(region + b * BYTES) + t; /* j * 128 + t: no bank conflicts */
-#pragma unroll
-                for (uint32_t j = 0; j < R / 4u; j++) {
-                    const float4 v = part[j * 128u];
-                    acc[4 * j] += v.x;
-                    acc[4 * j + 1] += v.y;
-                    acc[4 * j + 2] += v.z;
-                    acc[4 * j + 3] += v.w;
-                }
+                const uint32_t slot = 2u * (helpers.first + (h0 + b) * helpers.stride) + cw;
+                gm_take_flag(partials.flags + slot);
+                if (b == 0)
+                    tma_mbar_arrive_expect_tx(bar, n * BYTES);
+                tma_bulk_load(region + b * BYTES, partials.slots + slot * HALF, BYTES, bar);
             }
-            tma_named_barrier_sync(barrier_id, 128); /* every thread has read the region before the next batch */
         }
-        h0 = h;
+        tma_mbar_wait_quiet(bar, phase);
+        phase ^= 1u;
+        for (uint32_t b = 0; b < n; b++) {
+            const float4 *part = (const float4 *)(region + b * BYTES) + t; /* j * 128 + t: no bank conflicts */
+#pragma unroll
+            for (uint32_t j = 0; j < R / 4u; j++) {
+                const float4 v = part[j * 128u];
+                acc[4 * j] += v.x;
+                acc[4 * j + 1] += v.y;
+                acc[4 * j + 2] += v.z;
+                acc[4 * j + 3] += v.w;
+            }
+        }
+        tma_named_barrier_sync(barrier_id, 128); /* every thread has read the region before the next batch */
     }
 }
 
@@ -697,6 +693,17 @@ struct GmDenseTiles {
         t->group = 0;
         return true;
     }
+    /* Stream-K (gm_sched): a helper's partial tile goes to its block's slot (each block stores at most one a launch);
+     * an owner's helpers are the workers after it that hold stages of its unit, each on this block's tile row. */
+    template <int CL>
+    __device__ __forceinline__ uint32_t partial_slot(const gm_segment &, uint32_t) const { return blockIdx.x; }
+    template <int CL>
+    __device__ __forceinline__ GmHelpers partial_helpers(const gm_sched &s, const gm_segment &seg,
+                                                         uint32_t rank) const {
+        uint32_t owner, last;
+        gm_sk_workers_of(&s, seg.unit, &owner, &last);
+        return GmHelpers{(owner + 1u) * (uint32_t)CL + rank, last - owner, (uint32_t)CL};
+    }
     __device__ __forceinline__ void enter_loads(Walk &, const GmTile &) const {}
     __device__ __forceinline__ void finish(Walk &) const {}
     __device__ __forceinline__ const tma_tensor *c_map(Walk &, const GmTile &, const tma_tensor *tc, bool) const {
@@ -728,6 +735,11 @@ struct GmDenseTiles {
  *     template <bool SPLIT, int CL> bool next(Walk &, const Sched &, gm_segment *, GmTile *) const;
  *                                              the worker's next segment of stages and its tile (the producer's
  *                                              thread alone calls it; the consumers take its tiles from the queue)
+ *     template <int CL> uint32_t partial_slot(const gm_segment &, uint32_t rank) const;
+ *     template <int CL> GmHelpers partial_helpers(const Sched &, const gm_segment &, uint32_t rank) const;
+ *                                              stream-K (SK): the slot a helper stores its partial tile in, and
+ *                                              the slots an owner adds (GmDenseTiles: a block's own slot; the
+ *                                              grouped GEMM's: the schedule's)
  *     void enter_loads(Walk &, const GmTile &) const;   before the producer's loads of a tile (a group's maps)
  *     void finish(Walk &) const;               the producer's thread, after next() has said there is no more
  *     const tma_tensor *c_map(Walk &, const GmTile &, const tma_tensor *tc, bool issuer) const;
@@ -905,9 +917,9 @@ __global__ void __launch_bounds__(THREADS, 1)
                 /* a block's slot: partial tiles of this warpgroup's 64 rows (TBN / 2 float4 per thread) */
                 constexpr uint32_t HALF = TBN / 8u * 128u;
                 if (seg.kb0 > 0) { /* a helper: its part, then on to its next segment */
+                    const uint32_t slot = 2u * ops.template partial_slot<CL>(seg, rank) + cw;
                     if (row0 < t.rows)
-                        gm_store_partial(acc, partials.slots + (2u * blockIdx.x + cw) * HALF,
-                                         partials.flags + 2u * blockIdx.x + cw, 1u + cw);
+                        gm_store_partial(acc, partials.slots + slot * HALF, partials.flags + slot, 1u + cw);
                     GM_TR(2);
                     continue;
                 }
@@ -917,8 +929,9 @@ __global__ void __launch_bounds__(THREADS, 1)
                 tma_named_barrier_sync(3, 256);
                 GM_TR(3);
                 if (row0 < t.rows)
-                    gm_add_partials<TBN / 2u, REGION>(acc, sched, seg.unit, partials, rank, cw, CL,
-                                                      base + cw * REGION, &fixup[cw], 1u + cw);
+                    gm_add_partials<TBN / 2u, REGION>(
+                        acc, ops.template partial_helpers<CL>(gm_sched_of<Ops>(sched, queue), seg, rank), partials,
+                        cw, base + cw * REGION, &fixup[cw], 1u + cw);
             }
             GM_TR(4);
             if (row0 >= t.rows)

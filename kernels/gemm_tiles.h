@@ -170,14 +170,15 @@ TMA_HD bool gm_next_segment(const gm_sched *s, uint32_t w, uint32_t *cursor, gm_
 }
 
 /** The workers of stream-K unit `unit`: its owner, and its last helper (= owner where the unit is whole). The
- *  helpers are the workers after the owner up to `last`, but for those whose ranges are empty (only where there are
- *  fewer stages than workers). */
+ *  helpers are every worker after the owner up to `last`: each holds a stage of the unit (the empty ranges, where
+ *  there are fewer stages than workers, all lie past the last stage; tests/test_wgmma.c). */
 TMA_HD void gm_sk_workers_of(const gm_sched *s, uint32_t unit, uint32_t *owner, uint32_t *last) {
     const uint32_t first = (unit - s->dp) * s->nk;
     *owner = gm_sk_worker(s, first);
     *last = gm_sk_worker(s, first + s->nk - 1u);
 }
 
+/** Whether worker w's stream-K range holds no stage. */
 TMA_HD bool gm_sk_range_empty(const gm_sched *s, uint32_t w) { return s->per == 0 && w >= s->rem; }
 
 /** Byte offset of element (row, col) of an epilogue box of elem_bytes-sized elements from the box's

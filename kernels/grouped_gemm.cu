@@ -189,7 +189,7 @@ struct GroupedOps {
     static constexpr uint32_t BN = ::BN;
     static constexpr bool C_TRANSPOSED = false;
     static constexpr bool DEPENDENT_LAUNCH = true; /* launched while gg_build_kernel may still run */
-    using Sched = gg_sched;                        /* half tiles in a short last wave (grouped_tiles.h) */
+    using Sched = gg_sched;                        /* K parts in a short last wave (grouped_tiles.h) */
     static constexpr bool DEVICE_SCHED = true;
     static constexpr uint32_t TAPS = 1u, C_RANK = 2u; /* as GmDenseTiles' */
     gg_params p;
@@ -213,14 +213,16 @@ struct GroupedOps {
             units += gg_group_units(p.m[g], tiles_n);
         for (uint32_t o = 16u; o > 0u; o /= 2u)
             units += __shfl_xor_sync(0xffffffffu, units, o);
-        return gg_sched_make(units, gridDim.x);
+        return gg_sched_make(units, gridDim.x, k_blocks());
     }
+    __device__ uint32_t k_blocks() const { return (p.k + BK - 1u) / BK; }
 
     struct Walk {
         gg_cursor cursor;
         uint64_t u;        /* the current unit */
         uint32_t acquired; /* the group whose maps this thread acquired last */
         uint32_t group_m;
+        uint32_t done;     /* an owner was taken: it is this block's last unit */
     };
     template <int CL, uint32_t TBN>
     static __device__ Walk walk(uint32_t, uint32_t, uint32_t group_m, uint32_t, uint32_t) {
@@ -230,32 +232,42 @@ struct GroupedOps {
         w.u = ~0ull; /* none taken yet: next() takes blockIdx.x first */
         w.acquired = 0xffffffffu;
         w.group_m = group_m;
+        w.done = 0u;
         return w;
     }
     /* This block's next unit whose group has valid maps (else recorded by gg_build_kernel: the group's tiles are
-     * skipped), the whole of its K: a tile, or a half tile of the last wave (gg_taken_tile: its rows from row0, the
-     * rows clipped to the half's, the second warpgroup idle; a second half past the group's rows is skipped). The
-     * producer's thread alone. */
+     * skipped): a whole tile, or a K part of a tile of the short last wave (gg_take_of; seg->unit is then its
+     * partial-tile slot, or an owner's first helper's). An owner is the block's last unit: its fixup reads its helpers'
+     * partial tiles into the stages, which no later unit's loads may fill. The producer's thread alone. */
     template <bool SPLIT, int CL>
     __device__ bool next(Walk &w, const gg_sched &s, gm_segment *seg, GmTile *t) const {
         const uint32_t tiles_n = (p.n + BN - 1u) / BN;
-        for (;;) {
+        while (!w.done) {
             const int first = w.u == ~0ull;
             w.u = gg_unit_taken(blockIdx.x, gridDim.x, first, first ? 0ull : atomicAdd(&p.counters->taken, 1ull));
-            uint32_t part = 0;
-            const uint64_t tile = w.u < gg_sched_takes(&s) ? gg_taken_tile(&s, w.u, &part) : ~0ull;
-            if (!gg_locate(&w.cursor, tile, p.m, p.groups, tiles_n, w.group_m, &t->group, &t->tm, &t->tn))
+            if (w.u >= gg_sched_takes(&s))
                 return false;
-            if (p.ok[t->group] != GG_OK_MAPS) /* skipped, or left to the threads */
+            const gg_take take = gg_take_of(&s, w.u);
+            if (take.tile < w.cursor.first) /* an owner after a helper of a later tile: the walk starts again */
+                w.cursor.group = 0u, w.cursor.first = 0u;
+            if (!gg_locate(&w.cursor, take.tile, p.m, p.groups, tiles_n, w.group_m, &t->group, &t->tm, &t->tn))
+                return false;
+            w.done = take.role == GG_OWNER;
+            if (p.ok[t->group] != GG_OK_MAPS) /* skipped, or left to the threads: every part of its tiles alike */
                 continue;
-            const uint32_t rows = (uint32_t)p.m[t->group], row0 = t->tm * BM + (part == 2u ? BM / 2u : 0u);
-            if (row0 >= rows)
-                continue;
-            t->row0 = row0;
-            t->rows = part != 0u && row0 + BM / 2u < rows ? row0 + BM / 2u : rows;
-            seg->unit = (uint32_t)w.u, seg->kb0 = 0u, seg->kb1 = (p.k + BK - 1u) / BK;
+            t->row0 = t->tm * BM;
+            t->rows = (uint32_t)p.m[t->group];
+            seg->unit = take.slot, seg->kb0 = take.kb0, seg->kb1 = take.kb1;
             return true;
         }
+        return false;
+    }
+    /* Stream-K's fixup of the last wave's K parts (gg_take_of): the slots the schedule gave. */
+    template <int CL>
+    __device__ uint32_t partial_slot(const gm_segment &seg, uint32_t) const { return seg.unit; }
+    template <int CL>
+    __device__ GmHelpers partial_helpers(const gg_sched &s, const gm_segment &seg, uint32_t) const {
+        return GmHelpers{seg.unit, s.parts - 1u, 1u};
     }
     /* Every producer has taken its last unit (past the end) before it counts itself done, so the last one done may put
      * the counters back for the next run (stream order: no run starts before this one has ended). */
@@ -288,9 +300,11 @@ struct GroupedOps {
     }
 };
 
-/* The GEMM of the grouped GEMM: the one pipeline, 128 x 256 tiles, no clusters, the TMA-store epilogue. */
+/* The GEMM of the grouped GEMM: the one pipeline, 128 x 256 tiles, no clusters, the TMA-store epilogue, stream-K's
+ * fixup for the K parts of a short last wave. */
 static constexpr void (*gg_kernel)(GroupedOps, tma_tensor, __nv_bfloat16 *, uint32_t, uint32_t, gm_sched,
-                                   GmPartials) = gm_pipeline_kernel<GroupedOps, 1, true, __nv_bfloat16>;
+                                   GmPartials) =
+    gm_pipeline_kernel<GroupedOps, 1, true, __nv_bfloat16, GM_SCHED_STREAM_K>;
 
 /* ---------------------------------------------------------------------------------------------
  * THE THREAD-LOADED KERNEL, for what TMA cannot read: N or K not a multiple of 8 (a row of A_g, B_g or C_g is then
@@ -468,12 +482,25 @@ __global__ void gg_zero_kernel(void *const *c, const int32_t *m, uint32_t groups
  * ------------------------------------------------------------------------------------------- */
 
 /* The workspace: the map table (groups x GG_MAPS maps), the groups' ok flags, the error record, the schedule's
- * counters. */
+ * counters, then the last wave's partial tiles (GmPartials: a slot of BM x BN fp32 per block a grid can have, as
+ * many as the helpers of a short last wave at most, gg_sched_make; two flags each) where the pipeline runs. */
 static size_t gg_table_bytes(int groups) { return (size_t)groups * GG_MAPS * sizeof(tma_tensor); }
 static size_t gg_ok_bytes(int groups) { return ((size_t)groups * sizeof(int32_t) + 255u) / 256u * 256u; }
 static size_t gg_error_bytes() { return (sizeof(gg_error) + 15u) / 16u * 16u; }
-static size_t gg_workspace_bytes(int groups) {
-    return gg_table_bytes(groups) + gg_ok_bytes(groups) + gg_error_bytes() + sizeof(gg_counters);
+static size_t gg_partials_offset(int groups) {
+    return (gg_table_bytes(groups) + gg_ok_bytes(groups) + gg_error_bytes() + sizeof(gg_counters) + 255u) / 256u *
+           256u;
+}
+static size_t gg_slots_bytes(const tma_grouped_gemm_plan *p) {
+    return p->thread_loads || p->k == 0 ? 0u : (size_t)p->sms * BM * BN * sizeof(float);
+}
+static size_t gg_workspace_bytes(const tma_grouped_gemm_plan *p) {
+    const size_t flags = p->thread_loads || p->k == 0 ? 0u : (size_t)p->sms * 2u * sizeof(uint32_t);
+    return gg_partials_offset(p->groups) + gg_slots_bytes(p) + flags;
+}
+static GmPartials gg_partials_of(const tma_grouped_gemm_plan *p) {
+    uint8_t *at = (uint8_t *)p->workspace + gg_partials_offset(p->groups);
+    return GmPartials{(float4 *)at, (uint32_t *)(at + gg_slots_bytes(p))};
 }
 
 static int32_t *gg_ok_flags(const tma_grouped_gemm_plan *p) {
@@ -635,7 +662,7 @@ extern "C" tma_status tma_grouped_gemm_plan_make(tma_grouped_gemm_plan *p, int g
                           "cudaFuncSetAttribute")) != TMA_OK)
             return st;
     }
-    p->workspace_bytes = gg_workspace_bytes(groups);
+    p->workspace_bytes = gg_workspace_bytes(p);
     if ((st = kd_cuda(diag, cudaMalloc(&p->workspace, p->workspace_bytes), "cudaMalloc of the workspace")) != TMA_OK)
         return st;
     st = kd_cuda(diag, cudaMemset(p->workspace, 0, p->workspace_bytes), "cudaMemset of the workspace");
@@ -711,10 +738,11 @@ extern "C" tma_status tma_grouped_gemm_run(const tma_grouped_gemm_plan *p, tma_s
     ops.p = params;
     tma_tensor no_c; /* every tile's C map is its group's */
     memset(&no_c, 0, sizeof no_c);
-    gm_sched sched; /* the walk is the grouped GEMM's own (GroupedOps::next) */
+    gm_sched sched; /* the walk is the grouped GEMM's own (GroupedOps::next); a tile's stages tell a K part */
     memset(&sched, 0, sizeof sched);
+    sched.nk = ((uint32_t)p->k + BK - 1u) / BK;
     st = kd_cuda(diag, cudaLaunchKernelEx(&cfg, gg_kernel, ops, no_c, (__nv_bfloat16 *)NULL, l.group_m, 0u, sched,
-                                          GmPartials{}),
+                                          gg_partials_of(p)),
                  "tma_grouped_gemm kernel launch");
     if (st != TMA_OK)
         return st;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "gemm_tiles.h"
+#include "tuning_sm90.h"
 
 #include "tma/hd.h"
 #include "tma/kernels.h"
@@ -55,40 +56,81 @@ TMA_HD uint64_t gg_unit_taken(uint32_t block, uint32_t grid, int first, uint64_t
 }
 
 /** The GEMM's schedule, made on the device (GroupedOps::device_sched: the tile count is the sum over the groups of
- *  gg_group_units, known only there). HALF TILES: where the tiles leave a last wave of r tiles (r = units % workers)
- *  that fills at most half of the grid (2 r <= workers), each of those r tiles is taken as two units of 64 rows, one
- *  consumer warpgroup's each (the other idle; with the other SMs idle, about half a tile's time: while every SM is
- *  busy a tile of 64 rows costs a whole one's, docs/lab/grouped_gemm.md "The last wave"), so the last wave takes
- *  about half a tile's time instead of a whole one's, and no block waits for another. The two halves
- *  read the same B tile, taken one after the other (the L2 serves the second). Stream-K over the last waves, tried
- *  first, ran 1.2-1.5x slower there: its blocks work on different K slices of different tiles at once, and with 8
- *  experts' 32 MiB weights the L2 no longer served the neighbours' B tiles (docs/lab/grouped_gemm.md). */
+ *  gg_group_units, known only there). K PARTS IN A SHORT LAST WAVE: where the tiles leave a last wave of r tiles
+ *  (r = units % workers) that fills at most half of the grid (2 r <= workers), each of those r tiles is cut along K
+ *  into `parts` consecutive ranges of stages (as many as the grid holds, at most GG_TAIL_PARTS and at most nk), each
+ *  a unit of its own, so the last wave keeps about parts x r blocks busy for 1 / parts of a tile's time instead of r
+ *  blocks for a whole one. A tile's first part is its OWNER, the others its HELPERS: each helper stores its partial
+ *  tile in a workspace slot of its own (the slot numbered by the helper, not by the block: a block may take two), the
+ *  owner adds them to its own and stores the tile (gm_pipeline_kernel's stream-K fixup). The units are taken helpers
+ *  first, then owners, so when a block takes an owner every helper of it has been taken by a running block, which
+ *  waits for nothing: no owner waits for a block that waits. An owner is its block's last unit (its fixup reads the
+ *  partial tiles into the freed stages). Measured against the two 64-row halves a tile that this replaced:
+ *  docs/lab/grouped_gemm.md "K parts in the last wave". Stream-K over the last one or two waves, tried before, ran
+ *  1.2-1.5x slower: its blocks worked on K slices of different tiles at once, and with 8 experts' 32 MiB weights the
+ *  L2 no longer served the neighbours' B tiles; here every part of the short wave runs at once. */
 typedef struct gg_sched {
     uint64_t units; /**< the groups' tiles */
-    uint64_t split; /**< the first tile taken as two halves (units: none) */
+    uint64_t split; /**< the first tile cut into parts (units: none) */
+    uint32_t parts; /**< K parts of each tile from split on (1: none) */
+    uint32_t nk;    /**< stages of a whole tile */
 } gg_sched;
 
-TMA_HD gg_sched gg_sched_make(uint64_t units, uint32_t workers) {
+TMA_HD gg_sched gg_sched_make(uint64_t units, uint32_t workers, uint32_t nk) {
     const uint64_t r = workers > 0u ? units % workers : 0u;
+    uint32_t parts = 1u;
+    if (r > 0u && 2u * r <= workers) {
+        const uint64_t fit = workers / r;
+        parts = (uint32_t)(fit < GG_TAIL_PARTS ? fit : GG_TAIL_PARTS);
+        parts = parts < nk ? parts : nk;
+    }
     gg_sched s;
     s.units = units;
-    s.split = r > 0u && 2u * r <= workers ? units - r : units;
+    s.parts = parts > 1u ? parts : 1u;
+    s.split = s.parts > 1u ? units - r : units;
+    s.nk = nk;
     return s;
 }
 
-/** The units the blocks take at run time (gg_unit_taken numbers them): the tiles before s->split, then two halves of
- *  each tile after. */
-TMA_HD uint64_t gg_sched_takes(const gg_sched *s) { return s->split + 2u * (s->units - s->split); }
+/** The units the blocks take at run time (gg_unit_taken numbers them): the whole tiles before s->split, then the
+ *  parts of each tile after. */
+TMA_HD uint64_t gg_sched_takes(const gg_sched *s) { return s->split + (uint64_t)s->parts * (s->units - s->split); }
 
-/** The tile of taken unit v (< gg_sched_takes) and its part: 0 the whole tile, 1 its rows 0-63, 2 its rows 64-127.
- *  Monotone in v, so a block's tiles only move forward (gg_locate's cursor). */
-TMA_HD uint64_t gg_taken_tile(const gg_sched *s, uint64_t v, uint32_t *part) {
+/** What taken unit v (< gg_sched_takes) computes. */
+typedef struct gg_take {
+    uint64_t tile;    /**< the tile */
+    uint32_t kb0, kb1; /**< its stages [kb0, kb1) */
+    uint32_t role;    /**< GG_WHOLE, GG_HELPER or GG_OWNER */
+    uint32_t slot;    /**< a helper's partial-tile slot; an owner's first helper's (parts - 1 consecutive slots) */
+} gg_take;
+enum { GG_WHOLE = 0, GG_HELPER = 1, GG_OWNER = 2 };
+
+/** Part p of parts of a tile of nk stages: stages [nk p / parts, nk (p + 1) / parts), none empty (parts <= nk). */
+TMA_HD gg_take gg_take_of(const gg_sched *s, uint64_t v) {
+    gg_take t;
+    t.slot = 0u;
     if (v < s->split) {
-        *part = 0u;
-        return v;
+        t.tile = v, t.kb0 = 0u, t.kb1 = s->nk, t.role = GG_WHOLE;
+        return t;
     }
-    *part = 1u + (uint32_t)((v - s->split) % 2u);
-    return s->split + (v - s->split) / 2u;
+    /* past the split: fewer units than the grid's blocks, so 32 bits */
+    const uint32_t i = (uint32_t)(v - s->split), helpers = (uint32_t)(s->units - s->split) * (s->parts - 1u);
+    uint32_t part;
+    if (i < helpers) { /* helper i: part 1 + i % (parts - 1) of tile i / (parts - 1) of the tail */
+        t.tile = s->split + i / (s->parts - 1u);
+        part = 1u + i % (s->parts - 1u);
+        t.role = GG_HELPER;
+        t.slot = i;
+    } else { /* the owner of tail tile j: part 0 */
+        const uint32_t j = i - helpers;
+        t.tile = s->split + j;
+        part = 0u;
+        t.role = GG_OWNER;
+        t.slot = j * (s->parts - 1u);
+    }
+    t.kb0 = s->nk * part / s->parts; /* 32 bits: nk < 2^25 (K < 2^31), parts <= GG_TAIL_PARTS */
+    t.kb1 = s->nk * (part + 1u) / s->parts;
+    return t;
 }
 
 /** The template descriptors: A_g (rows x K, K-major; boxes of 64 K x 128 rows), B_g (N x K; 64 K x 256 rows) and

@@ -100,6 +100,15 @@
  * 25.1-26.2 (the most whose clusters all run at once), 3 parts 25.6-28.5; docs/lab/gemm.md "Split-K for small M". */
 #define GM_SPLIT_MIN_STEPS 16u
 
+/* ---- tma_grouped_gemm's short last wave (grouped_tiles.h, gg_sched_make): the most K parts each of its tiles is cut
+ * into (an owner adds parts - 1 partial tiles, CONV_SK_PARTIAL_US a read). H100, 8 experts, N = K = 4096, 560 tiles
+ * (32 in the last wave), median of 25 rounds, two runs: at most 2 / 4 / 8 parts 222.6-222.8 / 219.5-219.9 /
+ * 219.6-220.0 us, the two halves of each tile before 227.8-228.6 (docs/lab/grouped_gemm.md "K parts in the last
+ * wave"). */
+#ifndef GG_TAIL_PARTS
+#define GG_TAIL_PARTS 4u
+#endif
+
 /* ---- tma_conv2d's plan (conv.cu, conv_estimate_us): a cost model fitted to the sweeps of docs/lab/conv.md "The
  * plan's choices" (H200, ResNet-50's 3x3 layers at batch 32 and 128, every tile x schedule) ---- */
 #define CONV_STAGE_US_64 0.45  /* a stage of a 128 x 64 tile, us */

@@ -36,7 +36,7 @@
 #include "gpu_common.h"
 #include "gpu_ref.h"
 #include "permute_ref.h"
-#include "grouped_tiles.h" /* gg_sched_make: whether the grouped GEMM takes half tiles, for the coverage line */
+#include "grouped_tiles.h" /* gg_sched_make: whether the grouped GEMM cuts its last wave into K parts (coverage) */
 #include "permute_tiles.h" /* pm_plan: which spans the thread kernel's plan takes, for the coverage line */
 #include "tma/kernels.h"
 
@@ -703,7 +703,7 @@ Test(gpu_fuzz, gemm, .timeout = 900) {
 
 enum { GG_MAX = 256, GG_MACS_CAP_LOG2 = 33, GG_ELEMS_CAP = 1 << 27 };
 enum { GG_EMPTY, GG_TINY, GG_HUGE, GG_GRID, GG_GROUPM, GG_ONECALL, GG_INTS, GG_KZERO, GG_MANY, GG_SKIP, GG_TUNED,
-       GG_THREADS, GG_HALVES, GG_OFF16 };
+       GG_THREADS, GG_KPARTS, GG_OFF16 };
 
 /* One group's rows: empty, a few (under a tile), a few hundred, or thousands. */
 static int gg_rows(uint64_t *s) {
@@ -832,8 +832,8 @@ static void grouped_problem(fuzz *f, uint64_t seed) {
         for (int g = 0; g < groups; g++)
             units += gg_group_units(m[g], ((uint32_t)n + TMA_GEMM_BN - 1u) / TMA_GEMM_BN);
         const int blocks = have_plan && plan.grid_blocks > 0 ? plan.grid_blocks : fz_sms();
-        const gg_sched sched = gg_sched_make(units, (uint32_t)blocks);
-        f->cover[GG_HALVES] += sched.split < sched.units;
+        const gg_sched sched = gg_sched_make(units, (uint32_t)blocks, ((uint32_t)k + TMA_GEMM_BK - 1u) / TMA_GEMM_BK);
+        f->cover[GG_KPARTS] += sched.split < sched.units;
     }
     float rel, abs_coef;
     fz_bound(data, 0, &rel, &abs_coef);
@@ -899,7 +899,7 @@ static const fz_option grouped_options[] = {
     {"integer data", GG_INTS},
     {"options set through tma_grouped_gemm_plan_tune", GG_TUNED},
     {"N or K off a multiple of 8 (thread loads, operands at any even offset)", GG_THREADS},
-    {"half tiles in a short last wave (the device's gg_sched_make)", GG_HALVES},
+    {"K parts in a short last wave (the device's gg_sched_make)", GG_KPARTS},
     {"groups off 16 bytes under the pipeline (the threads after it)", GG_OFF16},
 };
 

@@ -1,8 +1,9 @@
 /* The grouped GEMM's CPU half (kernels/grouped_tiles.h), without a GPU:
  *   grouped_sched  - the units the blocks take at run time (gg_unit_taken, in a random order of the blocks)
  *                    together visit each tile of each group with rows exactly once, for random row counts (0 and
- *                    negative ones included), grids and band heights; with the last wave's tiles taken as halves
- *                    (gg_sched_make) every row of every tile exactly once.
+ *                    negative ones included), grids and band heights; with the last wave's tiles cut into K parts
+ *                    (gg_sched_make, gg_take_of) every stage of every tile exactly once, each owner after its
+ *                    helpers.
  *   grouped_maps   - the kernel's per-group edits, replayed on the template descriptors (tma_desc_apply_edit,
  *                    the host mirror of what the device does), give each group's own descriptor; through them the
  *                    CPU model loads the tiles of a random grouped problem, and the product of the loaded boxes,
@@ -87,96 +88,122 @@ Test(grouped_sched, every_tile_once) {
     }
 }
 
-/* The schedule the device makes (gg_sched_make): half tiles where the last wave fills at most half of the grid. 8
- * experts over 4,096 tokens at N = K = 4096 (0-1306 rows each): 36 tile rows of 16 tiles, 576 tiles on 132 blocks. */
-Test(grouped_sched, half_tiles_where_the_last_wave_is_short) {
-    const gg_sched short_wave = gg_sched_make(576, 132);
-    cr_assert_eq(short_wave.split, 528u, "the last wave's 48 tiles are taken as halves");
-    cr_assert_eq(gg_sched_takes(&short_wave), 528u + 96u);
-    const gg_sched full = gg_sched_make(528, 132);
-    cr_assert_eq(full.split, 528u, "4 whole waves: no halves");
-    const gg_sched long_wave = gg_sched_make(600, 132);
-    cr_assert_eq(long_wave.split, 600u, "a last wave of 72 tiles: 144 halves would not fit one wave");
-    const gg_sched one_wave = gg_sched_make(40, 132);
-    cr_assert_eq(one_wave.split, 0u, "40 tiles: 80 halves in one wave");
-    const gg_sched none = gg_sched_make(0, 132);
+/* The schedule the device makes (gg_sched_make): K parts where the last wave fills at most half of the grid. 8
+ * experts over 4,096 tokens at N = K = 4096 (64 stages a tile): 560 or 576 tiles on 132 blocks. */
+Test(grouped_sched, k_parts_where_the_last_wave_is_short) {
+    const gg_sched s32 = gg_sched_make(560, 132, 64);
+    cr_assert(s32.split == 528u && s32.parts == 4u, "32 tiles in the last wave: 4 parts each (128 units)");
+    cr_assert_eq(gg_sched_takes(&s32), 528u + 128u);
+    const gg_sched s48 = gg_sched_make(576, 132, 64);
+    cr_assert(s48.split == 528u && s48.parts == 2u, "48 tiles: 2 parts each (3 would not fit one wave)");
+    const gg_sched full = gg_sched_make(528, 132, 64);
+    cr_assert(full.split == 528u && full.parts == 1u, "4 whole waves: no parts");
+    const gg_sched long_wave = gg_sched_make(600, 132, 64);
+    cr_assert(long_wave.split == 600u && long_wave.parts == 1u, "a last wave of 72 tiles: 144 parts would not fit");
+    const gg_sched one_wave = gg_sched_make(40, 132, 64);
+    cr_assert(one_wave.split == 0u && one_wave.parts == 3u, "40 tiles: 3 parts each");
+    cr_assert_eq(gg_sched_make(40, 132, 2).parts, 2u, "no more parts than stages");
+    const gg_sched one_stage = gg_sched_make(560, 132, 1);
+    cr_assert(one_stage.parts == 1u && one_stage.split == 560u, "a tile of one stage is not cut");
+    const gg_sched none = gg_sched_make(0, 132, 64);
     cr_assert_eq(gg_sched_takes(&none), 0u);
-    uint32_t part;
-    cr_assert(gg_taken_tile(&short_wave, 527, &part) == 527u && part == 0u);
-    cr_assert(gg_taken_tile(&short_wave, 528, &part) == 528u && part == 1u);
-    cr_assert(gg_taken_tile(&short_wave, 529, &part) == 528u && part == 2u);
-    cr_assert(gg_taken_tile(&short_wave, 623, &part) == 575u && part == 2u);
+    gg_take t = gg_take_of(&s32, 527);
+    cr_assert(t.tile == 527u && t.role == GG_WHOLE && t.kb0 == 0u && t.kb1 == 64u);
+    t = gg_take_of(&s32, 528); /* the helpers first: tile 528's parts 1-3 */
+    cr_assert(t.tile == 528u && t.role == GG_HELPER && t.slot == 0u && t.kb0 == 16u && t.kb1 == 32u);
+    t = gg_take_of(&s32, 530);
+    cr_assert(t.tile == 528u && t.role == GG_HELPER && t.slot == 2u && t.kb0 == 48u && t.kb1 == 64u);
+    t = gg_take_of(&s32, 531);
+    cr_assert(t.tile == 529u && t.role == GG_HELPER && t.slot == 3u && t.kb0 == 16u);
+    t = gg_take_of(&s32, 528 + 96); /* then the owners: part 0, their helpers' first slot */
+    cr_assert(t.tile == 528u && t.role == GG_OWNER && t.slot == 0u && t.kb0 == 0u && t.kb1 == 16u);
+    t = gg_take_of(&s32, 655);
+    cr_assert(t.tile == 559u && t.role == GG_OWNER && t.slot == 93u);
 }
 
-/* The walk of GroupedOps::next (grouped_gemm.cu) under the device's schedule, for random row counts and grids, the
- * blocks in a random order: units taken at run time (gg_unit_taken), each a whole tile or, past gg_sched's split, a
- * half (gg_taken_tile; a second half past its group's rows skipped). Together they cover the rows of every tile of
- * every group with rows exactly once, in 64-row halves, and a block's tiles only move forward (its cursor). */
-Test(grouped_sched, every_row_once_with_half_tiles) {
-    seed("grouped_sched.every_row_once_with_half_tiles");
-    enum { MAXG = 40, MAXB = 40 };
-    int halves = 0;
-    for (int trial = 0; trial < 300; trial++) {
+/* The walk of GroupedOps::next (grouped_gemm.cu) under the device's schedule, for random row counts, grids and
+ * stages, the blocks in a random order: units taken at run time (gg_unit_taken), each a whole tile or, past gg_sched's
+ * split, a K part (gg_take_of); a block stops after an owner, and its cursor starts again where an owner's tile lies
+ * before it. Together the units cover every stage of every tile of every group with rows exactly once; every
+ * helper's slot is its own and below the grid's blocks (the workspace has one per block); an owner's slots are its
+ * own helpers', each of them taken before it or the first unit of a block (which takes it as it starts): an owner
+ * waits only for blocks that wait for nothing, so nothing waits in a cycle (every block of the grid is resident). */
+Test(grouped_sched, every_stage_once_with_k_parts) {
+    seed("grouped_sched.every_stage_once_with_k_parts");
+    enum { MAXG = 40, MAXB = 40, MAXNK = 12 };
+    int cut = 0;
+    for (int trial = 0; trial < 400; trial++) {
         const uint32_t groups = 1 + rnd_below(MAXG), tiles_n = 1 + rnd_below(5), grid = 1 + rnd_below(MAXB);
-        const uint32_t group_m = 1 + rnd_below(20);
+        const uint32_t group_m = 1 + rnd_below(20), nk = 1 + rnd_below(MAXNK);
         int32_t m[MAXG];
-        uint64_t total = 0, offset[MAXG + 1];
+        uint64_t total = 0;
         for (uint32_t g = 0; g < groups; g++) {
             const uint32_t kind = rnd_below(5);
             m[g] = kind == 0 ? 0 : kind == 1 ? -(int32_t)rnd_below(100) - 1 : (int32_t)rnd_below(700);
-            offset[g] = total;
             total += gg_group_units(m[g], tiles_n);
         }
-        const gg_sched s = gg_sched_make(total, grid);
-        halves += s.split < s.units;
-        uint8_t *seen = calloc(total + 1, 1); /* bit 0: rows 0-63 of the tile, bit 1: rows 64-127 */
-        cr_assert(seen != NULL);
+        const gg_sched s = gg_sched_make(total, grid, nk);
+        cut += s.split < s.units;
+        uint8_t *seen = calloc((total + 1) * MAXNK, 1);         /* stage kb of tile id: seen[id * MAXNK + kb] */
+        int64_t *helper_at = calloc((size_t)grid * 2u, sizeof *helper_at); /* slot -> tile + 1, 0: unused */
+        uint32_t *owners = calloc(total + 1, sizeof *owners); /* tail tile -> its owner's first slot + 1 */
+        cr_assert(seen != NULL && helper_at != NULL && owners != NULL);
         gg_cursor c[MAXB];
-        uint64_t taken = 0, last_tile[MAXB];
-        int first[MAXB], finished[MAXB], any[MAXB];
+        uint64_t taken = 0;
+        int first[MAXB], finished[MAXB];
         uint32_t finished_n = 0;
         for (uint32_t b = 0; b < grid; b++)
-            c[b].group = 0, c[b].first = 0, first[b] = 1, finished[b] = 0, any[b] = 0, last_tile[b] = 0;
+            c[b].group = 0, c[b].first = 0, first[b] = 1, finished[b] = 0;
         while (finished_n < grid) {
             const uint32_t b = rnd_below(grid);
             if (finished[b])
                 continue;
             const uint64_t v = gg_unit_taken(b, grid, first[b], first[b] ? 0 : taken++);
             first[b] = 0;
-            uint32_t part = 0, g, tm, tn;
-            const uint64_t tile = v < gg_sched_takes(&s) ? gg_taken_tile(&s, v, &part) : ~0ull;
-            if (!gg_locate(&c[b], tile, m, groups, tiles_n, group_m, &g, &tm, &tn)) {
-                cr_assert_geq(v, gg_sched_takes(&s), "unit %llu not located", (unsigned long long)v);
+            if (v >= gg_sched_takes(&s)) {
                 finished[b] = 1, finished_n++;
                 continue;
             }
-            cr_assert(!any[b] || tile >= last_tile[b], "block %u: tiles move forward", b);
-            any[b] = 1, last_tile[b] = tile;
-            const uint32_t row0 = tm * TMA_GEMM_BM + (part == 2u ? TMA_GEMM_BM / 2u : 0u);
-            if (row0 >= (uint32_t)m[g]) { /* an empty second half: skipped, as the kernel does */
-                cr_assert_eq(part, 2u, "only a second half is empty");
-                continue;
+            const gg_take t = gg_take_of(&s, v);
+            if (t.tile < c[b].first)
+                c[b].group = 0, c[b].first = 0;
+            uint32_t g, tm, tn;
+            cr_assert(gg_locate(&c[b], t.tile, m, groups, tiles_n, group_m, &g, &tm, &tn), "unit %llu located",
+                      (unsigned long long)v);
+            cr_assert(t.kb0 < t.kb1 && t.kb1 <= nk, "stages [%u, %u) of %u", t.kb0, t.kb1, nk);
+            for (uint32_t kb = t.kb0; kb < t.kb1; kb++) {
+                cr_assert_eq(seen[t.tile * MAXNK + kb], 0, "tile %llu stage %u twice", (unsigned long long)t.tile, kb);
+                seen[t.tile * MAXNK + kb] = 1;
             }
-            const uint64_t id = tile; /* the unit's number (gm_tile_of order inside its group) */
-            const uint8_t bits = part == 0u ? 3u : part == 1u ? 1u : 2u;
-            cr_assert_eq(seen[id] & bits, 0, "group %u tile (%u, %u) rows twice", g, tm, tn);
-            seen[id] |= bits;
+            if (t.role == GG_WHOLE) {
+                cr_assert(t.tile < s.split && t.kb0 == 0u && t.kb1 == nk);
+            } else if (t.role == GG_HELPER) {
+                cr_assert(t.tile >= s.split && t.kb0 > 0u && t.slot < grid, "helper slot %u of %u", t.slot, grid);
+                cr_assert_eq(helper_at[t.slot], 0, "slot %u taken twice", t.slot);
+                helper_at[t.slot] = (int64_t)t.tile + 1;
+            } else {
+                cr_assert(t.tile >= s.split && t.kb0 == 0u && t.kb1 < nk);
+                for (uint32_t h = 0; h < s.parts - 1u; h++) /* taken, or the first unit of a block (its index) */
+                    cr_assert(helper_at[t.slot + h] == (int64_t)t.tile + 1 || s.split + t.slot + h < grid,
+                              "tile %llu: helper %u neither taken before its owner nor a block's first unit",
+                              (unsigned long long)t.tile, h);
+                owners[t.tile - s.split] = t.slot + 1u;
+                finished[b] = 1, finished_n++; /* an owner is its block's last unit */
+            }
         }
-        /* what each tile must have had done: both halves, but a half tile of <= 64 rows its first alone */
-        for (uint32_t g = 0; g < groups; g++)
-            for (uint64_t i = 0; i < gg_group_units(m[g], tiles_n); i++) {
-                const uint64_t id = offset[g] + i;
-                const uint32_t tiles_m = ((uint32_t)m[g] + TMA_GEMM_BM - 1u) / TMA_GEMM_BM;
-                uint32_t tm, tn;
-                gm_tile_of((uint32_t)i, tiles_m, tiles_n, group_m, &tm, &tn);
-                const uint32_t rows_left = (uint32_t)m[g] - tm * TMA_GEMM_BM;
-                const uint8_t want = id >= s.split && rows_left <= TMA_GEMM_BM / 2u ? 1u : 3u;
-                cr_assert_eq(seen[id], want, "trial %d: group %u tile %llu: rows %x covered, %x due", trial, g,
-                             (unsigned long long)i, seen[id], want);
-            }
+        for (uint64_t id = 0; id < total; id++)
+            for (uint32_t kb = 0; kb < nk; kb++)
+                cr_assert_eq(seen[id * MAXNK + kb], 1, "trial %d: tile %llu stage %u not computed", trial,
+                             (unsigned long long)id, kb);
+        for (uint64_t id = s.split; id < s.units; id++) /* each owner's slots are its own helpers' */
+            for (uint32_t h = 0; h < s.parts - 1u; h++)
+                cr_assert_eq(helper_at[owners[id - s.split] - 1u + h], (int64_t)id + 1, "tile %llu: slot %u",
+                             (unsigned long long)id, owners[id - s.split] - 1u + h);
         free(seen);
+        free(helper_at);
+        free(owners);
     }
-    cr_assert_gt(halves, 20, "the trials exercise half tiles (%d of 300)", halves);
+    cr_assert_gt(cut, 20, "the trials exercise K parts (%d of 400)", cut);
 }
 
 /* Group g's descriptor, as the device builds it: the template with the group's edits. */

@@ -340,6 +340,8 @@ Test(gemm_sched, stream_k_covers_every_stage_once) {
             for (uint32_t h = owner + 1u; h <= last; h++)
                 expect += !gm_sk_range_empty(&s, h);
             cr_assert_eq((uint32_t)helpers_seen[u], expect, "unit %u: helpers", u);
+            cr_assert_eq(expect, last - owner, "unit %u: every worker after its owner up to the last helps (the "
+                         "owner adds last - owner partial tiles, gm_pipeline_kernel)", u);
         }
     }
 }

@@ -159,7 +159,8 @@ tma_status tma_gemm(const void *a, const void *b, void *c, tma_gemm_out out, int
  * in device memory, so a router on the GPU can write them without a host synchronization: the kernel reads them
  * when it runs and builds each group's tensor maps on the device (tma/tensormap.cuh).
  * The work: 128 x 256 tiles (TMA_GEMM_BM x TMA_GEMM_BN), the tiles of group 0 first, then group 1, and so on; the
- * blocks of the persistent grid take them at run time, the tiles of a short last wave as two 64-row halves each. Each run is two launches: one warp per group builds the
+ * blocks of the persistent grid take them at run time, the tiles of a short last wave cut along K into parts (one
+ * block each, the first adding the others' partial sums). Each run is two launches: one warp per group builds the
  * group's three maps (and checks them by the rules of rules.h), then the GEMM. Where N or K is not a multiple of 8
  * (rows TMA cannot read), one launch of a kernel whose threads load the operands instead (plan.thread_loads).
  * ============================================================================================= */
@@ -187,7 +188,8 @@ typedef struct tma_grouped_gemm_plan {
                                     reuses the previous run's (right only if a, b, c and m have not changed since);
                                     read by run as it stands */
     void *workspace;           /**< device memory of the plan: the groups' maps, their flags, the error record,
-                                    the counters of the GEMM's run-time schedule */
+                                    the counters of the GEMM's run-time schedule, and (where TMA reads the
+                                    operands) the partial tiles of a short last wave, 128 KiB a multiprocessor */
     size_t workspace_bytes;
     size_t smem;               /**< dynamic shared memory per block, bytes */
     tma_launch_record launch;  /**< what run launches (private) */
