@@ -573,9 +573,11 @@ struct GmTile {
     uint32_t tm, tn;  /* tile row (this block's, in a cluster) and column */
     uint32_t rows;    /* the rows of C its stores are clipped to: M, or the group's M_g in the grouped GEMM */
     uint32_t group;   /* the grouped GEMM's group (0 elsewhere) */
-    uint32_t row0;    /* its first row of C, where its A box is loaded: tm * BM, but for the grouped GEMM's second
-                         half tiles (GroupedOps::next), tm * BM + 64 (rows clipped to the half's last, its second
-                         warpgroup idle) */
+    uint32_t row0;    /* where its A box is loaded, and consumer warpgroup cw's rows of C start at row0 + 64 cw:
+                         tm * BM, but for the grouped GEMM's tiles of at most 64 rows (GroupedOps::next) */
+    uint32_t first;   /* its first row of C (row0 but there): a warpgroup whose rows start before it computes
+                         them (the rows of the tile above: the pace of the blocks sharing B, gg_box_row) but stores
+                         nothing; one whose rows start at or past `rows` does neither */
 };
 
 /* THE TILE QUEUE: the producer decides the block's schedule (Ops::next, the only caller) and passes each tile to the
@@ -688,7 +690,7 @@ struct GmDenseTiles {
         uint32_t gm;
         gm_tile_of(seg->unit, w.groups_m, w.tiles_n, w.group_m, &gm, &t->tn);
         t->tm = gm * CL + w.rank;
-        t->row0 = t->tm * BM;
+        t->row0 = t->first = t->tm * BM;
         t->rows = w.rows;
         t->group = 0;
         return true;
@@ -884,7 +886,9 @@ __global__ void __launch_bounds__(THREADS, 1)
             const gm_segment &seg = e->seg;
             /* t.tm may be past the last tile row (a cluster's second): loads filled zeros, nothing is stored */
             const uint32_t row0 = t.row0 + cw * 64u, col0 = t.tn * TBN;
-            if (row0 < t.rows)
+            const bool computes = row0 < t.rows;            /* its rows start before the end of C */
+            const bool stores = computes && row0 >= t.first; /* and they are the tile's (GmTile.first) */
+            if (computes)
                 gm_mainloop<CL, TBN / 2u, Ops::TAPS>(acc, da0, db0, full, empty, seg.kb1 - seg.kb0, s, phase,
                                                      lane == 0);
             else
@@ -902,7 +906,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                 tma_cluster_arrive(); /* every part's partial tile in its block (the producers arrive too) */
                 tma_cluster_wait();
                 GM_TR(7);
-                if (row0 < t.rows) /* no_store: every row clipped */
+                if (stores) /* no_store: every row clipped */
                     gm_split_reduce<CT, OutT, TBN / 2u>(mine, sched.split, blockIdx.x % sched.split, c,
                                                         no_store ? 0u : t.rows, N, row0, col0,
                                                         se + cw * EPI_BUFS * EPI_BYTES, 1u + cw);
@@ -918,7 +922,7 @@ __global__ void __launch_bounds__(THREADS, 1)
                 constexpr uint32_t HALF = TBN / 8u * 128u;
                 if (seg.kb0 > 0) { /* a helper: its part, then on to its next segment */
                     const uint32_t slot = 2u * ops.template partial_slot<CL>(seg, rank) + cw;
-                    if (row0 < t.rows)
+                    if (computes) /* as the owner adds it */
                         gm_store_partial(acc, partials.slots + slot * HALF, partials.flags + slot, 1u + cw);
                     GM_TR(2);
                     continue;
@@ -928,25 +932,28 @@ __global__ void __launch_bounds__(THREADS, 1)
                  * its half of them. */
                 tma_named_barrier_sync(3, 256);
                 GM_TR(3);
-                if (row0 < t.rows)
+                if (computes)
                     gm_add_partials<TBN / 2u, REGION>(
                         acc, ops.template partial_helpers<CL>(gm_sched_of<Ops>(sched, queue), seg, rank), partials,
                         cw, base + cw * REGION, &fixup[cw], 1u + cw);
             }
             GM_TR(4);
-            if (row0 >= t.rows)
-                continue; /* all of this warpgroup's rows past the end of C (a cluster's second tile row, a group's
+            if (!computes)
+                continue; /* none of this warpgroup's rows (a cluster's second tile row past the end of C, a group's
                              last tile) */
             if (TMA_EPI) {
+                /* a warpgroup that computed the tile above's rows (GmTile.first) goes through the epilogue without
+                   its stores: the block keeps the pace of the blocks sharing its B tile (gg_box_row) */
+                const bool skip = no_store != 0 || !stores;
                 const tma_tensor *map = ops.c_map(walk, t, &tc, issuer);
                 if (CT)
-                    epilogue_tma_t(acc, map, se + cw * EPI_BUFS * EPI_BYTES, row0, col0, 1u + cw, issuer,
-                                   no_store != 0, epi_next_buf);
+                    epilogue_tma_t(acc, map, se + cw * EPI_BUFS * EPI_BYTES, row0, col0, 1u + cw, issuer, skip,
+                                   epi_next_buf);
                 else
                     epilogue_tma<OutT, TBN / 2u, Ops::C_RANK>(acc, map, se + cw * EPI_BUFS * EPI_BYTES,
-                                                              ops.c_at(row0), col0, 1u + cw, issuer,
-                                       no_store != 0, epi_next_buf);
-            } else if (!no_store) {
+                                                              ops.c_at(row0), col0, 1u + cw, issuer, skip,
+                                                              epi_next_buf);
+            } else if (!no_store && stores) {
                 epilogue_direct<CT>(acc, c, (int)t.rows, (int)N, row0, col0);
             }
         }

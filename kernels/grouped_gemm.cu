@@ -255,8 +255,9 @@ struct GroupedOps {
             w.done = take.role == GG_OWNER;
             if (p.ok[t->group] != GG_OK_MAPS) /* skipped, or left to the threads: every part of its tiles alike */
                 continue;
-            t->row0 = t->tm * BM;
+            t->first = t->tm * BM;
             t->rows = (uint32_t)p.m[t->group];
+            t->row0 = gg_box_row(t->first, t->rows);
             seg->unit = take.slot, seg->kb0 = take.kb0, seg->kb1 = take.kb1;
             return true;
         }

@@ -22,6 +22,19 @@ TMA_HD uint64_t gg_group_units(int32_t m, uint32_t tiles_n) {
     return m > 0 ? ((uint64_t)m + TMA_GEMM_BM - 1u) / TMA_GEMM_BM * tiles_n : 0u;
 }
 
+/** Where the A box of a group's tile whose rows start at `first` is loaded (the group has `rows` rows): at `first`, but
+ *  a tile of at most 64 rows with a tile row above it in its group loads its box 64 rows up, so that both consumer
+ *  warpgroups compute rows of the group (the first the tile above's last 64, stored by that tile only: GmTile.first;
+ *  the second the tile's own, and zeros past M_g). Why: the blocks on one tile column of a group load its B tile stage
+ *  by stage at the same time, and the L2 serves them together only while they keep one pace. A tile whose second
+ *  warpgroup idled (its rows past M_g), or whose box was half zero-filled past M_g, kept a pace of its own: the L2 read
+ *  24% more sectors and every tile of the GEMM ran slower (H100, 128 groups of 448 rows, N = K = 4096: 3.34-3.43 ms;
+ *  this way 2.92-2.99; 128 groups of 512 rows 2.74-2.94: docs/lab/grouped_gemm.md "One pace for the blocks that share
+ *  B"). A group of at most 64 rows has one tile a column, which shares B with no block: its second warpgroup idles. */
+TMA_HD uint32_t gg_box_row(uint32_t first, uint32_t rows) {
+    return rows - first <= TMA_GEMM_BM / 2u && first >= TMA_GEMM_BM / 2u ? first - TMA_GEMM_BM / 2u : first;
+}
+
 /** A walk over the groups in order, for the increasing units of one block: `first` is the first unit of `group`. */
 typedef struct gg_cursor {
     uint32_t group;

@@ -88,6 +88,27 @@ Test(grouped_sched, every_tile_once) {
     }
 }
 
+/* Where a tile's A box is loaded (gg_box_row): every tile of every group size up to 40 tile rows. The box holds the
+ * tile's rows [first, min(first + 128, rows)) at the offset the consumer warpgroups store them from (0 or 64, a whole
+ * warpgroup's), starts at row 0 or after, and a tile of at most 64 rows with a tile row above it starts 64 rows up,
+ * its first half the tile above's last rows (both warpgroups compute rows of the group: the pace of the blocks
+ * sharing B); other tiles start at their first row. */
+Test(grouped_sched, box_rows_keep_short_tiles_inside_their_group) {
+    for (uint32_t rows = 1; rows <= 40u * TMA_GEMM_BM; rows++)
+        for (uint32_t first = 0; first < rows; first += TMA_GEMM_BM) {
+            const uint32_t row0 = gg_box_row(first, rows), last = first + TMA_GEMM_BM < rows ? first + TMA_GEMM_BM : rows;
+            cr_assert(row0 <= first && first - row0 <= TMA_GEMM_BM / 2u && (first - row0) % 64u == 0u,
+                      "rows %u, tile at %u: box at %u", rows, first, row0);
+            cr_assert_leq(last, row0 + TMA_GEMM_BM, "the box holds the tile's rows");
+            const bool short_below = rows - first <= TMA_GEMM_BM / 2u && first > 0u;
+            if (short_below)
+                cr_assert(row0 + TMA_GEMM_BM / 2u == first, "rows %u, tile at %u: the box's first half is the tile "
+                          "above's last rows", rows, first);
+            else
+                cr_assert_eq(row0, first, "rows %u, tile at %u", rows, first);
+        }
+}
+
 /* The schedule the device makes (gg_sched_make): K parts where the last wave fills at most half of the grid. 8
  * experts over 4,096 tokens at N = K = 4096 (64 stages a tile): 560 or 576 tiles on 132 blocks. */
 Test(grouped_sched, k_parts_where_the_last_wave_is_short) {
