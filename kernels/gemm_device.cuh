@@ -153,12 +153,13 @@ static __device__ __forceinline__ void gm_mainloop(float (&acc)[R], uint64_t da0
         release_stage<CL>(&empty[prev]);
 }
 
-/* gm_mainloop for a consumer warpgroup whose 64 rows all lie past the tile's rows (a group's or the product's last
- * tile row with at most 64 rows left, a cluster's second tile row past M): it waits for each of the nk stages and
- * releases it at once, with no wgmma, so the other warpgroup has the tensor cores to itself. Where few blocks run (a
- * short last wave) such a tile takes about half a tile's time; where every SM is busy, as long as a whole tile (the
- * loads are the same; H100, docs/lab/grouped_gemm.md "The last wave"). Its accumulators are zeros (what the zero-filled rows sum to). The stages pass at the same ring
- * positions and parities as gm_mainloop's. A loop of its own: a branch on it inside gm_mainloop's loop made ptxas
+/* gm_mainloop for a consumer warpgroup whose 64 rows all lie past the tile's rows (the product's last tile row with at
+ * most 64 rows left, a grouped GEMM's group of at most 64 rows, a cluster's second tile row past M): it waits for each
+ * of the nk stages and releases it at once, with no wgmma, so the other warpgroup has the tensor cores to itself. Such
+ * a block keeps a pace of its own: where blocks share a B tile through the L2, the grouped GEMM computes rows of the
+ * tile above instead (gg_box_row, docs/lab/grouped_gemm.md "One pace for the blocks that share B"). Its accumulators
+ * are zeros (what the zero-filled rows sum to). The stages pass at the same ring positions and parities as
+ * gm_mainloop's. A loop of its own: a branch on it inside gm_mainloop's loop made ptxas
  * serialize every wgmma of the kernel (C7518: a warpgroup dependency barrier in a divergent path; CUDA 13.0). */
 template <int CL, uint32_t R, uint32_t TAPS = 1u>
 static __device__ __forceinline__ void gm_pass_stages(float (&acc)[R], uint64_t *full, uint64_t *empty, uint32_t nk,

@@ -176,15 +176,14 @@ __global__ void __launch_bounds__(32 * BUILD_WARPS, 1) gg_build_kernel(const __g
 
 /* The grouped GEMM's operands and tiles for gm_pipeline_kernel (gemm_device.cuh): units number the tiles of group 0,
  * then group 1, ... (gg_locate); block b takes unit b first, then whichever unit is next untaken (gg_counters),
- * skipping the groups the build refused; its consumers follow through the pipeline's tile queue. Taken at run time,
- * not b, b + grid, ... fixed in advance: the blocks that share a B tile (a group's tile rows in one tile column, next
- * to each other in unit order) must load it at about the same time for the L2 to serve all but the first, and with a
- * fixed schedule the blocks drift apart wherever tiles cost unequal times (a group's last tile of <= 64 rows takes
- * half a tile's) or start late (the blocks that waited for the map build's SMs): H100, 128 experts over 65,536
- * tokens, the GEMM read 11.2 GB from DRAM for 4.8 GB of operands and ran 4.3 ms (docs/lab/grouped_gemm.md "A
- * schedule taken at run time"). Every group's maps are the map table's, built by gg_build_kernel: the producer
- * acquires a group's maps of A and B before its first load through them, each consumer warpgroup's store issuer the
- * map of C before its first store. */
+ * skipping the groups the build refused; its consumers follow through the pipeline's tile queue. Taken at run time, not
+ * b, b + grid, ... fixed in advance: the blocks that share a B tile (a group's tile rows in one tile column, next to
+ * each other in unit order) must load it at about the same time for the L2 to serve all but the first, and with a fixed
+ * schedule the blocks drift apart wherever tiles cost unequal times (a group's last tile has fewer rows) or start late
+ * (the blocks that waited for the map build's SMs): H100, 128 experts over 65,536 tokens, the GEMM read 11.2 GB from
+ * DRAM for 4.8 GB of operands and ran 4.3 ms (docs/lab/grouped_gemm.md "A schedule taken at run time"). Every group's
+ * maps are the map table's, built by gg_build_kernel: the producer acquires a group's maps of A and B before its first
+ * load through them, each consumer warpgroup's store issuer the map of C before its first store. */
 struct GroupedOps {
     static constexpr uint32_t BN = ::BN;
     static constexpr bool C_TRANSPOSED = false;
