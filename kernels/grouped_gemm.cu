@@ -242,8 +242,9 @@ struct GroupedOps {
     __device__ bool next(Walk &w, const gg_sched &s, gm_segment *seg, GmTile *t) const {
         const uint32_t tiles_n = (p.n + BN - 1u) / BN;
         while (!w.done) {
-            const int first = w.u == ~0ull;
-            w.u = gg_unit_taken(blockIdx.x, gridDim.x, first, first ? 0ull : atomicAdd(&p.counters->taken, 1ull));
+            const int by_index = gg_first_by_index(&s, gridDim.x), own = by_index && w.u == ~0ull;
+            w.u = gg_unit_taken(blockIdx.x, gridDim.x, by_index, own,
+                                own ? 0ull : atomicAdd(&p.counters->taken, 1ull));
             if (w.u >= gg_sched_takes(&s))
                 return false;
             const gg_take take = gg_take_of(&s, w.u);

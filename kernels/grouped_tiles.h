@@ -60,28 +60,29 @@ TMA_HD int gg_locate(gg_cursor *c, uint64_t u, const int32_t *m, uint32_t groups
     return 0;
 }
 
-/** The GEMM's run-time schedule: the unit a block takes, its own index first (first != 0), then the grid's count plus
- *  `taken`, the value a shared counter of the units taken past the grid's first had before this block's increment
- *  (grouped_gemm.cu: GroupedOps::next). Every unit is taken once, by one block, and each block's units increase (what
- *  gg_locate's cursor needs), in whatever order the blocks come. */
-TMA_HD uint64_t gg_unit_taken(uint32_t block, uint32_t grid, int first, uint64_t taken) {
-    return first ? block : grid + taken;
+/** The GEMM's run-time schedule: the unit a block takes. With `by_index` (gg_first_by_index), its own index first
+ *  (`own`: its first take), then the grid's count plus `taken`, the value a shared counter of the units taken past the
+ *  grid's first had before this block's increment; without, every unit is `taken`, the counter's value (grouped_gemm.cu:
+ *  GroupedOps::next; the counter is read for every take but an `own` one). Every unit is taken once, by one block, and
+ *  each block's units increase (what gg_locate's cursor needs), in whatever order the blocks come. */
+TMA_HD uint64_t gg_unit_taken(uint32_t block, uint32_t grid, int by_index, int own, uint64_t taken) {
+    return own ? block : (by_index ? grid : 0u) + taken;
 }
 
 /** The GEMM's schedule, made on the device (GroupedOps::device_sched: the tile count is the sum over the groups of
- *  gg_group_units, known only there). K PARTS IN A SHORT LAST WAVE: where the tiles leave a last wave of r tiles
- *  (r = units % workers) that fills at most half of the grid (2 r <= workers), each of those r tiles is cut along K
- *  into `parts` consecutive ranges of stages (as many as the grid holds, at most GG_TAIL_PARTS and at most nk), each
- *  a unit of its own, so the last wave keeps about parts x r blocks busy for 1 / parts of a tile's time instead of r
- *  blocks for a whole one. A tile's first part is its OWNER, the others its HELPERS: each helper stores its partial
- *  tile in a workspace slot of its own (the slot numbered by the helper, not by the block: a block may take two), the
- *  owner adds them to its own and stores the tile (gm_pipeline_kernel's stream-K fixup). The units are taken helpers
- *  first, then owners, so when a block takes an owner every helper of it has been taken by a running block, which
- *  waits for nothing: no owner waits for a block that waits. An owner is its block's last unit (its fixup reads the
- *  partial tiles into the freed stages). Measured against the two 64-row halves a tile that this replaced:
- *  docs/lab/grouped_gemm.md "K parts in the last wave". Stream-K over the last one or two waves, tried before, ran
- *  1.2-1.5x slower: its blocks worked on K slices of different tiles at once, and with 8 experts' 32 MiB weights the
- *  L2 no longer served the neighbours' B tiles; here every part of the short wave runs at once. */
+ *  gg_group_units, known only there). K PARTS IN A SHORT LAST WAVE: where the tiles leave a last wave of r tiles (r =
+ *  units % workers) that fills at most half of the grid (2 r <= workers), each of those r tiles is cut along K into
+ *  `parts` consecutive ranges of stages (as many as the grid holds, at most GG_TAIL_PARTS and at most nk), each a unit
+ *  of its own, so the last wave keeps about parts x r blocks busy for 1 / parts of a tile's time instead of r blocks
+ *  for a whole one. A tile's first part is its OWNER, the others its HELPERS: each helper stores its partial tile in a
+ *  workspace slot of its own (the slot numbered by the helper, not by the block: a block may take two), the owner adds
+ *  them to its own and stores the tile (gm_pipeline_kernel's stream-K fixup). The units are taken helpers first, then
+ *  owners, all from the counter (gg_first_by_index), so when a block takes an owner every helper of it has been taken
+ *  by a running block, which waits for nothing: no owner waits for a block that waits. An owner is its block's last
+ *  unit (its fixup reads the partial tiles into the freed stages). Measured against the two 64-row halves a tile that
+ *  this replaced: docs/lab/grouped_gemm.md "K parts in the last wave". Stream-K over the last one or two waves, tried
+ *  before, ran 1.2-1.5x slower: its blocks worked on K slices of different tiles at once, and with 8 experts' 32 MiB
+ *  weights the L2 no longer served the neighbours' B tiles; here every part of the short wave runs at once. */
 typedef struct gg_sched {
     uint64_t units; /**< the groups' tiles */
     uint64_t split; /**< the first tile cut into parts (units: none) */
@@ -104,6 +105,12 @@ TMA_HD gg_sched gg_sched_make(uint64_t units, uint32_t workers, uint32_t nk) {
     s.nk = nk;
     return s;
 }
+
+/** Whether each block takes its first unit by its index (gg_unit_taken): only where none of the first wave's units is
+ *  a K part, so that every K part is taken by a block that is running and an owner waits only for running blocks, which
+ *  wait for nothing (no block has to be resident for another to finish: a grid that does not fit at once, under MPS
+ *  say, still ends). Else every unit, the first included, comes from the counter. */
+TMA_HD int gg_first_by_index(const gg_sched *s, uint32_t grid) { return s->parts == 1u || s->split >= grid; }
 
 /** The units the blocks take at run time (gg_unit_taken numbers them): the whole tiles before s->split, then the
  *  parts of each tile after. */

@@ -50,8 +50,9 @@ Test(grouped_sched, every_tile_once) {
         }
         uint8_t *seen = calloc(total + 1, 1);
         cr_assert(seen != NULL);
-        /* the blocks take units as the kernel's do (gg_unit_taken: its index, then a shared counter's next), one
-         * block at a time in a random order, each with its own cursor */
+        /* the blocks take units as the kernel's do (gg_unit_taken: its index, then a shared counter's next; or every
+         * unit from the counter), one block at a time in a random order, each with its own cursor */
+        const int by_index = (int)rnd_below(2);
         gg_cursor c[24];
         uint32_t last_group[24], done = 0;
         int first[24], finished[24];
@@ -62,7 +63,8 @@ Test(grouped_sched, every_tile_once) {
             const uint32_t b = rnd_below(grid);
             if (finished[b])
                 continue;
-            const uint64_t u = gg_unit_taken(b, grid, first[b], first[b] ? 0 : taken++);
+            const int own = by_index && first[b];
+            const uint64_t u = gg_unit_taken(b, grid, by_index, own, own ? 0 : taken++);
             first[b] = 0;
             uint32_t g, tm, tn;
             if (!gg_locate(&c[b], u, m, groups, tiles_n, group_m, &g, &tm, &tn)) {
@@ -147,12 +149,12 @@ Test(grouped_sched, k_parts_where_the_last_wave_is_short) {
  * split, a K part (gg_take_of); a block stops after an owner, and its cursor starts again where an owner's tile lies
  * before it. Together the units cover every stage of every tile of every group with rows exactly once; every
  * helper's slot is its own and below the grid's blocks (the workspace has one per block); an owner's slots are its
- * own helpers', each of them taken before it or the first unit of a block (which takes it as it starts): an owner
- * waits only for blocks that wait for nothing, so nothing waits in a cycle (every block of the grid is resident). */
+ * own helpers', each of them taken before it from the counter (gg_first_by_index: where K parts fall in the first
+ * wave, every unit comes from the counter), so an owner waits only for running blocks that wait for nothing. */
 Test(grouped_sched, every_stage_once_with_k_parts) {
     seed("grouped_sched.every_stage_once_with_k_parts");
     enum { MAXG = 40, MAXB = 40, MAXNK = 12 };
-    int cut = 0;
+    int cut = 0, all_counted = 0;
     for (int trial = 0; trial < 400; trial++) {
         const uint32_t groups = 1 + rnd_below(MAXG), tiles_n = 1 + rnd_below(5), grid = 1 + rnd_below(MAXB);
         const uint32_t group_m = 1 + rnd_below(20), nk = 1 + rnd_below(MAXNK);
@@ -164,7 +166,9 @@ Test(grouped_sched, every_stage_once_with_k_parts) {
             total += gg_group_units(m[g], tiles_n);
         }
         const gg_sched s = gg_sched_make(total, grid, nk);
+        const int by_index = gg_first_by_index(&s, grid);
         cut += s.split < s.units;
+        all_counted += s.split < s.units && !by_index;
         uint8_t *seen = calloc((total + 1) * MAXNK, 1);         /* stage kb of tile id: seen[id * MAXNK + kb] */
         int64_t *helper_at = calloc((size_t)grid * 2u, sizeof *helper_at); /* slot -> tile + 1, 0: unused */
         uint32_t *owners = calloc(total + 1, sizeof *owners); /* tail tile -> its owner's first slot + 1 */
@@ -179,7 +183,8 @@ Test(grouped_sched, every_stage_once_with_k_parts) {
             const uint32_t b = rnd_below(grid);
             if (finished[b])
                 continue;
-            const uint64_t v = gg_unit_taken(b, grid, first[b], first[b] ? 0 : taken++);
+            const int own = by_index && first[b];
+            const uint64_t v = gg_unit_taken(b, grid, by_index, own, own ? 0 : taken++);
             first[b] = 0;
             if (v >= gg_sched_takes(&s)) {
                 finished[b] = 1, finished_n++;
@@ -204,10 +209,10 @@ Test(grouped_sched, every_stage_once_with_k_parts) {
                 helper_at[t.slot] = (int64_t)t.tile + 1;
             } else {
                 cr_assert(t.tile >= s.split && t.kb0 == 0u && t.kb1 < nk);
-                for (uint32_t h = 0; h < s.parts - 1u; h++) /* taken, or the first unit of a block (its index) */
-                    cr_assert(helper_at[t.slot + h] == (int64_t)t.tile + 1 || s.split + t.slot + h < grid,
-                              "tile %llu: helper %u neither taken before its owner nor a block's first unit",
-                              (unsigned long long)t.tile, h);
+                cr_assert(v >= (by_index ? grid : 0u), "an owner comes from the counter");
+                for (uint32_t h = 0; h < s.parts - 1u; h++)
+                    cr_assert_eq(helper_at[t.slot + h], (int64_t)t.tile + 1, "tile %llu: helper %u taken before its "
+                                 "owner", (unsigned long long)t.tile, h);
                 owners[t.tile - s.split] = t.slot + 1u;
                 finished[b] = 1, finished_n++; /* an owner is its block's last unit */
             }
@@ -225,6 +230,7 @@ Test(grouped_sched, every_stage_once_with_k_parts) {
         free(owners);
     }
     cr_assert_gt(cut, 20, "the trials exercise K parts (%d of 400)", cut);
+    cr_assert_gt(all_counted, 5, "and K parts in the first wave, every unit from the counter (%d)", all_counted);
 }
 
 /* Group g's descriptor, as the device builds it: the template with the group's edits. */
