@@ -62,9 +62,9 @@ TMA_HD int gg_locate(gg_cursor *c, uint64_t u, const int32_t *m, uint32_t groups
 
 /** The GEMM's run-time schedule: the unit a block takes. With `by_index` (gg_first_by_index), its own index first
  *  (`own`: its first take), then the grid's count plus `taken`, the value a shared counter of the units taken past the
- *  grid's first had before this block's increment; without, every unit is `taken`, the counter's value (grouped_gemm.cu:
- *  GroupedOps::next; the counter is read for every take but an `own` one). Every unit is taken once, by one block, and
- *  each block's units increase (what gg_locate's cursor needs), in whatever order the blocks come. */
+ *  grid's first had before this block's increment; without, every unit is `taken`, the counter's value
+ *  (grouped_gemm.cu: GroupedOps::next; the counter is read for every take but an `own` one). Every unit is taken once,
+ *  by one block, and each block's units increase (what gg_locate's cursor needs), in whatever order the blocks come. */
 TMA_HD uint64_t gg_unit_taken(uint32_t block, uint32_t grid, int by_index, int own, uint64_t taken) {
     return own ? block : (by_index ? grid : 0u) + taken;
 }

@@ -98,7 +98,8 @@ Test(grouped_sched, every_tile_once) {
 Test(grouped_sched, box_rows_keep_short_tiles_inside_their_group) {
     for (uint32_t rows = 1; rows <= 40u * TMA_GEMM_BM; rows++)
         for (uint32_t first = 0; first < rows; first += TMA_GEMM_BM) {
-            const uint32_t row0 = gg_box_row(first, rows), last = first + TMA_GEMM_BM < rows ? first + TMA_GEMM_BM : rows;
+            const uint32_t row0 = gg_box_row(first, rows);
+            const uint32_t last = first + TMA_GEMM_BM < rows ? first + TMA_GEMM_BM : rows;
             cr_assert(row0 <= first && first - row0 <= TMA_GEMM_BM / 2u && (first - row0) % 64u == 0u,
                       "rows %u, tile at %u: box at %u", rows, first, row0);
             cr_assert_leq(last, row0 + TMA_GEMM_BM, "the box holds the tile's rows");
