@@ -754,7 +754,7 @@ __global__ void __launch_bounds__(PM_THR_THREADS, PM_THR_BLOCKS_PER_SM) pm_chunk
     const uint64_t extent = pm_thr_extent(&R), drop = HALO ? tma_l2_policy_evict_first() : 0u;
     for (uint64_t t = blockIdx.x; t < ntiles; t += gridDim.x) {
         pm_thr_tile TL;
-        pm_thr_tile_of(&R, pm_thr_walk(&R, t, pm_ct_group(HALO)), &TL);
+        pm_thr_walk_tile(&R, t, pm_ct_group(HALO), &TL);
         const uint32_t nxb = TL.nx * E, rows = R.n[1] - TL.y0 < ROWS ? R.n[1] - TL.y0 : ROWS;
         /* whole: every row loaded, all of x, the chunks of the first and last rows inside src's bytes (strides are
          * positive), and (HALO) not the first tile of a dst row */

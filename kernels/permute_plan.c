@@ -665,7 +665,7 @@ static tma_status pm_model_threads(const tma_permute_desc *desc, const pm_layout
         uint64_t stores = 0;
         for (uint64_t t = 0; t < L->tiles; t++) { /* in the kernel's walk: a tile it skips stays poisoned in dst */
             pm_thr_tile T;
-            pm_thr_tile_of(R, pm_thr_walk(R, t, pm_ct_group(R->halo)), &T);
+            pm_thr_walk_tile(R, t, pm_ct_group(R->halo), &T);
             memset(words, 0xA5, pm_thr_smem(R)); /* poison: every byte stored must come from a load */
             const uint64_t n = pm_model_chunks_tile(R, desc->src, desc->dst, &T, words);
             if (n == UINT64_MAX) {

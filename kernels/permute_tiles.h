@@ -449,11 +449,8 @@ typedef struct pm_thr_tile {
     uint64_t s, d;
 } pm_thr_tile;
 
-/** Tile t (dimension 0 fastest, then 1, then the rest). */
-TMA_HD void pm_thr_tile_of(const pm_thr *R, uint64_t t, pm_thr_tile *T) {
-    uint32_t r0, r1;
-    t = pm_divmod(t, R->tn[0], &r0);
-    t = pm_divmod(t, R->tn[1], &r1);
+/** Tile (r0, r1) of the outer index t (the dimensions past 1, dimension 2 fastest). */
+TMA_HD void pm_thr_tile_at(const pm_thr *R, uint32_t r0, uint32_t r1, uint64_t t, pm_thr_tile *T) {
     T->x0 = r0 * R->tx, T->y0 = r1 * R->ty;
     T->nx = R->n[0] - T->x0 < R->tx ? R->n[0] - T->x0 : R->tx;
     T->ny = R->n[1] - T->y0 < R->ty ? R->n[1] - T->y0 : R->ty;
@@ -468,6 +465,14 @@ TMA_HD void pm_thr_tile_of(const pm_thr *R, uint64_t t, pm_thr_tile *T) {
     T->s = s, T->d = d;
 }
 
+/** Tile t (dimension 0 fastest, then 1, then the rest). */
+TMA_HD void pm_thr_tile_of(const pm_thr *R, uint64_t t, pm_thr_tile *T) {
+    uint32_t r0, r1;
+    t = pm_divmod(t, R->tn[0], &r0);
+    t = pm_divmod(t, R->tn[1], &r1);
+    pm_thr_tile_at(R, r0, r1, t, T);
+}
+
 /** The thread kernel's t-th tile in its walk: bands of `group` tile columns down the tile rows (tr_tile_xy), each
  *  outer index in turn; 0 = row-major. The index pm_thr_tile_of takes. */
 TMA_HD uint64_t pm_thr_walk(const pm_thr *R, uint64_t t, uint32_t group) {
@@ -477,6 +482,20 @@ TMA_HD uint64_t pm_thr_walk(const pm_thr *R, uint64_t t, uint32_t group) {
     const uint64_t outer = pm_divmod(t, R->tn[0] * R->tn[1], &inner);
     tr_tile_xy(inner, R->tn[0], R->tn[1], group, &tx, &ty);
     return tx + (uint64_t)R->tn[0] * (ty + (uint64_t)R->tn[1] * outer);
+}
+
+/** The tile pm_thr_walk's t-th index names, pm_thr_tile_of(R, pm_thr_walk(R, t, group)), without composing that index
+ *  to divide it again: a kernel's tiles took five 32-bit divisions each that way, two this way where the rank is 2
+ *  (tests/test_permute.c holds the two equal). */
+TMA_HD void pm_thr_walk_tile(const pm_thr *R, uint64_t t, uint32_t group, pm_thr_tile *T) {
+    if (!group) {
+        pm_thr_tile_of(R, t, T);
+        return;
+    }
+    uint32_t inner = (uint32_t)t, tx, ty;
+    const uint64_t outer = R->rank > 2u ? pm_divmod(t, R->tn[0] * R->tn[1], &inner) : 0u;
+    tr_tile_xy(inner, R->tn[0], R->tn[1], group, &tx, &ty);
+    pm_thr_tile_at(R, tx, ty, outer, T);
 }
 
 /** The chunk transpose's band width for pm_thr_walk: PM_CT_GROUP tile columns with the halo (pm_thr.halo), row-major

@@ -564,6 +564,34 @@ Test(permute_model, chunk_transpose_walk_visits_every_tile_once) {
     }
 }
 
+Test(permute_model, chunk_transpose_walk_tile_is_the_walk_s_tile) {
+    /* pm_thr_walk_tile (the kernel's) gives, field for field, the tile pm_thr_tile_of gives for pm_thr_walk's index:
+     * ranks 2 to 5, random tile grids, band widths and strides, every index. */
+    uint64_t rng = seed_of("permute_model.chunk_transpose_walk_tile_is_the_walk_s_tile");
+    for (int trial = 0; trial < 300; trial++) {
+        pm_thr R;
+        memset(&R, 0, sizeof R);
+        R.rank = (uint32_t)pr_in(&rng, 2, 5);
+        R.tx = (uint32_t)pr_in(&rng, 1, 128), R.ty = (uint32_t)pr_in(&rng, 1, 128);
+        for (uint32_t k = 0; k < 5u; k++) {
+            R.tn[k] = k < R.rank ? (uint32_t)pr_in(&rng, 1, k < 2u ? 30 : 3) : 1u;
+            R.n[k] = k == 0 ? (R.tn[0] - 1u) * R.tx + (uint32_t)pr_in(&rng, 1, (int)R.tx)
+                   : k == 1 ? (R.tn[1] - 1u) * R.ty + (uint32_t)pr_in(&rng, 1, (int)R.ty) : R.tn[k];
+            R.ss[k] = (uint64_t)pr_in(&rng, 1, 1 << 20), R.ds[k] = (uint64_t)pr_in(&rng, 1, 1 << 20);
+        }
+        const uint32_t group = trial == 0 ? PM_CT_GROUP : (uint32_t)pr_in(&rng, 0, 12);
+        const uint64_t tiles = (uint64_t)R.tn[0] * R.tn[1] * R.tn[2] * R.tn[3] * R.tn[4];
+        for (uint64_t t = 0; t < tiles; t++) {
+            pm_thr_tile a, b;
+            pm_thr_tile_of(&R, pm_thr_walk(&R, t, group), &a);
+            pm_thr_walk_tile(&R, t, group, &b);
+            cr_assert(a.x0 == b.x0 && a.y0 == b.y0 && a.nx == b.nx && a.ny == b.ny && a.s == b.s && a.d == b.d,
+                      "rank %u, tiles %u x %u x %u x %u x %u, bands of %u: step %llu", R.rank, R.tn[0], R.tn[1],
+                      R.tn[2], R.tn[3], R.tn[4], group, (unsigned long long)t);
+        }
+    }
+}
+
 Test(permute_model, chunk_transpose_src_at_any_phase) {
     /* Transposes long in both dimensions whose dst rows start on 16 bytes (the chunk transpose, pm_thr_chunks): src
      * rows of odd lengths at odd addresses and with odd strides, last tiles short in both dimensions, every element
