@@ -473,28 +473,35 @@ TMA_HD void pm_thr_tile_of(const pm_thr *R, uint64_t t, pm_thr_tile *T) {
     pm_thr_tile_at(R, r0, r1, t, T);
 }
 
-/** The thread kernel's t-th tile in its walk: bands of `group` tile columns down the tile rows (tr_tile_xy), each
- *  outer index in turn; 0 = row-major. The index pm_thr_tile_of takes. */
+/** The thread kernel's t-th tile in its walk, as coordinates: bands of `group` tile columns down the tile rows
+ *  (tr_tile_xy), each outer index (the dimensions past 1) in turn; 0 = row-major. */
+TMA_HD void pm_thr_walk_xy(const pm_thr *R, uint64_t t, uint32_t group, uint32_t *tx, uint32_t *ty, uint64_t *outer) {
+    uint32_t inner = (uint32_t)t;
+    *outer = R->rank > 2u ? pm_divmod(t, R->tn[0] * R->tn[1], &inner) : 0u;
+    tr_tile_xy(inner, R->tn[0], R->tn[1], group, tx, ty);
+}
+
+/** The walk's t-th tile as the index pm_thr_tile_of takes. */
 TMA_HD uint64_t pm_thr_walk(const pm_thr *R, uint64_t t, uint32_t group) {
     if (!group)
         return t;
-    uint32_t inner, tx, ty;
-    const uint64_t outer = pm_divmod(t, R->tn[0] * R->tn[1], &inner);
-    tr_tile_xy(inner, R->tn[0], R->tn[1], group, &tx, &ty);
+    uint32_t tx, ty;
+    uint64_t outer;
+    pm_thr_walk_xy(R, t, group, &tx, &ty, &outer);
     return tx + (uint64_t)R->tn[0] * (ty + (uint64_t)R->tn[1] * outer);
 }
 
-/** The tile pm_thr_walk's t-th index names, pm_thr_tile_of(R, pm_thr_walk(R, t, group)), without composing that index
- *  to divide it again: a kernel's tiles took five 32-bit divisions each that way, two this way where the rank is 2
+/** The walk's t-th tile, pm_thr_tile_of(R, pm_thr_walk(R, t, group)), without composing that index to divide it
+ *  again: a kernel's tiles took five 32-bit divisions each that way, two this way where the rank is 2
  *  (tests/test_permute.c holds the two equal). */
 TMA_HD void pm_thr_walk_tile(const pm_thr *R, uint64_t t, uint32_t group, pm_thr_tile *T) {
     if (!group) {
         pm_thr_tile_of(R, t, T);
         return;
     }
-    uint32_t inner = (uint32_t)t, tx, ty;
-    const uint64_t outer = R->rank > 2u ? pm_divmod(t, R->tn[0] * R->tn[1], &inner) : 0u;
-    tr_tile_xy(inner, R->tn[0], R->tn[1], group, &tx, &ty);
+    uint32_t tx, ty;
+    uint64_t outer;
+    pm_thr_walk_xy(R, t, group, &tx, &ty, &outer);
     pm_thr_tile_at(R, tx, ty, outer, T);
 }
 
