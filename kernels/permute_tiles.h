@@ -481,7 +481,8 @@ TMA_HD void pm_thr_walk_xy(const pm_thr *R, uint64_t t, uint32_t group, uint32_t
     tr_tile_xy(inner, R->tn[0], R->tn[1], group, tx, ty);
 }
 
-/** The walk's t-th tile as the index pm_thr_tile_of takes. */
+/** The walk's t-th tile as the index pm_thr_tile_of takes: the form the tests check the walk by (a permutation of the
+ *  tiles; pm_thr_walk_tile equal to it); the kernels and the model call pm_thr_walk_tile. */
 TMA_HD uint64_t pm_thr_walk(const pm_thr *R, uint64_t t, uint32_t group) {
     if (!group)
         return t;
