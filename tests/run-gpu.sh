@@ -75,7 +75,7 @@ for tool in memcheck racecheck synccheck; do
         "$build/tests/test_gpu_gemm" --jobs=1 --filter='gpu_gemm/ragged*'
     run "sanitizer_${tool}_grouped" env TMA_GPU_CONFIGS=4 \
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
-        "$build/tests/test_gpu_grouped" --jobs=1 --filter='gpu_grouped/[rb]*'
+        "$build/tests/test_gpu_grouped" --jobs=1 --filter='gpu_grouped/[rbe]*'
     run "sanitizer_${tool}_conv" env TMA_GPU_CONFIGS=4 \
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
         "$build/tests/test_gpu_conv" --jobs=1 --filter='gpu_conv/[fph]*'

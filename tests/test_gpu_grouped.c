@@ -11,6 +11,9 @@
  *                   negative: tma_grouped_gemm_check names that group and the rule in the host's words, its C_g is
  *                   untouched, every other group is right; the same under the thread-loaded kernel (N and K not
  *                   multiples of 8) with an odd A_g, a NULL B_g and a negative M_g.
+ *   each_run_its_own_status - one plan through four runs whose group changes between them (good, B_g NULL, A_g off
+ *                   16 bytes, good again): every run reports, skips and computes by its own groups, never by an
+ *                   earlier run's map or flag; with the default grid and with one block.
  *   k_zero        - K = 0 writes zeros into every C_g.
  *   k_zero_bad_groups - K = 0 with a NULL or odd C_g or a negative M_g: that group reported and untouched, the rest
  *                   zeros; NULL A_g and B_g accepted.
@@ -323,6 +326,61 @@ Test(gpu_grouped, groups_off_16_bytes, .timeout = 300) {
                 CUDA_OK(cudaMemset(p.dc[g], 0xFF, p.c_bytes[g] + GUARD));
         }
         cr_assert_eq(tma_grouped_gemm_plan_free(&plan, &diag), TMA_OK, "%s", diag.message);
+        problem_free(&p);
+    }
+}
+
+/* One plan through runs whose groups change between them: each run computes, skips and reports by its own groups
+ * (the map build rewrites every group's flag and maps each run), never by an earlier run's. All groups good; then group
+ * `bad`'s B_g NULL (reported and skipped, its C_g untouched: the flag or map of the run before would compute it through
+ * that run's map); then its A_g 8 bytes off 16 (the threads compute it); then all good again (the flag of the run before
+ * would skip it). With the default grid and with one block. */
+Test(gpu_grouped, each_run_its_own_status, .timeout = 300) {
+    require_sm90();
+    seed_rng("gpu_grouped.each_run_its_own_status");
+    for (int one_block = 0; one_block <= 1; one_block++) {
+        problem p;
+        int32_t m[6] = {200, 130, 64, 300, 1, 129};
+        problem_make(&p, 6, 136, 72, m);
+        const int bad = (int)rnd_in(0, 5);
+        void *const keep_a = p.da[bad], *const keep_b = p.db[bad];
+        const size_t a_bytes = (size_t)p.m[bad] * p.k * 2;
+        tma_grouped_gemm_plan plan = make_plan(&p);
+        tma_diag diag;
+        if (one_block)
+            cr_assert_eq(tma_grouped_gemm_plan_tune(&plan, 1, 0, &diag), TMA_OK, "%s", diag.message);
+        static const char *const runs[] = {"all good", "B_g NULL", "A_g off 16 bytes", "all good again"};
+        for (int run = 0; run < 4; run++) {
+            p.da[bad] = keep_a;
+            if (run == 2) {
+                p.da[bad] = (uint8_t *)p.a_alloc[bad] + 8;
+                CUDA_OK(cudaMemcpy(p.da[bad], p.a[bad], a_bytes, cudaMemcpyHostToDevice));
+            } else if (run == 3) {
+                CUDA_OK(cudaMemcpy(p.da[bad], p.a[bad], a_bytes, cudaMemcpyHostToDevice));
+            }
+            p.db[bad] = run == 1 ? NULL : keep_b;
+            problem_upload(&p);
+            p.db[bad] = keep_b;
+            char what[96];
+            snprintf(what, sizeof what, "%s, run %d (%s, group %d)", one_block ? "one block" : "default grid", run,
+                     runs[run], bad);
+            const tma_status st = run_and_check(&plan, &diag);
+            if (run == 1) {
+                char group[32];
+                snprintf(group, sizeof group, "group %d: ", bad);
+                cr_assert_eq(st, TMA_ERR_GLOBAL_ADDRESS_NULL, "%s: status %s: %s", what, tma_status_name(st),
+                             diag.message);
+                cr_assert(strncmp(diag.message, group, strlen(group)) == 0, "%s: message: %s", what, diag.message);
+            } else {
+                cr_assert_eq(st, TMA_OK, "%s: %s: %s", what, tma_status_name(st), diag.message);
+            }
+            for (int g = 0; g < p.groups; g++)
+                check_group(&p, g, run == 1 && g == bad, what);
+            for (int g = 0; g < p.groups; g++) /* poisoned again for the next run */
+                CUDA_OK(cudaMemset(p.dc[g], 0xFF, p.c_bytes[g] + GUARD));
+        }
+        cr_assert_eq(tma_grouped_gemm_plan_free(&plan, &diag), TMA_OK, "%s", diag.message);
+        p.da[bad] = keep_a;
         problem_free(&p);
     }
 }
