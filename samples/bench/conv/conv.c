@@ -390,7 +390,7 @@ static const layer layers[] = {
     RESNET50_1X1(128),
     RESNET50_3X3(1),
     RESNET50_1X1(1),
-    STEM(32, 8), STEM(128, 8), STEM(1, 3), STEM(32, 3), STEM(128, 3),
+    STEM(1, 8), STEM(32, 8), STEM(128, 8), STEM(1, 3), STEM(32, 3), STEM(128, 3),
 };
 enum { NLAYERS = sizeof layers / sizeof layers[0] };
 
