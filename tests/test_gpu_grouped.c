@@ -50,6 +50,12 @@ static void random_bf16(uint16_t *h, size_t n) {
         h[i] = to_bf16((float)((int)rnd_in(0, 2000) - 1000) / 1000.0f);
 }
 
+/* Every C_g and the GUARD bytes after it set to 0xFF (bf16 NaN), before a run. */
+static void poison_c(const problem *p) {
+    for (int g = 0; g < p->groups; g++)
+        CUDA_OK(cudaMemset(p->dc[g], 0xFF, p->c_bytes[g] + GUARD));
+}
+
 /* odd: A_g and B_g 2 bytes into their allocations (off 16 bytes: the thread-loaded kernel only). */
 static void problem_make_at(problem *p, int groups, int n, int k, const int32_t *m, int odd) {
     memset(p, 0, sizeof *p);
@@ -70,8 +76,8 @@ static void problem_make_at(problem *p, int groups, int n, int k, const int32_t 
         CUDA_OK(cudaMemcpy(p->db[g], p->b[g], (size_t)n * k * 2, cudaMemcpyHostToDevice));
         p->c_bytes[g] = rows * n * 2;
         CUDA_OK(cudaMalloc((void **)&p->dc[g], p->c_bytes[g] + GUARD));
-        CUDA_OK(cudaMemset(p->dc[g], 0xFF, p->c_bytes[g] + GUARD)); /* bf16 NaN, and the guard */
     }
+    poison_c(p);
     CUDA_OK(cudaMalloc((void **)&p->arr_a, sizeof(void *) * MAX_G));
     CUDA_OK(cudaMalloc((void **)&p->arr_b, sizeof(void *) * MAX_G));
     CUDA_OK(cudaMalloc((void **)&p->arr_c, sizeof(void *) * MAX_G));
@@ -322,8 +328,7 @@ Test(gpu_grouped, groups_off_16_bytes, .timeout = 300) {
             cr_assert_eq(st, TMA_OK, "trial %d run %d: %s: %s", trial, run, tma_status_name(st), diag.message);
             for (int g = 0; g < p.groups; g++)
                 check_group(&p, g, 0, "groups off 16 bytes");
-            for (int g = 0; g < p.groups; g++) /* poisoned again for the second run */
-                CUDA_OK(cudaMemset(p.dc[g], 0xFF, p.c_bytes[g] + GUARD));
+            poison_c(&p); /* again for the second run */
         }
         cr_assert_eq(tma_grouped_gemm_plan_free(&plan, &diag), TMA_OK, "%s", diag.message);
         problem_free(&p);
@@ -376,8 +381,7 @@ Test(gpu_grouped, each_run_its_own_status, .timeout = 300) {
             }
             for (int g = 0; g < p.groups; g++)
                 check_group(&p, g, run == 1 && g == bad, what);
-            for (int g = 0; g < p.groups; g++) /* poisoned again for the next run */
-                CUDA_OK(cudaMemset(p.dc[g], 0xFF, p.c_bytes[g] + GUARD));
+            poison_c(&p); /* again for the next run */
         }
         cr_assert_eq(tma_grouped_gemm_plan_free(&plan, &diag), TMA_OK, "%s", diag.message);
         p.da[bad] = keep_a;
