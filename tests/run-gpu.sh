@@ -17,7 +17,7 @@ logs=${2:-$build/gpu-logs}
 needed=(tests/test_gpu_driver tests/test_gpu_copies tests/test_gpu_interleave tests/test_gpu_tile_plan
         tests/wgmma_probe tests/test_gpu_bulk tests/test_gpu_im2col tests/im2col_probe tests/test_gpu_tensormap
         tests/test_gpu_transpose tests/test_gpu_gemm tests/test_gpu_grouped tests/test_gpu_conv tests/test_gpu_permute
-        tests/test_gpu_fuzz tools/tma-layout tools/tma-bank-probe)
+        tests/test_gpu_fuzz tools/tma-layout tools/tma-bank-probe tools/tma-dram-patterns)
 missing=()
 for f in "${needed[@]}"; do
     [ -x "$build/$f" ] || missing+=("$build/$f")
@@ -86,6 +86,11 @@ for tool in memcheck racecheck synccheck; do
         compute-sanitizer --tool "$tool" --error-exitcode 99 --target-processes all \
         "$build/tests/test_gpu_tensormap" --jobs=1 --filter='gpu_tensormap/[ls]*'
 done
+# the traffic tool's patterns under memcheck: src rows at 2-byte phases (class maps, TMA stores), then dst rows there
+# (TMA loads, thread stores of partial rows)
+run sanitizer_memcheck_dram_patterns bash -c 'for pitch in "--src-pitch 2066" "--dst-pitch 2050"; do
+    compute-sanitizer --tool memcheck --error-exitcode 99 "$1" --rows 1024 --cols 1024 $pitch --reps 1 --rounds 1 ||
+        exit $?; done' _ "$build/tools/tma-dram-patterns"
 run bank_calibration "$(dirname "$0")/calibrate-banks.sh" "$build" "$build/bank-logs"
 grep -hE 'gpu_fuzz|resnet_1x1_race|seed|loads:|im2col|interleaved loads|INTERLEAVE_32B box|stores:|reduce-stores:|checker vs driver|stricter|checked mode|INTERLEAVE|device-built|fences:|device check|tf32 map|mod 128|grouped GEMM|bad group|big tiles|bulk|multicast|permutations' "$logs"/gpu_*.log
 cat "$logs/bank_calibration.log"
