@@ -187,14 +187,12 @@ __global__ void write_stream(uint4 *p, size_t n) {
 /* Host                                                                                                              */
 /* ---------------------------------------------------------------------------------------------------------------- */
 
+/* A 2-D map of u16 rows, unswizzled, 128-byte L2 promotion (the residue-class maps' setting in "TMA-loaded residue
+ * classes"). */
 static tma_tensor map_u16(const void *base, uint64_t cols, uint64_t rows, uint64_t pitch, uint32_t box_cols,
                           uint32_t box_rows) {
-    tma_tiled_desc d;
-    memset(&d, 0, sizeof d);
-    d.dtype = TMA_DTYPE_U16, d.rank = 2, d.global_address = (void *)base;
-    d.global_dim[0] = cols, d.global_dim[1] = rows, d.global_stride[0] = pitch;
-    d.box_dim[0] = box_cols, d.box_dim[1] = box_rows, d.element_stride[0] = d.element_stride[1] = 1;
-    d.swizzle = TMA_SWIZZLE_NONE, d.l2_promotion = TMA_L2_128B, d.oob_fill = TMA_OOB_ZERO;
+    tma_tiled_desc d = tma_desc_2d(TMA_DTYPE_U16, (void *)base, rows, cols, pitch, box_rows, box_cols, TMA_SWIZZLE_NONE);
+    d.l2_promotion = TMA_L2_128B;
     tma_tensor t;
     tma_diag diag;
     if (tma_tensor_make(&t, &d, &diag) != TMA_OK) {
