@@ -7,15 +7,16 @@
  *
  * src is R rows of C two-byte elements, P bytes apart (default 2 C); dst, its transpose, C rows of R elements, Q bytes
  * apart (default 2 R). A tile is 128 bytes (64 columns) of each of H src rows, loaded as boxes W bytes wide; its dst
- * side is 2 H bytes of each of 64 dst rows, at the transposed place. Tiles are walked row-major ("rm") or in bands of 8 tile columns ("b8"),
- * one block after another over a persistent grid. The patterns:
+ * side is 2 H bytes of each of 64 dst rows, at the transposed place. Tiles are walked row-major ("rm") or in bands of
+ * 8 tile columns ("b8"), one block after another over a persistent grid. The patterns:
  *   read, write, copy        a read stream and a write stream of the tiles' bytes, cudaMemcpyAsync of them
- *   tma-load                 TMA tile loads of W x H boxes, 4 stages a block, 2 blocks an SM (P a multiple of 16)
- *                            (stores alone: 2 blocks an SM for TMA stores, 4 for thread stores)
+ *   tma-load                 TMA tile loads of W x H boxes, 4 stages a block, a grid of 2 blocks an SM (one an SM
+ *                            resident where 4 stages of 144 x 256 do not fit twice; stores alone: 2 blocks an SM for
+ *                            TMA stores, 4 for thread stores) (P a multiple of 16)
  *   class-load               the same rows through g = 16 / gcd(P, 16) residue-class maps (map c: rows c, c + g, ...,
  *                            its base row c's first byte rounded down to 16 bytes), g boxes of W x H / g a tile: any
  *                            even pitch. W = 144 adds the 16 bytes a row at a phase needs past its 128.
- *   tma-store                TMA stores of the dst tiles, one 2 H x W / 2 box each (Q a multiple of 16)
+ *   tma-store                TMA stores of the dst tiles, one box of 2 H bytes by 64 rows each (Q a multiple of 16)
  *   thread-store U           256 threads store each tile's dst segments in 16-byte chunks: the U-byte units (16, 32,
  *                            128) whose first byte lies in the segment, so every unit is written whole by one tile
  *                            (a dst row's first and last chunks left out where they are partial)
