@@ -36,14 +36,14 @@
 #include "tma/tma.h"
 
 /* A failing CUDA call prints file:line, the call and the error, and exits (a tool's own check). */
-#define CUDA_CHECK(call)                                                                            \
-    do {                                                                                            \
-        cudaError_t e_ = (call);                                                                    \
-        if (e_ != cudaSuccess) {                                                                    \
-            fprintf(stderr, "tma-dram-patterns: %s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, \
-                    cudaGetErrorString(e_));                                                        \
-            exit(1);                                                                                \
-        }                                                                                           \
+#define CUDA_CHECK(call)                                                                                               \
+    do {                                                                                                               \
+        cudaError_t e_ = (call);                                                                                       \
+        if (e_ != cudaSuccess) {                                                                                       \
+            fprintf(stderr, "tma-dram-patterns: %s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,                    \
+                    cudaGetErrorString(e_));                                                                           \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
     } while (0)
 
 /* ---------------------------------------------------------------------------------------------------------------- */
@@ -57,8 +57,8 @@ enum { STORE_NONE, STORE_TMA, STORE_THREADS };
 
 struct pattern {
     tma_tensor src_map, dst_map, cls[MAX_CLASSES];
-    uint8_t *dst;                /* dst's first byte */
-    uint64_t dst_pitch, dst_row; /* dst rows' pitch and bytes */
+    uint8_t *dst;                    /* dst's first byte */
+    uint64_t dst_pitch, dst_row;     /* dst rows' pitch and bytes */
     uint32_t tiles_x, tiles_y, band; /* band 0: row-major */
     uint32_t w, h, g, stage_bytes;   /* tile W bytes x H rows; class maps; a stage's bytes */
     uint32_t load, store, unit, lanes_log2;
@@ -84,7 +84,8 @@ static __device__ __forceinline__ void load_tile(const pattern &A, uint8_t *stag
     const uint32_t rows = A.h / A.g, box = rows * A.w;
     tma_mbar_arrive_expect_tx(bar, box * A.g);
     for (uint32_t c = 0; c < A.g; c++)
-        tma_load_2d(stage + c * ((box + 127u) / 128u * 128u), &A.cls[c], bar, (int32_t)(tx * 64u), (int32_t)(ty * rows));
+        tma_load_2d(stage + c * ((box + 127u) / 128u * 128u), &A.cls[c], bar, (int32_t)(tx * 64u),
+                    (int32_t)(ty * rows));
 }
 
 /* The tile's owned units of its dst segments, from `from` (contents do not matter), by the block's threads. */
@@ -192,7 +193,8 @@ __global__ void write_stream(uint4 *p, size_t n) {
  * classes"). */
 static tma_tensor map_u16(const void *base, uint64_t cols, uint64_t rows, uint64_t pitch, uint32_t box_cols,
                           uint32_t box_rows) {
-    tma_tiled_desc d = tma_desc_2d(TMA_DTYPE_U16, (void *)base, rows, cols, pitch, box_rows, box_cols, TMA_SWIZZLE_NONE);
+    tma_tiled_desc d =
+        tma_desc_2d(TMA_DTYPE_U16, (void *)base, rows, cols, pitch, box_rows, box_cols, TMA_SWIZZLE_NONE);
     d.l2_promotion = TMA_L2_128B;
     tma_tensor t;
     tma_diag diag;
@@ -234,7 +236,8 @@ static const char *arg_str(int argc, char **argv, const char *flag) {
 }
 
 static int known_flags(int argc, char **argv) {
-    static const char *const flags[] = {"--rows", "--cols", "--src-pitch", "--dst-pitch", "--reps", "--rounds", "--only"};
+    static const char *const flags[] = {"--rows", "--cols",   "--src-pitch", "--dst-pitch",
+                                        "--reps", "--rounds", "--only"};
     for (int i = 1; i < argc; i += 2) { /* "--flag value" pairs, each flag one of these */
         int found = 0;
         for (const char *f : flags)
@@ -250,8 +253,8 @@ int main(int argc, char **argv) {
     const uint64_t P = arg_u64(argc, argv, "--src-pitch", 2 * C), Q = arg_u64(argc, argv, "--dst-pitch", 2 * R);
     const int reps = (int)arg_u64(argc, argv, "--reps", 20), rounds = (int)arg_u64(argc, argv, "--rounds", 3);
     const char *only = arg_str(argc, argv, "--only");
-    if (!known_flags(argc, argv) || R == 0 || R % 256 || (2 * C) % 128 || R > (1u << 24) || C > (1u << 24) || P < 2 * C || Q < 2 * R || P % 2 ||
-        Q % 2 || reps < 1 || rounds < 1) {
+    if (!known_flags(argc, argv) || R == 0 || R % 256 || (2 * C) % 128 || R > (1u << 24) || C > (1u << 24) ||
+        P < 2 * C || Q < 2 * R || P % 2 || Q % 2 || reps < 1 || rounds < 1) {
         fprintf(stderr, "usage: tma-dram-patterns [--rows R (a multiple of 256)] [--cols C (2 C a multiple of 128)] "
                         "[--src-pitch P >= 2 C, even] [--dst-pitch Q >= 2 R, even] [--reps N] [--rounds N] "
                         "[--only TEXT]\n");
@@ -334,11 +337,13 @@ int main(int argc, char **argv) {
             /* stores alone read one stage (TMA stores: two, alternating); thread stores alone run 4 blocks an SM,
              * which their 16-byte stores need to keep enough in flight (2 an SM: 1.4-2x slower), the rest 2 */
             const int alone = v.p.load == LOAD_NONE && !v.kind;
-            const size_t smem = v.kind ? 0 : (alone ? (v.p.store == STORE_TMA ? 2u : 1u) : STAGES) * (size_t)v.p.stage_bytes + 128;
+            const size_t smem =
+                v.kind ? 0 : (alone ? (v.p.store == STORE_TMA ? 2u : 1u) : STAGES) * (size_t)v.p.stage_bytes + 128;
             const uint32_t threads = v.p.store == STORE_THREADS ? 256u : 32u;
             const int grid = (alone && v.p.store == STORE_THREADS ? 4 : 2) * sms;
             if (!v.kind)
-                CUDA_CHECK(cudaFuncSetAttribute(pattern_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+                CUDA_CHECK(
+                    cudaFuncSetAttribute(pattern_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
             std::vector<float> t;
             for (int r = -3; r < reps; r++) {
                 CUDA_CHECK(cudaEventRecord(e0));
