@@ -205,7 +205,7 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / TMA_SWIZZLE_L
     __shared__ uint64_t full[S];
     /* 1024-byte aligned: every tile starts the swizzle pattern at phase 0, which the lane map assumes. */
     uint8_t *base = dyn + tma_swizzle_phase0_pad(TMA_SWIZZLE_128B, tma_smem_addr(dyn));
-    uint8_t *in_buf = base, *out_buf = base + S * TILE;
+    uint8_t *in_buf = base, *out_buf = base + S * TILE, *runs = out_buf + NB * TILE; /* runs: dspan only */
     const uint32_t tid = threadIdx.x;
     const uint64_t G = gridDim.x;
     __shared__ int32_t crd[S][5]; /* the load coordinates of the tile in each stage (thread 0's) */
@@ -279,6 +279,8 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / TMA_SWIZZLE_L
         if (TSTORE && g.tstore) {
             for (int i = 0; i < 5; i++) /* before the barrier: thread 0 rewrites crd[s] (tile it + S) after it */
                 lc[i] = crd[s][i];
+            if (g.dspan && tid < g.box[2])
+                tma_store_wait_read<0>(); /* this thread's run of the tile before has left the run buffer */
             __syncthreads();
             /* THREAD STORES (permute_tiles.h): the buffer is read back before the next barrier, and rewritten
              * NB >= 2 tiles later, after it. */
@@ -288,18 +290,34 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / TMA_SWIZZLE_L
 #pragma unroll
             for (uint32_t j = 0; j < V; j++)
                 x[j] = *(const uint4 *)__cvta_shared_to_generic(ob + sl[j].soff);
-            const uint64_t pol = KEEP ? tma_l2_policy_evict_first() : 0u;
+            if (g.dspan) { /* each slab one run of dst (pm_dst_slab_runs): in dst order into the run buffer, then one
+                            * bulk copy a slab; every chunk is whole (16 bytes) or past dst (0) */
+                const uint32_t rb = tma_smem_addr(runs), run = pm_dst_run_bytes(&g, E);
 #pragma unroll
-            for (uint32_t j = 0; j < V; j++) {
-                const uint32_t bytes = pm_tstore_bytes(&g, lc, &sl[j], E);
-                uint8_t *at = tb + sl[j].rel;
-                if (bytes == TMA_SWIZZLE_CHUNK_BYTES && !(g.dst_any && (uintptr_t)at % 16u != 0u)) {
-                    if (KEEP && g.src_keep)
-                        pm_st16_hint(at, x[j], pol);
-                    else
-                        *(uint4 *)at = x[j];
-                } else if (bytes) { /* a row's last chunk, or a chunk of a dst at any element: its elements only */
-                    pm_st_elems<E>(at, x[j], bytes);
+                for (uint32_t j = 0; j < V; j++)
+                    if (pm_tstore_bytes(&g, lc, &sl[j], E))
+                        *(uint4 *)__cvta_shared_to_generic(rb + sl[j].run_off) = x[j];
+                tma_fence_proxy_async();
+                __syncthreads();
+                const uint32_t left = g.lim_c - (uint32_t)lc[2], slabs = left < g.box[2] ? left : g.box[2];
+                if (tid < slabs) {
+                    tma_bulk_store(tb + (uint64_t)tid * g.dst_stride[2], runs + tid * run, run);
+                    tma_store_commit();
+                }
+            } else {
+                const uint64_t pol = KEEP ? tma_l2_policy_evict_first() : 0u;
+#pragma unroll
+                for (uint32_t j = 0; j < V; j++) {
+                    const uint32_t bytes = pm_tstore_bytes(&g, lc, &sl[j], E);
+                    uint8_t *at = tb + sl[j].rel;
+                    if (bytes == TMA_SWIZZLE_CHUNK_BYTES && !(g.dst_any && (uintptr_t)at % 16u != 0u)) {
+                        if (KEEP && g.src_keep)
+                            pm_st16_hint(at, x[j], pol);
+                        else
+                            *(uint4 *)at = x[j];
+                    } else if (bytes) { /* a row's last chunk, or a chunk of a dst at any element: its elements */
+                        pm_st_elems<E>(at, x[j], bytes);
+                    }
                 }
             }
         } else {
@@ -333,7 +351,7 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / TMA_SWIZZLE_L
                 pm_load(g.rank, in, &tin, &full[s], mc);
         }
     }
-    if (issuer)
+    if (issuer || (TSTORE && g.dspan && tid < g.box[2]))
         tma_store_wait<0>(); /* shared memory must outlive the stores' reads */
 }
 
@@ -1133,7 +1151,9 @@ extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permu
             (!L.grid.dst_any && p->store_map.box.smem_bytes != w * TMA_SWIZZLE_LINE_BYTES) ||
             !pm_tile_fits(L.grid.box[0], L.grid.box[1], L.grid.box[2], e, tall))
             return KD_FAIL(diag, PM_LAYOUT_DEFECT, tma_arg_u(0));
-        p->smem = (size_t)(PM_TR_STAGES + PM_TR_OUT_BUFFERS) * br * TMA_SWIZZLE_LINE_BYTES + TMA_SWIZZLE_PERIOD_128B;
+        /* dspan: one more tile's bytes for the runs (a tile's runs are at most its lines' bytes) */
+        p->smem = (size_t)(PM_TR_STAGES + PM_TR_OUT_BUFFERS + L.grid.dspan) * br * TMA_SWIZZLE_LINE_BYTES +
+                  TMA_SWIZZLE_PERIOD_128B;
         p->block = 64u * br / w;
     } else {
         p->smem = PM_COPY_STAGES * (size_t)pm_stage_bytes(p) + TMA_SWIZZLE_PERIOD_128B;
@@ -1141,7 +1161,8 @@ extern "C" tma_status tma_permute_plan_make(tma_permute_plan *p, const tma_permu
     }
     const pm_launch l = pm_launch_make(L.transpose, e, L.grid, L.transpose ? 0u : pm_stage_bytes(p));
     const void *fn = l.transpose ? (const void *)l.transpose : (const void *)pm_copy_kernel;
-    const size_t smem_max = p->transpose ? (size_t)(PM_TR_STAGES + PM_TR_OUT_BUFFERS) * PM_MAX_LINES(e, tall) *
+    const size_t smem_max = p->transpose ? (size_t)(PM_TR_STAGES + PM_TR_OUT_BUFFERS + L.grid.tstore) *
+                                                   PM_MAX_LINES(e, tall) *
                                                    TMA_SWIZZLE_LINE_BYTES +
                                                    TMA_SWIZZLE_PERIOD_128B
                                          : (size_t)PM_COPY_STAGES * PM_COPY_BOX_BYTES + TMA_SWIZZLE_PERIOD_128B;

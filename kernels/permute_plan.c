@@ -567,6 +567,7 @@ void pm_grid_dst(const pm_layout *L, pm_grid *g) {
     /* map dimension 1 is dst's innermost (its stride is e) */
     g->dst_any = pm_dst_row_phases(L->dst_phase, g->dst_stride, g->rank, 1u) % TMA_GLOBAL_ALIGN != 0u;
     g->tstore = pm_use_tstore(g->dst_stride[0], e, g->box[1], g->lim_a) || g->dst_any;
+    g->dspan = pm_dst_slab_runs(g, e);
     /* few-channel tiles take no hints (the tall instances, pm_tall; measured without them: PM_TALL_TILE_LINES) */
     g->src_keep = g->rank >= 2u && L->src_dim[1] < L->src_rank && !pm_few(g->box[0], g->box[1], e)
                       ? pm_src_keep(L->src_stride[L->src_dim[1]], e)
@@ -812,8 +813,15 @@ tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_fac
                 pm_slot sl;
                 pm_tstore_slot(&L.grid, i, e, &sl);
                 const uint32_t bytes = pm_tstore_bytes(&L.grid, lc, &sl, e); /* a row's last chunk: its elements */
-                if (bytes)
+                if (bytes && L.grid.dspan) /* into the run buffer (the tile's input stage serves as it here) */
+                    memcpy(tin + sl.run_off, tout + sl.soff, bytes);
+                else if (bytes)
                     memcpy((uint8_t *)desc->dst + base + sl.rel, tout + sl.soff, bytes);
+            }
+            if (L.grid.dspan) { /* one bulk copy a slab (the tile's slabs past dst's none) */
+                const uint32_t run = pm_dst_run_bytes(&L.grid, e), left = L.grid.lim_c - (uint32_t)lc[2];
+                for (uint32_t c = 0; c < L.grid.box[2] && c < left; c++)
+                    memcpy((uint8_t *)desc->dst + base + (uint64_t)c * L.grid.dst_stride[2], tin + c * run, run);
             }
             continue;
         }

@@ -55,6 +55,8 @@ typedef struct pm_grid {
     uint32_t src_keep; /**< TRANSPOSE: 1 = loads with an L2 evict_last policy, stores evict_first (pm_src_keep) */
     uint32_t dst_any;  /**< TRANSPOSE: 1 = dst is no TMA map (its address or a stride not of 16 bytes): the threads
                             store the tile (tstore), a chunk whose address is not 16-byte aligned element by element */
+    uint32_t dspan;    /**< TRANSPOSE, thread stores: 1 = each slab of a tile is one run of dst (pm_dst_slab_runs):
+                            the threads write it into a shared buffer in dst order, one bulk copy a slab stores it */
 } pm_grid;
 
 /** TRANSPOSE: whether the tile is a packed one (box[0] < W: pm_packed_cols), box[2] slabs side by side in each line,
@@ -74,6 +76,19 @@ TMA_HD int pm_few(uint32_t cols, uint32_t rows, uint32_t e) {
  *  before, two rounds each, seeds 1795600002 and 1795600003): bf16 6789 x 12345 (dst pitch 13,584 bytes) 75.0-76.2%
  *  -> 84.4-86.5% of a device-to-device copy. */
 TMA_HD int pm_tstore_tall(uint32_t e, uint32_t tstore, uint32_t keep) { return e == 2u && tstore && !keep; }
+
+/** TRANSPOSE, thread stores: whether each slab of a tile is one contiguous run of dst bytes, whole 16-byte chunks:
+ *  the tile holds all of map dimension 0 (not a packed tile) and all of dimension a, dst's rows (dimension a, then 0)
+ *  are dense and whole chunks, and dst is a map (its address and strides of 16 bytes, so each run starts on 16). The
+ *  issue-31 rank-5 case in bf16 (48 x 48-byte rows a slab): its thread stores' global writes were a fifth of its time
+ *  (docs/lab/permute.md "The thread stores' share of the rank-5 bf16 case"). */
+TMA_HD uint32_t pm_dst_slab_runs(const pm_grid *g, uint32_t e) {
+    return g->tstore && !g->dst_any && g->rank >= 2u && g->box[0] == TMA_SWIZZLE_SPAN_128B / e &&
+           g->lim_0 <= g->box[0] && g->lim_a <= g->box[1] && g->dst_stride[0] == (uint64_t)g->lim_a * e &&
+           g->lim_a * e % TMA_SWIZZLE_CHUNK_BYTES == 0u;
+}
+/** The bytes of one slab's run (pm_dst_slab_runs): dimension 0's rows of dimension a's elements. */
+TMA_HD uint32_t pm_dst_run_bytes(const pm_grid *g, uint32_t e) { return g->lim_0 * g->lim_a * e; }
 
 /** x / n with *rem = x % n, in 32-bit arithmetic whenever x fits (a 64-bit division is a long subroutine on the
  *  GPU; the thread that issues the copies runs this twice per tile, on the pipeline's critical path). */
@@ -156,6 +171,7 @@ typedef struct pm_slot {
     uint32_t r, c2, xe;/**< its row (map dimension 0), slab (map dimension 2) and first element (map dimension 1),
                             relative to the tile's load coordinates */
     uint64_t rel;      /**< its byte offset in dst relative to the tile's first element (pm_tstore_base) */
+    uint32_t run_off;  /**< dspan: its byte offset in the tile's runs, slab after slab (pm_dst_run_bytes each) */
 } pm_slot;
 
 TMA_HD void pm_tstore_slot(const pm_grid *g, uint32_t i, uint32_t e, pm_slot *sl) {
@@ -174,6 +190,7 @@ TMA_HD void pm_tstore_slot(const pm_grid *g, uint32_t i, uint32_t e, pm_slot *sl
     sl->r = r, sl->c2 = c2, sl->xe = x * v;
     sl->rel = (uint64_t)r * g->dst_stride[0] + (uint64_t)c2 * g->dst_stride[2] +
               (uint64_t)x * TMA_SWIZZLE_CHUNK_BYTES;
+    sl->run_off = g->dspan ? c2 * pm_dst_run_bytes(g, e) + r * g->lim_a * e + x * TMA_SWIZZLE_CHUNK_BYTES : 0u;
 }
 
 /** The dst byte offset of the tile's first element (load coordinates ld). */

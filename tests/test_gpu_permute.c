@@ -267,6 +267,41 @@ Test(gpu_permute, short_channels, .timeout = 120) {
     }
 }
 
+/* Thread-stored tiles whose slabs are each one run of dst (pm_dst_slab_runs: dst rows of whole 16-byte chunks but not
+ * 32, dense; all of src's dimension 0 in the tile) leave by one bulk copy a slab: 2-, 4- and 8-byte elements, slab
+ * counts that leave the last tile part full, the issue-31 rank-5 shape, each case checked every byte, twice (a race
+ * on the run buffer shows as a different answer). */
+Test(gpu_permute, slab_runs_by_bulk_copies, .timeout = 120) {
+    require_sm90();
+    seed_rng("gpu_permute slab runs");
+    static const struct { uint32_t e, rank; uint64_t dims[5]; uint32_t perm[5]; } cases[] = {
+        {2, 5, {48, 40, 24, 32, 16}, {2, 0, 3, 1, 4}}, /* issue 31's rank 5: 48 rows of 48 bytes a slab */
+        {2, 4, {40, 7, 24, 5}, {2, 0, 3, 1}},
+        {2, 4, {40, 13, 24, 5}, {2, 0, 3, 1}},          /* 13 slabs: the last tile of each row 5 of 8 */
+        {2, 3, {40, 24, 35}, {1, 0, 2}},
+        {2, 3, {64, 8, 37}, {1, 0, 2}},                 /* rows of 16 bytes, all 64 of dimension 0 */
+        {4, 3, {20, 12, 33}, {1, 0, 2}},
+        {4, 3, {32, 20, 9}, {1, 0, 2}},                 /* rows of 80 bytes */
+        {8, 3, {10, 6, 37}, {1, 0, 2}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const tma_permute_desc d = dense_desc(cases[i].e, cases[i].rank, cases[i].dims, cases[i].perm);
+        static uint8_t at[32] __attribute__((aligned(256))); /* the plan's addresses (gpu_case_at sets its own) */
+        tma_permute_desc planned = d;
+        planned.src = at, planned.dst = at + 16;
+        pm_layout L;
+        tma_diag diag;
+        cr_assert_eq(pm_plan(&planned, &L, &diag), TMA_OK, "case %zu: %s", i, diag.message);
+        cr_assert(L.transpose && !L.threads && L.grid.tstore && L.grid.dspan,
+                  "case %zu: the TMA transpose with slab runs (threads %u, tstore %u, dspan %u)", i, L.threads,
+                  L.grid.tstore, L.grid.dspan);
+        for (int run = 0; run < 2; run++)
+            gpu_case(d, ~0u, TMA_L2_NONE, run);
+    }
+    cr_log_info("gpu_permute: %zu slab-run plans matched the CPU permutation bitwise, twice each",
+                sizeof cases / sizeof cases[0]);
+}
+
 /* Other tile orders and L2 promotions: on a TMA transpose (rows padded to 16 bytes), and on the same matrix dense
  * at odd addresses, which the thread kernel takes; tuning must not refuse it. */
 Test(gpu_permute, tile_orders_and_l2, .timeout = 120) {

@@ -451,6 +451,46 @@ Test(permute_model, packed_tiles_where_src_rows_are_shorter_than_128_bytes) {
     cr_assert_eq(pm_packed_cols(4, 7, 4), 0);
 }
 
+Test(permute_plan, slab_runs_where_each_slab_of_a_thread_stored_tile_is_one_dst_run) {
+    /* The issue-31 rank-5 case in bf16 (dst rows of 24 elements, 48 bytes, dense; src's dimension 0 of 48 in one
+     * tile) stores each slab of a tile as one run (pm_dst_slab_runs); with dst's rows 80 or 64 bytes apart (a gap
+     * after each) it does not. For every slot of a full tile: a whole chunk at a distinct 16-byte place
+     * inside the tile's runs, the place of its dst byte offset within its slab, and every byte of the runs written. */
+    uint64_t rng = seed_of("permute_plan slab runs");
+    tma_permute_desc d = {.elem_bytes = 2, .rank = 5, .src_dims = {48, 40, 24, 32, 16}, .perm = {2, 0, 3, 1, 4}};
+    const pm_layout L = plan_of(d);
+    const pm_grid *g = &L.grid;
+    cr_assert(L.transpose && g->tstore && g->dspan, "rank 5 bf16: tstore %u dspan %u", g->tstore, g->dspan);
+    const uint32_t e = 2, v = 16u / e, w = 64u, run = pm_dst_run_bytes(g, e);
+    cr_assert_eq(run, 48u * 48u, "a slab's run: 48 rows of 48 bytes");
+    const uint32_t lines = pm_tile_lines(g->box[0], g->box[1], g->box[2], e), threads = 64u * lines / w;
+    static uint8_t seen[32768];
+    cr_assert_leq((size_t)g->box[2] * run, sizeof seen);
+    memset(seen, 0, sizeof seen);
+    const int32_t at0[5] = {0, 0, 0, 0, 0};
+    for (uint32_t i = 0; i < v * threads; i++) {
+        pm_slot sl;
+        pm_tstore_slot(g, i, e, &sl);
+        const uint32_t bytes = pm_tstore_bytes(g, at0, &sl, e);
+        if (bytes == 0u)
+            continue;
+        cr_assert_eq(bytes, 16u, "slot %u: a whole chunk", i);
+        cr_assert(sl.run_off % 16u == 0u && sl.run_off + 16u <= g->box[2] * run, "slot %u at %u", i, sl.run_off);
+        cr_assert_eq((uint64_t)(sl.run_off - sl.c2 * run), sl.rel - sl.c2 * g->dst_stride[2],
+                     "slot %u: its place in the run is its dst offset in the slab", i);
+        cr_assert_eq(seen[sl.run_off / 16u]++, 0, "slot %u: run chunk %u written twice", i, sl.run_off / 16u);
+    }
+    for (uint32_t c = 0; c < g->box[2] * run / 16u; c++)
+        cr_assert_eq(seen[c], 1, "run chunk %u written %u times", c, seen[c]);
+    cr_assert_eq(model_case(&rng, d), 1);
+    d.dst_strides[0] = 80, d.dst_strides[1] = 80u * 48u, d.dst_strides[2] = 80u * 48u * 32u,
+    d.dst_strides[3] = 80u * 48u * 32u * 40u;
+    cr_assert(plan_of(d).grid.tstore && !plan_of(d).grid.dspan, "dst rows 80 bytes apart: thread stores, no runs");
+    d.dst_strides[0] = 64, d.dst_strides[1] = 64u * 48u, d.dst_strides[2] = 64u * 48u * 32u,
+    d.dst_strides[3] = 64u * 48u * 32u * 40u;
+    cr_assert(!plan_of(d).grid.dspan, "dst rows 64 bytes apart (a gap after each): no runs");
+}
+
 Test(permute_model, thread_store_reads_are_conflict_free) {
     /* Each quarter-warp's 8 consecutive chunks (pm_tstore_slot) read 8 distinct 16-byte bank groups of the output
      * buffer, for the usual tiles (rows a multiple of W) and for short ones (several slabs in each line). */
