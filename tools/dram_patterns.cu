@@ -20,6 +20,10 @@
  *   thread-store U           256 threads store each tile's dst segments in 16-byte chunks: the U-byte units (16, 32,
  *                            128) whose first byte lies in the segment, so every unit is written whole by one tile
  *                            (a dst row's first and last chunks left out where they are partial)
+ *   class-store U            TMA stores of the dst tiles through g' = U / gcd(Q, U) residue-class maps of dst rows
+ *                            (map c: rows c, c + g', ..., its base row c's first byte rounded down to 16 bytes), one
+ *                            box of H elements by 64 / g' rows a class, each class's box shifted so that its rows
+ *                            begin on a U-byte unit: every unit (16, 32, 128) written whole by one tile; any even Q
  *   A + B                    both in one kernel: each tile stored from the stage its load landed in
  * R must be a multiple of 256 and 2 C of 128. Needs an sm_90 GPU. docs/HARDWARE.md "Reads and writes share DRAM"
  * and docs/lab/permute.md "What the memory system gives a ragged transpose" report its results. */
@@ -51,8 +55,9 @@
 /* ---------------------------------------------------------------------------------------------------------------- */
 
 enum { LOAD_NONE, LOAD_TMA, LOAD_CLASS };
-enum { STORE_NONE, STORE_TMA, STORE_THREADS };
+enum { STORE_NONE, STORE_TMA, STORE_THREADS, STORE_CLASS };
 #define MAX_CLASSES 16
+#define MAX_DST_CLASSES 64
 #define STAGES 4u
 
 struct pattern {
@@ -62,6 +67,9 @@ struct pattern {
     uint32_t tiles_x, tiles_y, band; /* band 0: row-major */
     uint32_t w, h, g, stage_bytes;   /* tile W bytes x H rows; class maps; a stage's bytes */
     uint32_t load, store, unit, lanes_log2;
+    uint32_t dg;                       /* dst class maps (class-store) */
+    uint32_t dx[MAX_DST_CLASSES];      /* class c's box column: its rows' first byte a multiple of the unit */
+    tma_tensor dcls[MAX_DST_CLASSES];  /* map c: dst rows c, c + dg, ..., its base row c's first byte rounded down */
 };
 
 static __device__ __forceinline__ void tile_xy(const pattern &A, uint32_t t, uint32_t *tx, uint32_t *ty) {
@@ -103,6 +111,15 @@ static __device__ __forceinline__ void thread_stores(const pattern &A, uint32_t 
     }
 }
 
+/* The tile's dst segments by TMA stores through the dst class maps, one box of H x 64 / dg a class, each class's
+ * box shifted so that its rows begin on a unit (the last tile's boxes clip at the row; rule 7's chunk past it lands in
+ * the next row or the allocation's slack). One thread. */
+static __device__ __forceinline__ void class_stores(const pattern &A, uint32_t tx, uint32_t ty, const uint8_t *from) {
+    const uint32_t rows = 64u / A.dg, box = 2u * A.h * rows;
+    for (uint32_t c = 0; c < A.dg; c++)
+        tma_store_2d(&A.dcls[c], from + c * box, (int32_t)(ty * A.h + A.dx[c]), (int32_t)(tx * rows));
+}
+
 __global__ void pattern_kernel(const __grid_constant__ pattern A) {
     extern __shared__ __align__(128) uint8_t dyn[];
     __shared__ uint64_t full[STAGES];
@@ -123,7 +140,11 @@ __global__ void pattern_kernel(const __grid_constant__ pattern A) {
                 thread_stores(A, tx, ty, base);
             } else if (threadIdx.x == 0) {
                 tma_store_wait_read<1>();
-                tma_store_2d(&A.dst_map, base + (i % 2u) * A.stage_bytes, (int32_t)(ty * A.h), (int32_t)(tx * 64u));
+                if (A.store == STORE_CLASS)
+                    class_stores(A, tx, ty, base + (i % 2u) * A.stage_bytes);
+                else
+                    tma_store_2d(&A.dst_map, base + (i % 2u) * A.stage_bytes, (int32_t)(ty * A.h),
+                                 (int32_t)(tx * 64u));
                 tma_store_commit();
             }
         }
@@ -147,9 +168,12 @@ __global__ void pattern_kernel(const __grid_constant__ pattern A) {
         tma_mbar_wait_quiet(&full[s], (i / STAGES) & 1u);
         if (A.store == STORE_NONE) {
             sink ^= *(const uint32_t *)(base + s * A.stage_bytes + 4u * (threadIdx.x % 32u));
-        } else if (A.store == STORE_TMA) {
+        } else if (A.store == STORE_TMA || A.store == STORE_CLASS) {
             if (threadIdx.x == 0) {
-                tma_store_2d(&A.dst_map, base + s * A.stage_bytes, (int32_t)(ty * A.h), (int32_t)(tx * 64u));
+                if (A.store == STORE_CLASS)
+                    class_stores(A, tx, ty, base + s * A.stage_bytes);
+                else
+                    tma_store_2d(&A.dst_map, base + s * A.stage_bytes, (int32_t)(ty * A.h), (int32_t)(tx * 64u));
                 tma_store_commit();
                 tma_store_wait_read<1>();
             }
@@ -164,7 +188,7 @@ __global__ void pattern_kernel(const __grid_constant__ pattern A) {
             load_tile(A, base + (refill % STAGES) * A.stage_bytes, &full[refill % STAGES], ux, uy);
         }
     }
-    if (threadIdx.x == 0 && A.store == STORE_TMA)
+    if (threadIdx.x == 0 && (A.store == STORE_TMA || A.store == STORE_CLASS))
         tma_store_wait<0>();
     if (sink == 0x9E3779B9u)
         A.dst[threadIdx.x] = 1; /* keeps the loads */
@@ -264,7 +288,7 @@ int main(int argc, char **argv) {
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     uint8_t *src, *dst;
     CUDA_CHECK(cudaMalloc(&src, P * R));
-    CUDA_CHECK(cudaMalloc(&dst, Q * C));
+    CUDA_CHECK(cudaMalloc(&dst, Q * C + 256)); /* class stores' last chunk past the last row */
     CUDA_CHECK(cudaMemset(src, 1, P * R));
     CUDA_CHECK(cudaMemset(dst, 0, Q * C));
     const uint64_t bytes = 2 * R * C;
@@ -278,13 +302,16 @@ int main(int argc, char **argv) {
         A.dst = dst, A.dst_pitch = Q, A.dst_row = 2 * R, A.w = w, A.h = h, A.band = band;
         A.tiles_x = (uint32_t)(2 * C / 128), A.tiles_y = (uint32_t)(R / h); /* tiles step 128 bytes of a row */
         A.load = !strcmp(load, "tma-load") ? LOAD_TMA : !strcmp(load, "class-load") ? LOAD_CLASS : LOAD_NONE;
-        A.store = !strcmp(store, "tma-store") ? STORE_TMA : !strcmp(store, "thread-store") ? STORE_THREADS : STORE_NONE;
+        A.store = !strcmp(store, "tma-store")      ? STORE_TMA
+                  : !strcmp(store, "thread-store") ? STORE_THREADS
+                  : !strcmp(store, "class-store")  ? STORE_CLASS
+                                                   : STORE_NONE;
         if ((A.load == LOAD_TMA && P % 16) || (A.store == STORE_TMA && Q % 16) || (A.load == LOAD_CLASS && h % g))
             return; /* no map describes it */
         char name[160];
         snprintf(name, sizeof name, "%s%s%s %ux%u %s", A.load ? load : "", A.load && A.store ? " + " : "",
                  A.store ? store : "", w, h, band ? "b8" : "rm");
-        if (A.store == STORE_THREADS)
+        if (A.store == STORE_THREADS || A.store == STORE_CLASS)
             snprintf(name + strlen(name), sizeof name - strlen(name), " U%u", unit);
         if (only && !strstr(name, only))
             return;
@@ -300,6 +327,18 @@ int main(int argc, char **argv) {
         }
         if (A.store == STORE_TMA)
             A.dst_map = map_u16(dst, R, C, Q, h, 64);
+        if (A.store == STORE_CLASS) {
+            A.dg = (uint32_t)(unit / gcd_u64(Q, unit));
+            if (A.dg > MAX_DST_CLASSES || h > 256u)
+                return;
+            for (uint32_t c = 0; c < A.dg; c++) {
+                const uintptr_t row = (uintptr_t)dst + c * Q, at = row / 16 * 16;
+                const uint32_t shift = (uint32_t)((unit - row % unit) % unit); /* bytes to the row's first unit */
+                A.dx[c] = (uint32_t)(row - at + shift) / 2u;
+                A.dcls[c] =
+                    map_u16((void *)at, (row - at + 2 * R) / 2, (C - c + A.dg - 1) / A.dg, A.dg * Q, h, 64 / A.dg);
+            }
+        }
         A.stage_bytes = A.load == LOAD_CLASS ? g * ((h / g * w + 127u) / 128u * 128u) : 128u * h;
         A.unit = unit;
         uint32_t need = 2u * h / 16u + unit / 16u + 1u, l = 0;
@@ -327,6 +366,11 @@ int main(int argc, char **argv) {
             add("class-load", 144, h, band, "tma-store", 0);
             add("tma-load", 128, h, band, "thread-store", 32);
             add("class-load", 144, h, band, "thread-store", 32);
+            for (uint32_t u : {16u, 32u, 128u}) {
+                add("", 128, h, band, "class-store", u);
+                add("class-load", 128, h, band, "class-store", u);
+                add("class-load", 144, h, band, "class-store", u);
+            }
         }
 
     cudaEvent_t e0, e1;
@@ -337,8 +381,9 @@ int main(int argc, char **argv) {
             /* stores alone read one stage (TMA stores: two, alternating); thread stores alone run 4 blocks an SM,
              * which their 16-byte stores need to keep enough in flight (2 an SM: 1.4-2x slower), the rest 2 */
             const int alone = v.p.load == LOAD_NONE && !v.kind;
-            const size_t smem =
-                v.kind ? 0 : (alone ? (v.p.store == STORE_TMA ? 2u : 1u) : STAGES) * (size_t)v.p.stage_bytes + 128;
+            const uint32_t stages =
+                alone ? (v.p.store == STORE_TMA || v.p.store == STORE_CLASS ? 2u : 1u) : STAGES;
+            const size_t smem = v.kind ? 0 : stages * (size_t)v.p.stage_bytes + 128;
             const uint32_t threads = v.p.store == STORE_THREADS ? 256u : 32u;
             const int grid = (alone && v.p.store == STORE_THREADS ? 4 : 2) * sms;
             if (!v.kind)
