@@ -292,7 +292,8 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / TMA_SWIZZLE_L
                 x[j] = *(const uint4 *)__cvta_shared_to_generic(ob + sl[j].soff);
             if (g.dspan) { /* each slab one run of dst (pm_dst_slab_runs): in dst order into the run buffer, then one
                             * bulk copy a slab; every chunk is whole (16 bytes) or past dst (0) */
-                const uint32_t rb = tma_smem_addr(runs), run = pm_dst_run_bytes(&g, E);
+                const uint32_t rb = tma_smem_addr(runs), room = pm_dst_run_bytes(&g, E);
+                const uint32_t run = pm_dst_run_len(&g, lc[0], E);
 #pragma unroll
                 for (uint32_t j = 0; j < V; j++)
                     if (pm_tstore_bytes(&g, lc, &sl[j], E))
@@ -301,7 +302,7 @@ __global__ void __launch_bounds__(64 * E * PM_MAX_LINES(E, TALL) / TMA_SWIZZLE_L
                 __syncthreads();
                 const uint32_t left = g.lim_c - (uint32_t)lc[2], slabs = left < g.box[2] ? left : g.box[2];
                 if (tid < slabs) {
-                    tma_bulk_store(tb + (uint64_t)tid * g.dst_stride[2], runs + tid * run, run);
+                    tma_bulk_store(tb + (uint64_t)tid * g.dst_stride[2], runs + tid * room, run);
                     tma_store_commit();
                 }
             } else {

@@ -819,9 +819,10 @@ tma_status tma_permute_model(const tma_permute_desc *desc, tma_permute_model_fac
                     memcpy((uint8_t *)desc->dst + base + sl.rel, tout + sl.soff, bytes);
             }
             if (L.grid.dspan) { /* one bulk copy a slab (the tile's slabs past dst's none) */
-                const uint32_t run = pm_dst_run_bytes(&L.grid, e), left = L.grid.lim_c - (uint32_t)lc[2];
+                const uint32_t room = pm_dst_run_bytes(&L.grid, e), run = pm_dst_run_len(&L.grid, lc[0], e);
+                const uint32_t left = L.grid.lim_c - (uint32_t)lc[2];
                 for (uint32_t c = 0; c < L.grid.box[2] && c < left; c++)
-                    memcpy((uint8_t *)desc->dst + base + (uint64_t)c * L.grid.dst_stride[2], tin + c * run, run);
+                    memcpy((uint8_t *)desc->dst + base + (uint64_t)c * L.grid.dst_stride[2], tin + c * room, run);
             }
             continue;
         }

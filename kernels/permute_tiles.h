@@ -78,17 +78,25 @@ TMA_HD int pm_few(uint32_t cols, uint32_t rows, uint32_t e) {
 TMA_HD int pm_tstore_tall(uint32_t e, uint32_t tstore, uint32_t keep) { return e == 2u && tstore && !keep; }
 
 /** TRANSPOSE, thread stores: whether each slab of a tile is one contiguous run of dst bytes, whole 16-byte chunks:
- *  the tile holds all of map dimension 0 (not a packed tile) and all of dimension a, dst's rows (dimension a, then 0)
- *  are dense and whole chunks, and dst is a map (its address and strides of 16 bytes, so each run starts on 16). The
- *  issue-31 rank-5 case in bf16 (48 x 48-byte rows a slab): its thread stores' global writes were a fifth of its time
- *  (docs/lab/permute.md "The thread stores' share of the rank-5 bf16 case"). */
+ *  the tile is W elements of map dimension 0 (not a packed tile) and all of dimension a, dst's rows (dimension a, then
+ *  0) are dense and whole chunks, and dst is a map (its address and strides of 16 bytes, so each run starts on 16).
+ *  A slab's run is then the tile's rows of dimension 0 that lie inside dst, one after another (pm_dst_run_len), whether
+ *  dimension 0 fits one tile or not. The issue-31 rank-5 case in bf16 (48 x 48-byte rows a slab): its thread stores'
+ *  global writes were a fifth of its time (docs/lab/permute.md "The thread stores' share of the rank-5 bf16 case");
+ *  the rank-5 case with 64-byte dst rows, dimension 0 of 48 fp32 in two tiles, half of it. Not where a run may hold
+ *  fewer than PM_SLAB_RUN_MIN_BYTES (a bulk copy an operation costs more than the threads' stores of a short run). */
 TMA_HD uint32_t pm_dst_slab_runs(const pm_grid *g, uint32_t e) {
     return g->tstore && !g->dst_any && g->rank >= 2u && g->box[0] == TMA_SWIZZLE_SPAN_128B / e &&
-           g->lim_0 <= g->box[0] && g->lim_a <= g->box[1] && g->dst_stride[0] == (uint64_t)g->lim_a * e &&
-           g->lim_a * e % TMA_SWIZZLE_CHUNK_BYTES == 0u;
+           g->lim_a <= g->box[1] && g->dst_stride[0] == (uint64_t)g->lim_a * e &&
+           g->lim_a * e % TMA_SWIZZLE_CHUNK_BYTES == 0u && g->box[0] * g->lim_a * e >= PM_SLAB_RUN_MIN_BYTES;
 }
-/** The bytes of one slab's run (pm_dst_slab_runs): dimension 0's rows of dimension a's elements. */
-TMA_HD uint32_t pm_dst_run_bytes(const pm_grid *g, uint32_t e) { return g->lim_0 * g->lim_a * e; }
+/** The room of one slab's run in the run buffer (pm_dst_slab_runs): the tile's W rows of dimension a's elements. */
+TMA_HD uint32_t pm_dst_run_bytes(const pm_grid *g, uint32_t e) { return g->box[0] * g->lim_a * e; }
+/** The bytes of each slab's run of the tile at dimension-0 coordinate x0: its rows inside dst. */
+TMA_HD uint32_t pm_dst_run_len(const pm_grid *g, int32_t x0, uint32_t e) {
+    const uint32_t left = g->lim_0 - (uint32_t)x0;
+    return (left < g->box[0] ? left : g->box[0]) * g->lim_a * e;
+}
 
 /** x / n with *rem = x % n, in 32-bit arithmetic whenever x fits (a 64-bit division is a long subroutine on the
  *  GPU; the thread that issues the copies runs this twice per tile, on the pipeline's critical path). */

@@ -914,8 +914,9 @@ Test(gpu_fuzz, grouped, .timeout = 900) {
 enum { PM_ELEMS_CAP = 1 << 24 };
 #define PM_BYTES_CAP ((size_t)1 << 29) /* a tensor's span past this: its strides drawn again, dense */
 enum { PM_E1, PM_E2, PM_E4, PM_E8, PM_R1, PM_R2, PM_R3, PM_R4, PM_R5, PM_STRIDED, PM_TUNED, PM_ONECALL, PM_REAL,
-       PM_THREADS, PM_DST_SPANS, PM_SRC_SPANS, PM_DST_ROW_SPANS, PM_CHUNKS, PM_TMA_COPY, PM_TMA_TRANSPOSE, PM_ODD_ADDR, PM_ODD_STRIDES, PM_ODD_ROWS, PM_DST_UNSORTED,
-       PM_UNIT_STRIDES, PM_SRC_OVERLAP, PM_TINY };
+       PM_THREADS, PM_DST_SPANS, PM_SRC_SPANS, PM_DST_ROW_SPANS, PM_CHUNKS, PM_TMA_COPY, PM_TMA_TRANSPOSE, PM_TSTORE,
+       PM_SLAB_RUNS, PM_ODD_ADDR, PM_ODD_STRIDES, PM_ODD_ROWS, PM_DST_UNSORTED, PM_UNIT_STRIDES, PM_SRC_OVERLAP,
+       PM_TINY };
 
 /* Shapes of real tensors, dimension 0 innermost, with the permutation applied to them: NCHW -> NHWC and back (any
  * channels; 3-channel 224 x 224 images; 7 x 7 and 14 x 14 maps of many channels), attention's head split {D, H, S, B}
@@ -1147,13 +1148,19 @@ static void permute_problem(fuzz *f, uint64_t seed) {
     f->cover[PM_R1 + d.rank - 1]++;
     if (!one_call) { /* the path the plan took */
         f->cover[PM_THREADS] += plan.threads != 0;
-        pm_layout layout; /* the plan's own layout: the thread kernel's spans (DST SPANS, ... in permute_tiles.h) */
+        pm_layout layout; /* the plan's own layout: the thread kernel's spans (DST SPANS, ... in permute_tiles.h), the
+                           * TMA transpose's thread stores and slab runs */
         tma_diag ignored;
-        if (plan.threads && pm_plan(&d, &layout, &ignored) == TMA_OK) {
-            f->cover[PM_DST_SPANS] += layout.thr.dspan != 0;
-            f->cover[PM_SRC_SPANS] += layout.thr.sspan != 0;
-            f->cover[PM_DST_ROW_SPANS] += layout.thr.drows != 0;
-            f->cover[PM_CHUNKS] += layout.thr.chunks != 0;
+        if (pm_plan(&d, &layout, &ignored) == TMA_OK) {
+            if (plan.threads) {
+                f->cover[PM_DST_SPANS] += layout.thr.dspan != 0;
+                f->cover[PM_SRC_SPANS] += layout.thr.sspan != 0;
+                f->cover[PM_DST_ROW_SPANS] += layout.thr.drows != 0;
+                f->cover[PM_CHUNKS] += layout.thr.chunks != 0;
+            } else if (plan.transpose) {
+                f->cover[PM_TSTORE] += layout.grid.tstore != 0;
+                f->cover[PM_SLAB_RUNS] += layout.grid.dspan != 0;
+            }
         }
         f->cover[PM_TMA_COPY] += !plan.threads && !plan.transpose;
         f->cover[PM_TMA_TRANSPOSE] += !plan.threads && plan.transpose;
@@ -1222,6 +1229,8 @@ static const fz_option permute_options[] = {
     {"chunk transpose", PM_CHUNKS},
     {"TMA copy", PM_TMA_COPY},
     {"TMA transpose", PM_TMA_TRANSPOSE},
+    {"its threads storing", PM_TSTORE},
+    {"slab runs", PM_SLAB_RUNS},
     {"odd addresses", PM_ODD_ADDR},
     {"odd strides", PM_ODD_STRIDES},
     {"rows not of 16-byte multiples", PM_ODD_ROWS},

@@ -451,44 +451,67 @@ Test(permute_model, packed_tiles_where_src_rows_are_shorter_than_128_bytes) {
     cr_assert_eq(pm_packed_cols(4, 7, 4), 0);
 }
 
-Test(permute_plan, slab_runs_where_each_slab_of_a_thread_stored_tile_is_one_dst_run) {
-    /* The issue-31 rank-5 case in bf16 (dst rows of 24 elements, 48 bytes, dense; src's dimension 0 of 48 in one
-     * tile) stores each slab of a tile as one run (pm_dst_slab_runs); with dst's rows 80 or 64 bytes apart (a gap
-     * after each) it does not. For every slot of a full tile: a whole chunk at a distinct 16-byte place
-     * inside the tile's runs, the place of its dst byte offset within its slab, and every byte of the runs written. */
-    uint64_t rng = seed_of("permute_plan slab runs");
-    tma_permute_desc d = {.elem_bytes = 2, .rank = 5, .src_dims = {48, 40, 24, 32, 16}, .perm = {2, 0, 3, 1, 4}};
-    const pm_layout L = plan_of(d);
-    const pm_grid *g = &L.grid;
-    cr_assert(L.transpose && g->tstore && g->dspan, "rank 5 bf16: tstore %u dspan %u", g->tstore, g->dspan);
-    const uint32_t e = 2, v = 16u / e, w = 64u, run = pm_dst_run_bytes(g, e);
-    cr_assert_eq(run, 48u * 48u, "a slab's run: 48 rows of 48 bytes");
+/* The chunks of the tile at dimension-0 coordinate x0 in the run buffer (pm_dst_slab_runs): for every slot, a whole
+ * chunk at a distinct 16-byte place inside its slab's run (pm_dst_run_len of the tile's rows inside dst, at
+ * pm_dst_run_bytes a slab), the place its dst byte offset within its slab; every byte of the runs written. */
+static void check_slab_runs(const pm_grid *g, uint32_t e, int32_t x0, uint32_t len_expected) {
+    const uint32_t w = 128u / e, v = 16u / e, room = pm_dst_run_bytes(g, e), len = pm_dst_run_len(g, x0, e);
+    cr_assert_eq(room, w * g->lim_a * e, "a slab's room: W rows");
+    cr_assert_eq(len, len_expected, "tile at %d: runs of %u bytes", x0, len);
     const uint32_t lines = pm_tile_lines(g->box[0], g->box[1], g->box[2], e), threads = 64u * lines / w;
-    static uint8_t seen[32768];
-    cr_assert_leq((size_t)g->box[2] * run, sizeof seen);
+    static uint8_t seen[32768 / 16];
+    cr_assert_leq((size_t)g->box[2] * room, sizeof seen * 16u);
     memset(seen, 0, sizeof seen);
-    const int32_t at0[5] = {0, 0, 0, 0, 0};
+    const int32_t at[5] = {x0, 0, 0, 0, 0};
     for (uint32_t i = 0; i < v * threads; i++) {
         pm_slot sl;
         pm_tstore_slot(g, i, e, &sl);
-        const uint32_t bytes = pm_tstore_bytes(g, at0, &sl, e);
+        const uint32_t bytes = pm_tstore_bytes(g, at, &sl, e);
         if (bytes == 0u)
             continue;
         cr_assert_eq(bytes, 16u, "slot %u: a whole chunk", i);
-        cr_assert(sl.run_off % 16u == 0u && sl.run_off + 16u <= g->box[2] * run, "slot %u at %u", i, sl.run_off);
-        cr_assert_eq((uint64_t)(sl.run_off - sl.c2 * run), sl.rel - sl.c2 * g->dst_stride[2],
+        const uint32_t in_run = sl.run_off - sl.c2 * room;
+        cr_assert(sl.run_off % 16u == 0u && in_run + 16u <= len, "slot %u at %u", i, sl.run_off);
+        cr_assert_eq((uint64_t)in_run, sl.rel - sl.c2 * g->dst_stride[2],
                      "slot %u: its place in the run is its dst offset in the slab", i);
         cr_assert_eq(seen[sl.run_off / 16u]++, 0, "slot %u: run chunk %u written twice", i, sl.run_off / 16u);
     }
-    for (uint32_t c = 0; c < g->box[2] * run / 16u; c++)
-        cr_assert_eq(seen[c], 1, "run chunk %u written %u times", c, seen[c]);
+    for (uint32_t c = 0; c < g->box[2] * room / 16u; c++)
+        cr_assert_eq(seen[c], c % (room / 16u) < len / 16u ? 1 : 0, "run chunk %u written %u times", c, seen[c]);
+}
+
+Test(permute_plan, slab_runs_where_each_slab_of_a_thread_stored_tile_is_one_dst_run) {
+    /* The issue-31 rank-5 case in bf16 (dst rows of 24 elements, 48 bytes, dense; src's dimension 0 of 48 in one
+     * tile) and the rank-5 case with 64-byte dst rows in fp32 (dimension 0 of 48 in two tiles, the second's runs 16
+     * rows) store each slab of a tile as one run (pm_dst_slab_runs); with dst's rows 80 or 64 bytes apart (a gap after
+     * each) they do not. */
+    uint64_t rng = seed_of("permute_plan slab runs");
+    tma_permute_desc d = {.elem_bytes = 2, .rank = 5, .src_dims = {48, 40, 24, 32, 16}, .perm = {2, 0, 3, 1, 4}};
+    const pm_layout L = plan_of(d);
+    cr_assert(L.transpose && L.grid.tstore && L.grid.dspan, "rank 5 bf16: tstore %u dspan %u", L.grid.tstore,
+              L.grid.dspan);
+    check_slab_runs(&L.grid, 2, 0, 48u * 48u);
     cr_assert_eq(model_case(&rng, d), 1);
+    const tma_permute_desc d64 = {.elem_bytes = 4, .rank = 5, .src_dims = {48, 32, 6, 16, 5}, .perm = {3, 0, 4, 1, 2}};
+    const pm_layout L64 = plan_of(d64);
+    cr_assert(L64.transpose && L64.grid.tstore && L64.grid.dspan && L64.grid.n[0] == 2u,
+              "rank 5 fp32, 64-byte rows: tstore %u dspan %u, %u tiles of dimension 0", L64.grid.tstore,
+              L64.grid.dspan, L64.grid.n[0]);
+    check_slab_runs(&L64.grid, 4, 0, 32u * 64u);
+    check_slab_runs(&L64.grid, 4, 32, 16u * 64u);
+    cr_assert_eq(model_case(&rng, d64), 1);
     d.dst_strides[0] = 80, d.dst_strides[1] = 80u * 48u, d.dst_strides[2] = 80u * 48u * 32u,
     d.dst_strides[3] = 80u * 48u * 32u * 40u;
     cr_assert(plan_of(d).grid.tstore && !plan_of(d).grid.dspan, "dst rows 80 bytes apart: thread stores, no runs");
     d.dst_strides[0] = 64, d.dst_strides[1] = 64u * 48u, d.dst_strides[2] = 64u * 48u * 32u,
     d.dst_strides[3] = 64u * 48u * 32u * 40u;
     cr_assert(!plan_of(d).grid.dspan, "dst rows 64 bytes apart (a gap after each): no runs");
+    /* runs shorter than PM_SLAB_RUN_MIN_BYTES: the threads store (8 channels of fp32, 32 rows of 32 bytes) */
+    const tma_permute_desc c8 = {.elem_bytes = 4, .rank = 3, .src_dims = {1072, 8, 3}, .perm = {1, 0, 2}};
+    cr_assert(plan_of(c8).grid.tstore && !plan_of(c8).grid.dspan, "runs of 1 KiB: thread stores");
+    const tma_permute_desc c16 = {.elem_bytes = 4, .rank = 3, .src_dims = {1072, 16, 3}, .perm = {1, 0, 2}};
+    cr_assert(plan_of(c16).grid.dspan, "runs of 2 KiB (16 channels of fp32): slab runs");
+    cr_assert_eq(PM_SLAB_RUN_MIN_BYTES, 2048u, "the two plans above straddle the threshold");
 }
 
 Test(permute_model, thread_store_reads_are_conflict_free) {
