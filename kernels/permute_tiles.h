@@ -81,14 +81,15 @@ TMA_HD int pm_tstore_tall(uint32_t e, uint32_t tstore, uint32_t keep) { return e
  *  the tile is W elements of map dimension 0 (not a packed tile) and all of dimension a, dst's rows (dimension a, then
  *  0) are dense and whole chunks, and dst is a map (its address and strides of 16 bytes, so each run starts on 16).
  *  A slab's run is then the tile's rows of dimension 0 that lie inside dst, one after another (pm_dst_run_len), whether
- *  dimension 0 fits one tile or not. The issue-31 rank-5 case in bf16 (48 x 48-byte rows a slab): its thread stores'
- *  global writes were a fifth of its time (docs/lab/permute.md "The thread stores' share of the rank-5 bf16 case");
- *  the rank-5 case with 64-byte dst rows, dimension 0 of 48 fp32 in two tiles, half of it. Not where a run may hold
- *  fewer than PM_SLAB_RUN_MIN_BYTES (a bulk copy an operation costs more than the threads' stores of a short run). */
+ *  dimension 0 fits one tile or not. Only where every run, the last tile's of dimension 0 too, holds at least
+ *  PM_SLAB_RUN_MIN_BYTES: a bulk copy of a shorter run costs more than the threads' stores of it. The issue-31 rank-5
+ *  case in bf16 (48 x 48-byte rows a slab): its thread stores' global writes were a fifth of its time (docs/lab/
+ *  permute.md "The thread stores' share of the rank-5 bf16 case"). */
 TMA_HD uint32_t pm_dst_slab_runs(const pm_grid *g, uint32_t e) {
-    return g->tstore && !g->dst_any && g->rank >= 2u && g->box[0] == TMA_SWIZZLE_SPAN_128B / e &&
-           g->lim_a <= g->box[1] && g->dst_stride[0] == (uint64_t)g->lim_a * e &&
-           g->lim_a * e % TMA_SWIZZLE_CHUNK_BYTES == 0u && g->box[0] * g->lim_a * e >= PM_SLAB_RUN_MIN_BYTES;
+    const uint32_t w = TMA_SWIZZLE_SPAN_128B / e, last = g->lim_0 % w ? g->lim_0 % w : w; /* the last tile's rows */
+    return g->tstore && !g->dst_any && g->rank >= 2u && g->box[0] == w && g->lim_a <= g->box[1] &&
+           g->dst_stride[0] == (uint64_t)g->lim_a * e && g->lim_a * e % TMA_SWIZZLE_CHUNK_BYTES == 0u &&
+           last * g->lim_a * e >= PM_SLAB_RUN_MIN_BYTES;
 }
 /** The room of one slab's run in the run buffer (pm_dst_slab_runs): the tile's W rows of dimension a's elements. */
 TMA_HD uint32_t pm_dst_run_bytes(const pm_grid *g, uint32_t e) { return g->box[0] * g->lim_a * e; }

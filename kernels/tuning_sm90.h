@@ -94,11 +94,13 @@
  * kernel: bf16 NHWC -> NCHW 128x256x14x14, rows of 392 bytes, 53.4% / 40.1% of a copy; 128x512x7x7, 98 bytes, 41.8% /
  * 47.4%; fp32 NCHW -> NHWC 64x3x224x224, 12 bytes, 66.2% / 76.7%). */
 #define PM_TSTORE_ANY_MIN_ROW 128u
-/* SLAB RUNS (pm_dst_slab_runs): where a slab's run may hold at least this many bytes (W rows of dst). Shorter runs
- * cost more in bulk-copy operations than the threads' stores of them do. H100, thread stores / runs, ms, two rounds
- * each: fp32 NCHW -> NHWC 32x4x224x224 (runs of 512 bytes) 0.023, 0.035 / 0.034, 0.040; bf16 32x8x224x224 (1 KiB)
- * 0.020, 0.020 / 0.023, 0.023; at 2 KiB the rank-5 case with 64-byte dst rows 0.142, 0.141 / 0.136, 0.134 and fp32
- * 32x16x224x224 0.078, 0.078 / 0.081, 0.079 (docs/lab/permute.md "Slab runs where dimension 0 spans tiles"). */
+/* SLAB RUNS (pm_dst_slab_runs): only where every run holds at least this many bytes, the last tile's of dimension 0
+ * too. Shorter runs cost more in bulk-copy operations than the threads' stores of them do. Thread stores / runs, ms,
+ * the build alternating with the other: H100, fp32 NCHW -> NHWC 32x4x224x224 (runs of 512 bytes) 0.023, 0.035 /
+ * 0.034, 0.040; bf16 32x8x224x224 (1 KiB) 0.020, 0.020 / 0.023, 0.023; H200, the rank-5 case with 64-byte dst rows
+ * (2 KiB and, in the last tile of dimension 0, 1 KiB) 0.086-0.087 / 0.105-0.108 (0.142 / 0.135 on an H100); fp32
+ * 32x16x224x224 (2 KiB) within 3% either way on both; the issue-31 rank-5 case in bf16 (2,304 bytes) 0.048 / 0.042 on
+ * an H200 (docs/lab/permute.md "Slab runs where dimension 0 spans tiles"). */
 #define PM_SLAB_RUN_MIN_BYTES 2048u
 
 /* ---- tma_gemm's split-K (gemm.cu): parts of at least this many K steps of 64. H100, 16 tiles of 128 x 256 (M <= 128,

@@ -268,29 +268,29 @@ Test(gpu_permute, short_channels, .timeout = 120) {
 }
 
 /* Thread-stored tiles whose slabs are each one run of dst (pm_dst_slab_runs: dst rows of whole 16-byte chunks but not
- * 32, dense; all of dimension a in the tile) leave by one bulk copy a slab: 2-, 4- and 8-byte elements, slab counts
- * that leave the last tile part full, src's dimension 0 in one tile or in several (the last one's rows part past dst:
- * shorter runs), the issue-31 rank-5 shape and the 64-byte-row one, each case checked every byte, twice (a race on
- * the run buffer shows as a different answer). */
+ * 32, dense; all of dimension a in the tile; every run PM_SLAB_RUN_MIN_BYTES or more) leave by one bulk copy a slab:
+ * 2-, 4- and 8-byte elements, slab counts that leave the last tile part full, src's dimension 0 in one tile or in
+ * several (the last one's rows part past dst: shorter runs), the L2-hinted instances, the issue-31 rank-5 shape, each
+ * case checked every byte, twice (a race on the run buffer shows as a different answer). */
 Test(gpu_permute, slab_runs_by_bulk_copies, .timeout = 120) {
     require_sm90();
     seed_rng("gpu_permute slab runs");
     static const struct { uint32_t e, rank; uint64_t dims[5]; uint32_t perm[5]; } cases[] = {
         {2, 5, {48, 40, 24, 32, 16}, {2, 0, 3, 1, 4}}, /* issue 31's rank 5: 48 rows of 48 bytes a slab */
-        {2, 4, {40, 7, 24, 5}, {2, 0, 3, 1}},
-        {2, 4, {40, 13, 24, 5}, {2, 0, 3, 1}},          /* 13 slabs: the last tile of each row 5 of 8 */
-        {2, 3, {40, 24, 35}, {1, 0, 2}},
+        {2, 4, {48, 7, 24, 5}, {2, 0, 3, 1}},
+        {2, 4, {48, 13, 24, 5}, {2, 0, 3, 1}},          /* 13 slabs: the last tile of each row 5 of 8 */
+        {2, 3, {48, 24, 35}, {1, 0, 2}},
         {2, 3, {64, 16, 37}, {1, 0, 2}},                /* rows of 32 bytes, all 64 of dimension 0 */
-        {4, 3, {20, 16, 33}, {1, 0, 2}},
-        {4, 3, {32, 20, 9}, {1, 0, 2}},                 /* rows of 80 bytes */
-        {8, 3, {10, 18, 37}, {1, 0, 2}},                /* rows of 144 bytes */
+        {4, 3, {32, 16, 33}, {1, 0, 2}},
+        {4, 3, {32, 20, 9}, {1, 0, 2}},                 /* rows of 80 bytes (L2 hints) */
+        {8, 3, {16, 18, 37}, {1, 0, 2}},                /* rows of 144 bytes */
         /* dimension 0 in several tiles */
-        {4, 5, {48, 32, 6, 16, 5}, {3, 0, 4, 1, 2}},    /* the 64-byte-row rank 5: 48 = 32 + 16 rows */
-        {2, 4, {104, 7, 16, 3}, {2, 0, 3, 1}},          /* 64 + 40 rows, 7 slabs of 8 */
-        {2, 3, {296, 24, 5}, {1, 0, 2}},                /* 24 channels: rows of 48 bytes */
-        {4, 3, {1072, 16, 3}, {1, 0, 2}},               /* 16 channels: rows of 64 bytes */
-        {4, 3, {1072, 20, 3}, {1, 0, 2}},               /* rows of 80 bytes */
-        {8, 3, {50, 18, 7}, {1, 0, 2}},                 /* 16 + 16 + 16 + 2 rows */
+        {4, 5, {64, 32, 6, 16, 5}, {3, 0, 4, 1, 2}},    /* rank 5, 64-byte rows: two tiles of 32 */
+        {2, 4, {112, 7, 24, 3}, {2, 0, 3, 1}},          /* 64 + 48 rows, 7 slabs of 8 */
+        {2, 3, {304, 24, 5}, {1, 0, 2}},                /* 24 channels: rows of 48 bytes, 4 x 64 + 48 */
+        {4, 3, {1088, 16, 3}, {1, 0, 2}},               /* 16 channels: rows of 64 bytes */
+        {4, 3, {1084, 20, 3}, {1, 0, 2}},               /* rows of 80 bytes, 33 x 32 + 28 (L2 hints) */
+        {8, 3, {58, 26, 7}, {1, 0, 2}},                 /* rows of 208 bytes, 3 x 16 + 10 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const tma_permute_desc d = dense_desc(cases[i].e, cases[i].rank, cases[i].dims, cases[i].perm);

@@ -451,9 +451,10 @@ Test(permute_model, packed_tiles_where_src_rows_are_shorter_than_128_bytes) {
     cr_assert_eq(pm_packed_cols(4, 7, 4), 0);
 }
 
-/* The chunks of the tile at dimension-0 coordinate x0 in the run buffer (pm_dst_slab_runs): for every slot, a whole
- * chunk at a distinct 16-byte place inside its slab's run (pm_dst_run_len of the tile's rows inside dst, at
- * pm_dst_run_bytes a slab), the place its dst byte offset within its slab; every byte of the runs written. */
+/* The chunks of the tile at dimension-0 coordinate x0 (slab 0) in the run buffer (pm_dst_slab_runs): for every slot,
+ * a whole chunk at a distinct 16-byte place inside its slab's run (pm_dst_run_len of the tile's rows inside dst, at
+ * pm_dst_run_bytes a slab), the place its dst byte offset within its slab; every byte of the runs of the tile's slabs
+ * inside dst written, nothing else. */
 static void check_slab_runs(const pm_grid *g, uint32_t e, int32_t x0, uint32_t len_expected) {
     const uint32_t w = 128u / e, v = 16u / e, room = pm_dst_run_bytes(g, e), len = pm_dst_run_len(g, x0, e);
     cr_assert_eq(room, w * g->lim_a * e, "a slab's room: W rows");
@@ -476,15 +477,17 @@ static void check_slab_runs(const pm_grid *g, uint32_t e, int32_t x0, uint32_t l
                      "slot %u: its place in the run is its dst offset in the slab", i);
         cr_assert_eq(seen[sl.run_off / 16u]++, 0, "slot %u: run chunk %u written twice", i, sl.run_off / 16u);
     }
+    const uint32_t slabs = g->lim_c < g->box[2] ? g->lim_c : g->box[2]; /* the tile's slabs inside dst */
     for (uint32_t c = 0; c < g->box[2] * room / 16u; c++)
-        cr_assert_eq(seen[c], c % (room / 16u) < len / 16u ? 1 : 0, "run chunk %u written %u times", c, seen[c]);
+        cr_assert_eq(seen[c], c / (room / 16u) < slabs && c % (room / 16u) < len / 16u ? 1 : 0,
+                     "run chunk %u written %u times", c, seen[c]);
 }
 
 Test(permute_plan, slab_runs_where_each_slab_of_a_thread_stored_tile_is_one_dst_run) {
     /* The issue-31 rank-5 case in bf16 (dst rows of 24 elements, 48 bytes, dense; src's dimension 0 of 48 in one
-     * tile) and the rank-5 case with 64-byte dst rows in fp32 (dimension 0 of 48 in two tiles, the second's runs 16
-     * rows) store each slab of a tile as one run (pm_dst_slab_runs); with dst's rows 80 or 64 bytes apart (a gap after
-     * each) they do not. */
+     * tile) and bf16 {112, 7, 24, 3} (dimension 0 in two tiles, the second's runs 48 rows) store each slab of a tile as
+     * one run (pm_dst_slab_runs); with dst's rows 80 or 64 bytes apart (a gap after each) they do not, nor where a
+     * run would be shorter than PM_SLAB_RUN_MIN_BYTES. */
     uint64_t rng = seed_of("permute_plan slab runs");
     tma_permute_desc d = {.elem_bytes = 2, .rank = 5, .src_dims = {48, 40, 24, 32, 16}, .perm = {2, 0, 3, 1, 4}};
     const pm_layout L = plan_of(d);
@@ -492,26 +495,30 @@ Test(permute_plan, slab_runs_where_each_slab_of_a_thread_stored_tile_is_one_dst_
               L.grid.dspan);
     check_slab_runs(&L.grid, 2, 0, 48u * 48u);
     cr_assert_eq(model_case(&rng, d), 1);
-    const tma_permute_desc d64 = {.elem_bytes = 4, .rank = 5, .src_dims = {48, 32, 6, 16, 5}, .perm = {3, 0, 4, 1, 2}};
-    const pm_layout L64 = plan_of(d64);
-    cr_assert(L64.transpose && L64.grid.tstore && L64.grid.dspan && L64.grid.n[0] == 2u,
-              "rank 5 fp32, 64-byte rows: tstore %u dspan %u, %u tiles of dimension 0", L64.grid.tstore,
-              L64.grid.dspan, L64.grid.n[0]);
-    check_slab_runs(&L64.grid, 4, 0, 32u * 64u);
-    check_slab_runs(&L64.grid, 4, 32, 16u * 64u);
-    cr_assert_eq(model_case(&rng, d64), 1);
+    const tma_permute_desc two = {.elem_bytes = 2, .rank = 4, .src_dims = {112, 7, 24, 3}, .perm = {2, 0, 3, 1}};
+    const pm_layout L2 = plan_of(two);
+    cr_assert(L2.transpose && L2.grid.tstore && L2.grid.dspan && L2.grid.n[0] == 2u,
+              "bf16 {112, 7, 24, 3}: tstore %u dspan %u, %u tiles of dimension 0", L2.grid.tstore, L2.grid.dspan,
+              L2.grid.n[0]);
+    check_slab_runs(&L2.grid, 2, 0, 64u * 48u);
+    check_slab_runs(&L2.grid, 2, 64, 48u * 48u);
+    cr_assert_eq(model_case(&rng, two), 1);
     d.dst_strides[0] = 80, d.dst_strides[1] = 80u * 48u, d.dst_strides[2] = 80u * 48u * 32u,
     d.dst_strides[3] = 80u * 48u * 32u * 40u;
     cr_assert(plan_of(d).grid.tstore && !plan_of(d).grid.dspan, "dst rows 80 bytes apart: thread stores, no runs");
     d.dst_strides[0] = 64, d.dst_strides[1] = 64u * 48u, d.dst_strides[2] = 64u * 48u * 32u,
     d.dst_strides[3] = 64u * 48u * 32u * 40u;
     cr_assert(!plan_of(d).grid.dspan, "dst rows 64 bytes apart (a gap after each): no runs");
-    /* runs shorter than PM_SLAB_RUN_MIN_BYTES: the threads store (8 channels of fp32, 32 rows of 32 bytes) */
-    const tma_permute_desc c8 = {.elem_bytes = 4, .rank = 3, .src_dims = {1072, 8, 3}, .perm = {1, 0, 2}};
-    cr_assert(plan_of(c8).grid.tstore && !plan_of(c8).grid.dspan, "runs of 1 KiB: thread stores");
-    const tma_permute_desc c16 = {.elem_bytes = 4, .rank = 3, .src_dims = {1072, 16, 3}, .perm = {1, 0, 2}};
-    cr_assert(plan_of(c16).grid.dspan, "runs of 2 KiB (16 channels of fp32): slab runs");
-    cr_assert_eq(PM_SLAB_RUN_MIN_BYTES, 2048u, "the two plans above straddle the threshold");
+    /* the shortest run, the last tile's of dimension 0, against PM_SLAB_RUN_MIN_BYTES (2 KiB) */
+    cr_assert_eq(PM_SLAB_RUN_MIN_BYTES, 2048u, "the plans below straddle the threshold");
+    const tma_permute_desc c16 = {.elem_bytes = 4, .rank = 3, .src_dims = {1088, 16, 3}, .perm = {1, 0, 2}};
+    cr_assert(plan_of(c16).grid.dspan, "16 channels of fp32, 34 full tiles: runs of 2 KiB");
+    const tma_permute_desc c16p = {.elem_bytes = 4, .rank = 3, .src_dims = {1072, 16, 3}, .perm = {1, 0, 2}};
+    cr_assert(plan_of(c16p).grid.tstore && !plan_of(c16p).grid.dspan, "the last tile's 16 rows: 1 KiB, no runs");
+    const tma_permute_desc r64 = {.elem_bytes = 4, .rank = 5, .src_dims = {48, 32, 6, 16, 5}, .perm = {3, 0, 4, 1, 2}};
+    cr_assert(!plan_of(r64).grid.dspan, "rank 5 with 64-byte rows, dimension 0 of 48: the last tile's runs 1 KiB");
+    const tma_permute_desc r40 = {.elem_bytes = 2, .rank = 3, .src_dims = {40, 24, 35}, .perm = {1, 0, 2}};
+    cr_assert(!plan_of(r40).grid.dspan, "40 rows of 48 bytes in one tile: runs of 1,920 bytes");
 }
 
 Test(permute_model, thread_store_reads_are_conflict_free) {
