@@ -77,6 +77,14 @@ TMA_HD int pm_few(uint32_t cols, uint32_t rows, uint32_t e) {
  *  -> 84.4-86.5% of a device-to-device copy. */
 TMA_HD int pm_tstore_tall(uint32_t e, uint32_t tstore, uint32_t keep) { return e == 2u && tstore && !keep; }
 
+/** The room of one slab's run in the run buffer (pm_dst_slab_runs): the tile's W rows of dimension a's elements. */
+TMA_HD uint32_t pm_dst_run_bytes(const pm_grid *g, uint32_t e) { return g->box[0] * g->lim_a * e; }
+/** The bytes of each slab's run of the tile at dimension-0 coordinate x0: its rows inside dst. */
+TMA_HD uint32_t pm_dst_run_len(const pm_grid *g, int32_t x0, uint32_t e) {
+    const uint32_t left = g->lim_0 - (uint32_t)x0;
+    return (left < g->box[0] ? left : g->box[0]) * g->lim_a * e;
+}
+
 /** TRANSPOSE, thread stores: whether each slab of a tile is one contiguous run of dst bytes, whole 16-byte chunks:
  *  the tile is W elements of map dimension 0 (not a packed tile) and all of dimension a, dst's rows (dimension a, then
  *  0) are dense and whole chunks, and dst is a map (its address and strides of 16 bytes, so each run starts on 16).
@@ -86,17 +94,10 @@ TMA_HD int pm_tstore_tall(uint32_t e, uint32_t tstore, uint32_t keep) { return e
  *  case in bf16 (48 x 48-byte rows a slab): its thread stores' global writes were a fifth of its time (docs/lab/
  *  permute.md "The thread stores' share of the rank-5 bf16 case"). */
 TMA_HD uint32_t pm_dst_slab_runs(const pm_grid *g, uint32_t e) {
-    const uint32_t w = TMA_SWIZZLE_SPAN_128B / e, last = g->lim_0 % w ? g->lim_0 % w : w; /* the last tile's rows */
+    const uint32_t w = TMA_SWIZZLE_SPAN_128B / e;
     return g->tstore && !g->dst_any && g->rank >= 2u && g->box[0] == w && g->lim_a <= g->box[1] &&
            g->dst_stride[0] == (uint64_t)g->lim_a * e && g->lim_a * e % TMA_SWIZZLE_CHUNK_BYTES == 0u &&
-           last * g->lim_a * e >= PM_SLAB_RUN_MIN_BYTES;
-}
-/** The room of one slab's run in the run buffer (pm_dst_slab_runs): the tile's W rows of dimension a's elements. */
-TMA_HD uint32_t pm_dst_run_bytes(const pm_grid *g, uint32_t e) { return g->box[0] * g->lim_a * e; }
-/** The bytes of each slab's run of the tile at dimension-0 coordinate x0: its rows inside dst. */
-TMA_HD uint32_t pm_dst_run_len(const pm_grid *g, int32_t x0, uint32_t e) {
-    const uint32_t left = g->lim_0 - (uint32_t)x0;
-    return (left < g->box[0] ? left : g->box[0]) * g->lim_a * e;
+           pm_dst_run_len(g, (int32_t)((g->lim_0 - 1u) / w * w), e) >= PM_SLAB_RUN_MIN_BYTES; /* the last tile's */
 }
 
 /** x / n with *rem = x % n, in 32-bit arithmetic whenever x fits (a 64-bit division is a long subroutine on the
